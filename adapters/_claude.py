@@ -1,0 +1,103 @@
+"""What Claude Code's two formats share: Anthropic message shapes.
+
+Both the print-mode stream and the durable session files carry Anthropic Messages
+API objects (``message.content`` blocks, ``message.usage``) and a per-model
+``modelUsage`` map in camelCase. These helpers map those to the neutral model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from translator import catalog
+from translator.events import JSON, Usage
+
+AGENT_NAME = "claude-code"
+PROVIDER = "anthropic"
+
+#: stop_reason values after which a turn is complete (no tool call pending).
+TERMINAL_STOP_REASONS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
+
+
+class BodyError(ValueError):
+    """A known record type whose body does not fit (rule 2: fail loudly)."""
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return 0
+
+
+def usage_from_api(raw: Any) -> Usage | None:
+    """Anthropic's usage object (snake_case, *_input_tokens) → catalog usage."""
+    if not isinstance(raw, dict):
+        return None
+    return Usage(
+        input_tokens=_int(raw.get("input_tokens")),
+        output_tokens=_int(raw.get("output_tokens")),
+        cache_read=_int(raw.get("cache_read_input_tokens")),
+        cache_creation=_int(raw.get("cache_creation_input_tokens")),
+    )
+
+
+def model_usage_from_camel(raw: Any) -> dict[str, Usage] | None:
+    """``modelUsage`` ({model: {inputTokens, ...}}) → {model: Usage}."""
+    if not isinstance(raw, dict) or not raw:
+        return None
+    out: dict[str, Usage] = {}
+    for model, u in raw.items():
+        if not isinstance(u, dict):
+            continue
+        out[str(model)] = Usage(
+            input_tokens=_int(u.get("inputTokens")),
+            output_tokens=_int(u.get("outputTokens")),
+            cache_read=_int(u.get("cacheReadInputTokens")),
+            cache_creation=_int(u.get("cacheCreationInputTokens")),
+        )
+    return out or None
+
+
+def content_blocks(raw: Any) -> list[JSON]:
+    """message.content (a list of blocks, or a bare string) → catalog blocks."""
+    if isinstance(raw, str):
+        return [{"type": "text", "text": raw}]
+    if not isinstance(raw, list):
+        raise BodyError(f"message.content is {type(raw).__name__}, not a list")
+    return [catalog.content_block(block) for block in raw]
+
+
+def message_of(record: dict[str, Any], kind: str) -> dict[str, Any]:
+    message = record.get("message")
+    if not isinstance(message, dict):
+        raise BodyError(f"{kind} record without a message object")
+    return message
+
+
+def text_of(content: Any) -> str | None:
+    """The plain text of a prompt's content (string, or text blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            b.get("text", "")
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+        return "".join(parts) if parts else None
+    return None
+
+
+def has_tool_result(content: Any) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
+
+
+def pick(record: dict[str, Any], keys: tuple[str, ...]) -> JSON:
+    """The given keys of a record that are present and not null (for extension)."""
+    return {k: record[k] for k in keys if record.get(k) is not None}

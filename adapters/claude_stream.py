@@ -1,0 +1,349 @@
+"""Claude Code print-mode stream: ``claude -p --verbose --output-format stream-json``.
+
+Record catalog (Claude Code 2.1.332; older versions send a subset):
+
+=================================  ==================================================
+record                             becomes
+=================================  ==================================================
+``system/init``                    system/init (cwd, tools, mcp_servers, agent.model;
+                                   every other key in ``extension``). Held until the
+                                   next record: a ``stream_event`` or ``system/status``
+                                   there means ``--include-partial-messages`` was on,
+                                   so the init declares ``partial_messages_v1``.
+``assistant``                      assistant (one content block per line, as Claude
+                                   writes it); message.model, stop_reason, usage and
+                                   every other key in ``extension``
+``user``                           user (tool_result blocks, ``tool_use_result`` kept
+                                   as written); a subagent's prompt stays a user line
+``stream_event`` text/thinking     stream_event content_block_delta
+``stream_event`` input_json_delta  stream_event tool_args_delta (tool_use_id from the
+                                   block's content_block_start)
+``stream_event`` other events      dropped on purpose (message_start/_delta/_stop,
+                                   content_block_start/_stop, signature_delta: the
+                                   complete message arrives as assistant lines)
+``result``                         result; usage from ``usage``, model_usage from
+                                   ``model_usage_since_last_result`` (else
+                                   ``modelUsage``), everything else in ``extension``
+``system/<other>``                 system/<same subtype> (task_*: ``task_id``,
+                                   ``status``, the rest in ``task``)
+``rate_limit_event``               system/rate_limit
+anything else                      system/unrecognized, the record whole in extension
+=================================  ==================================================
+
+Runs: each ``system/init`` starts one. A background task can make Claude print the
+next invocation's init before the previous result (see the corpus' s10): the later
+run's lines are held until the earlier run's result arrives, so runs never overlap
+in the output. Results pair with runs in order.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+from adapters import _claude as cc
+from translator.events import (
+    JSON,
+    Delta,
+    Dropped,
+    Event,
+    Message,
+    Note,
+    Problem,
+    RunEnd,
+    RunStart,
+    Unrecognized,
+)
+from translator.sources import Source, Where
+from translator.timefmt import normalize_ts
+
+_STREAM_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
+_INIT_KEYS = frozenset({"type", "subtype", "session_id", "cwd", "tools", "mcp_servers", "model"})
+_LINE_KEYS = frozenset({"type", "message", "session_id", "parent_tool_use_id", "timestamp"})
+_MESSAGE_KEYS = frozenset({"id", "role", "content"})
+_PASSED_EVENTS = frozenset(
+    {"message_start", "content_block_start", "content_block_stop", "message_delta", "message_stop"}
+)
+
+
+def sniff(record: dict[str, Any]) -> int:
+    if "sessionId" in record or "parentUuid" in record:
+        return 0
+    kind = record.get("type")
+    if kind == "system" and record.get("subtype") == "init" and "session_id" in record:
+        return 100
+    if kind in _STREAM_TYPES and "session_id" in record:
+        return 90
+    if isinstance(kind, str) and "session_id" in record:
+        return 50  # a snake_case record of a type not listed here (command_lifecycle)
+    if isinstance(kind, str) and "uuid" not in record and "timestamp" not in record:
+        return 10  # a control record (control_response)
+    return 0
+
+
+class ClaudeStreamAdapter:
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._held_init: RunStart | None = None
+        self._open_runs = 0
+        self._later: deque[list[Event]] = deque()  # lines of runs that began early
+        self._tool_ids: dict[tuple[str | None, int], str] = {}
+        self._session: str | None = None
+
+    # -- the adapter contract -------------------------------------------------
+
+    def feed(self, record: dict[str, Any], where: Where) -> Iterable[Event]:
+        out: list[Event] = []
+        if self._held_init is not None:
+            partial = record.get("type") == "stream_event" or (
+                record.get("type") == "system" and record.get("subtype") == "status"
+            )
+            self._held_init.partial_messages = partial
+            self._route(out, self._held_init)
+            self._held_init = None
+        try:
+            self._translate(record, out)
+        except cc.BodyError as exc:
+            self._route(
+                out,
+                Problem(
+                    str(exc),
+                    where.path,
+                    where.line,
+                    ts=normalize_ts(record.get("timestamp")),
+                    session_id=self._session,
+                    extension={"record": record},
+                ),
+            )
+        return out
+
+    def finish(self) -> Iterable[Event]:
+        out: list[Event] = []
+        if self._held_init is not None:
+            self._route(out, self._held_init)
+            self._held_init = None
+        while self._later:
+            out += self._later.popleft()
+        return out
+
+    # -- runs -------------------------------------------------------------------
+
+    def _route(self, out: list[Event], event: Event) -> None:
+        """Live for the oldest open run; held for runs that began before it ended."""
+        if self._later:
+            self._later[-1].append(event)
+        else:
+            out.append(event)
+
+    def _translate(self, rec: dict[str, Any], out: list[Event]) -> None:
+        kind = rec.get("type")
+        sid = rec.get("session_id")
+        if isinstance(sid, str):
+            self._session = sid
+        session = self._session or "unknown"
+        if kind == "system":
+            subtype = rec.get("subtype")
+            if not isinstance(subtype, str):
+                raise cc.BodyError("system record without a subtype")
+            if subtype == "init":
+                self._start(rec, session)
+            else:
+                self._route(out, _note(rec, subtype, session))
+        elif kind == "assistant" or kind == "user":
+            self._route(out, _message(rec, kind, session))
+        elif kind == "stream_event":
+            self._route(out, self._delta(rec, session))
+        elif kind == "result":
+            self._end(rec, session, out)
+        elif kind == "rate_limit_event":
+            ext = {k: v for k, v in rec.items() if k not in ("type", "session_id")}
+            self._route(out, Note("rate_limit", session, None, extension=ext))
+        else:
+            name = kind if isinstance(kind, str) else "<no type>"
+            self._route(out, Unrecognized(name, session, normalize_ts(rec.get("timestamp")), rec))
+
+    def _start(self, rec: dict[str, Any], session: str) -> None:
+        if self._open_runs:
+            self._later.append([])
+        self._open_runs += 1
+        tools = rec.get("tools")
+        servers = rec.get("mcp_servers")
+        ext = {k: v for k, v in rec.items() if k not in _INIT_KEYS}
+        if tools is not None and not _str_list(tools):
+            ext["tools"] = tools
+            tools = None
+        if servers is not None and not isinstance(servers, list):
+            ext["mcp_servers"] = servers
+            servers = None
+        model = rec.get("model")
+        cwd = rec.get("cwd")
+        self._held_init = RunStart(
+            session_id=session,
+            ts=normalize_ts(rec.get("timestamp")),
+            agent_name=cc.AGENT_NAME,
+            provider=cc.PROVIDER,
+            model=model if isinstance(model, str) else None,
+            cwd=cwd if isinstance(cwd, str) else None,
+            tools=tools,
+            mcp_servers=servers,
+            extension=ext,
+        )
+
+    def _end(self, rec: dict[str, Any], session: str, out: list[Event]) -> None:
+        # The result belongs to the oldest open run, which is the live one: it goes
+        # out now, then the held lines of the run that began early, live from here on.
+        out.append(_result(rec, session))
+        if self._later:
+            out += self._later.popleft()
+        if self._open_runs:
+            self._open_runs -= 1
+
+    def _delta(self, rec: dict[str, Any], session: str) -> Event:
+        event = rec.get("event")
+        if not isinstance(event, dict):
+            raise cc.BodyError("stream_event record without an event object")
+        parent = rec.get("parent_tool_use_id")
+        parent = parent if isinstance(parent, str) else None
+        ts = normalize_ts(rec.get("timestamp"))
+        etype = event.get("type")
+        index = event.get("index")
+        if etype == "message_start":
+            for key in [k for k in self._tool_ids if k[0] == parent]:
+                del self._tool_ids[key]
+        if etype == "content_block_start" and isinstance(index, int):
+            block = event.get("content_block")
+            if isinstance(block, dict) and block.get("type") in ("tool_use", "server_tool_use"):
+                tool_id = block.get("id")
+                if isinstance(tool_id, str):
+                    self._tool_ids[(parent, index)] = tool_id
+        if etype in _PASSED_EVENTS:
+            return Dropped(f"stream_event/{etype}", session)
+        if etype != "content_block_delta":
+            return Delta(session, ts, event, parent)
+        delta = event.get("delta")
+        if not isinstance(delta, dict):
+            raise cc.BodyError("content_block_delta without a delta object")
+        dtype = delta.get("type")
+        if dtype == "signature_delta":
+            return Dropped("stream_event/signature_delta", session)
+        if dtype == "input_json_delta":
+            payload: JSON = {"type": "tool_args_delta"}
+            tool_id = self._tool_ids.get((parent, index)) if isinstance(index, int) else None
+            if tool_id is not None:
+                payload["tool_use_id"] = tool_id
+            if isinstance(index, int):
+                payload["index"] = index
+            payload["partial_json"] = delta.get("partial_json", "")
+            return Delta(session, ts, payload, parent)
+        return Delta(session, ts, event, parent)
+
+
+def _str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _message(rec: dict[str, Any], kind: str, session: str) -> Message:
+    message = cc.message_of(rec, kind)
+    content = cc.content_blocks(message.get("content"))
+    parent = rec.get("parent_tool_use_id")
+    msg_id = message.get("id")
+    ext: JSON = {k: v for k, v in rec.items() if k not in _LINE_KEYS and k != "tool_use_result"}
+    inner = {k: v for k, v in message.items() if k not in _MESSAGE_KEYS}
+    if inner:
+        ext["message"] = inner
+    model = message.get("model")
+    stop = message.get("stop_reason")
+    return Message(
+        role=kind,
+        session_id=session,
+        ts=normalize_ts(rec.get("timestamp")),
+        content=content,
+        message_id=msg_id if isinstance(msg_id, str) else None,
+        parent_tool_use_id=parent if isinstance(parent, str) else None,
+        tool_use_result=rec.get("tool_use_result"),
+        has_tool_use_result="tool_use_result" in rec,
+        model=model if isinstance(model, str) else None,
+        stop_reason=stop if isinstance(stop, str) else None,
+        usage=cc.usage_from_api(message.get("usage")) if kind == "assistant" else None,
+        extension=ext,
+    )
+
+
+def _note(rec: dict[str, Any], subtype: str, session: str) -> Note:
+    body = {k: v for k, v in rec.items() if k not in ("type", "subtype", "session_id")}
+    parent = body.pop("parent_tool_use_id", None)
+    ts = normalize_ts(body.pop("timestamp", None))
+    if subtype.startswith("task_"):
+        fields: JSON = {}
+        for key in ("task_id", "status"):
+            if isinstance(body.get(key), str):
+                fields[key] = body.pop(key)
+        if body:
+            fields["task"] = body
+        return Note(subtype, session, ts, fields, {}, parent if isinstance(parent, str) else None)
+    if subtype == "background_tasks_changed" and isinstance(body.get("tasks"), list):
+        ids = [t["task_id"] for t in body["tasks"] if isinstance(t, dict) and "task_id" in t]
+        return Note(subtype, session, ts, {"running_ids": ids}, body)
+    return Note(subtype, session, ts, body, {}, parent if isinstance(parent, str) else None)
+
+
+def _result(rec: dict[str, Any], session: str) -> RunEnd:
+    def typed(key: str, kind: type) -> Any:
+        value = rec.get(key)
+        if value is None:
+            return None
+        if kind is int and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise cc.BodyError(f"result.{key} is {type(value).__name__}, not {kind.__name__}")
+        return value
+
+    used = {
+        "type",
+        "subtype",
+        "session_id",
+        "is_error",
+        "result",
+        "num_turns",
+        "duration_ms",
+        "stop_reason",
+        "usage",
+        "total_cost_usd",
+        "ttft_ms",
+        "model_usage_since_last_result",
+    }
+    ext = {k: v for k, v in rec.items() if k not in used}
+    cost = rec.get("total_cost_usd")
+    if cost is None:
+        cost = rec.get("total_cost")  # print-mode 1.0.x named it total_cost
+    model_usage = cc.model_usage_from_camel(rec.get("model_usage_since_last_result"))
+    if model_usage is None:
+        model_usage = cc.model_usage_from_camel(rec.get("modelUsage"))
+    else:
+        ext["model_usage_since_last_result"] = rec["model_usage_since_last_result"]
+    return RunEnd(
+        session_id=session,
+        ts=normalize_ts(rec.get("timestamp")),
+        subtype=typed("subtype", str),
+        is_error=typed("is_error", bool),
+        result=typed("result", str),
+        num_turns=typed("num_turns", int),
+        duration_ms=typed("duration_ms", int),
+        stop_reason=typed("stop_reason", str),
+        usage=cc.usage_from_api(rec.get("usage")),
+        model_usage=model_usage,
+        total_cost_usd=cost
+        if isinstance(cost, int | float) and not isinstance(cost, bool)
+        else None,
+        ttft_ms=typed("ttft_ms", int),
+        extension=ext,
+    )
+
+
+SOURCE = Source(
+    name="claude-stream",
+    description="Claude Code print-mode stdout (claude -p --verbose --output-format stream-json)",
+    sniff=sniff,
+    open=ClaudeStreamAdapter,
+)

@@ -1,0 +1,1 @@
+"""streamv1: agents' transcripts and live streams → the locked stream_v1 JSONL catalog."""

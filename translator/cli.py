@@ -1,0 +1,308 @@
+"""The ``streamv1`` command: convert and validate.
+
+Exit status: 0 fine; 1 bad input or violations (``--lenient`` forgives records that
+do not fit, never unreadable inputs); 2 usage errors. Errors are one line on stderr
+naming the file (and line); never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from importlib import resources
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from translator import logs
+from translator.convert import InputError, Totals, convert_stream
+from translator.discover import walk
+from translator.sources import Source, sources
+from translator.timefmt import normalize_ts, now_ts
+
+SAMPLE = "samples/claude-session-sample.jsonl"
+_BINARY_PROBE = 8192
+
+
+def _source_choice(name: str) -> Source | None:
+    if name == "auto":
+        return None
+    known = sources()
+    if name not in known:
+        names = ", ".join(["auto", *known])
+        raise click.UsageError(f"source {name!r} is not available in this version (known: {names})")
+    return known[name]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="streamv1")
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="info",
+    show_default=True,
+    help="Least severe log event written to stderr.",
+)
+def main(log_level: str) -> None:
+    """Translate AI coding agents' transcripts and streams into stream_v1 JSONL."""
+    logs.configure(log_level)
+
+
+def run() -> None:
+    """Entry point: a reader that goes away (``| head``) ends the command quietly."""
+    try:
+        main()
+    except BrokenPipeError:
+        # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
+@click.option(
+    "--source",
+    "source_name",
+    default="auto",
+    show_default=True,
+    help="Input format: auto, or one of the installed adapters "
+    "(claude-session, claude-stream, ...).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, allow_dash=True),
+    help="Write all output to this file instead of stdout.",
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write one output file per input, mirroring relative paths.",
+)
+@click.option(
+    "--lenient",
+    is_flag=True,
+    help="Exit 0 even when records did not fit (they still become system/error).",
+)
+@click.option(
+    "--now",
+    "fixed_now",
+    metavar="TIMESTAMP",
+    help="Use this time for lines whose source has none (reproducible output).",
+)
+def convert(
+    paths: tuple[Path, ...],
+    source_name: str,
+    output: Path | None,
+    out_dir: Path | None,
+    lenient: bool,
+    fixed_now: str | None,
+) -> None:
+    """Convert PATHs (files, directories, or - for stdin) to stream_v1 on stdout.
+
+    With no PATH, reads stdin when it is a pipe; at a terminal, converts
+    ~/.claude/projects, or a bundled sample when that does not exist.
+    """
+    log = logs.get()
+    source = _source_choice(source_name)
+    if output is not None and out_dir is not None:
+        raise click.UsageError("-o/--output and --out-dir cannot be used together")
+    clock: Callable[[], str] = now_ts
+    if fixed_now is not None:
+        fixed = normalize_ts(fixed_now)
+        if fixed is None:
+            raise click.UsageError(f"--now {fixed_now!r} is not an RFC 3339 timestamp")
+        clock = lambda: fixed  # noqa: E731
+    totals = Totals()
+    with ExitStack() as stack:
+        inputs = list(_inputs(paths, log, stack))
+        if out_dir is not None and any(p == "-" for p, _ in inputs):
+            raise click.UsageError("--out-dir needs file or directory paths, not stdin")
+        shared: IO[bytes] | None = None
+        if out_dir is None:
+            if output is None or str(output) == "-":
+                shared = sys.stdout.buffer
+            else:
+                shared = stack.enter_context(open(output, "wb"))
+        for path, rel in inputs:
+            if path is None:
+                totals.failed_inputs += 1
+                continue
+            sink = shared
+            if sink is None:
+                assert out_dir is not None
+                target = out_dir / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                sink = stack.enter_context(open(target, "wb"))
+            _convert_one(path, sink, source, totals, clock, log)
+            if shared is None:
+                sink.close()
+    _summary(log, totals)
+    fatal = totals.failed_inputs or (totals.framing.errors and not lenient)
+    sys.exit(1 if fatal else 0)
+
+
+def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tuple[Any, str]]:
+    """(path or "-", relative output name) per input; (None, "") for a bad path."""
+    if not paths:
+        if not sys.stdin.isatty():
+            yield "-", "stdin.jsonl"
+            return
+        home = Path.home() / ".claude" / "projects"
+        found = list(walk(home)) if home.is_dir() else []
+        if found:
+            log.info("no PATH given: converting ~/.claude/projects", path=str(home))
+            for f in found:
+                yield f, str(f.relative_to(home))
+            return
+        sample = resources.files("translator").joinpath(SAMPLE)
+        log.info(
+            "no PATH given and no ~/.claude/projects: converting the bundled sample",
+            path=str(sample),
+        )
+        yield Path(str(sample)), Path(SAMPLE).name
+        return
+    for p in paths:
+        if str(p) == "-":
+            yield "-", "stdin.jsonl"
+        elif p.is_dir():
+            found = list(walk(p))
+            if not found:
+                log.error("directory holds no transcripts (*.jsonl)", path=str(p))
+                yield None, ""
+            for f in found:
+                yield f, str(f.relative_to(p))
+        elif p.exists():
+            yield p, p.name
+        else:
+            log.error("no such file or directory", path=str(p))
+            yield None, ""
+
+
+def _convert_one(
+    path: Any,
+    sink: IO[bytes],
+    source: Source | None,
+    totals: Totals,
+    clock: Callable[[], str],
+    log: Any,
+) -> None:
+    name = "-" if path == "-" else str(path)
+    totals.files += 1
+    try:
+        if path == "-":
+            stream: IO[bytes] = sys.stdin.buffer
+            live = True
+        else:
+            stream = open(path, "rb")
+            live = not stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+            if not live:
+                _refuse_binary(stream)
+        try:
+            convert_stream(
+                stream,
+                name,
+                sink.write,
+                totals,
+                source=source,
+                flush=sink.flush if live else None,
+                clock=clock,
+            )
+        finally:
+            if path != "-":
+                stream.close()
+        sink.flush()
+    except InputError as exc:
+        totals.failed_inputs += 1
+        log.error(str(exc), path=name)
+    except UnicodeDecodeError as exc:  # pragma: no cover - the reader replaces bytes
+        totals.failed_inputs += 1
+        log.error(f"not UTF-8: {exc.reason}", path=name)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        totals.failed_inputs += 1
+        log.error(exc.strerror or str(exc), path=name)
+
+
+def _refuse_binary(stream: IO[bytes]) -> None:
+    head = stream.read(_BINARY_PROBE)
+    stream.seek(0)
+    if not head:
+        return
+    text = head.replace(b"\x00", b"")
+    if not text.strip():
+        return  # only NULs: the reader reports them per line
+    printable = sum(1 for b in text if b >= 0x20 or b in (9, 10, 13))
+    if b"{" not in text or printable / len(text) < 0.85:
+        raise InputError("binary data, not a JSONL transcript")
+
+
+def _summary(log: Any, totals: Totals) -> None:
+    f = totals.framing
+    log.info(
+        "summary",
+        files=totals.files,
+        lines_in=totals.lines_in,
+        lines_out=f.lines_out,
+        runs=f.runs,
+        dropped=sum(f.dropped.values()),
+        unrecognized=sum(f.unrecognized.values()),
+        errors=totals.errors,
+        tolerated=f.tolerated,
+    )
+    if f.unrecognized:
+        log.debug("unrecognized record types", **dict(f.unrecognized))
+
+
+@main.command()
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing; the exit status tells.")
+def validate(files: tuple[Path, ...], quiet: bool) -> None:
+    """Check stream_v1 FILEs (or - / stdin) against the schema and the framing rules.
+
+    Prints each violation as file:line: reason; exits 1 if there is any.
+    """
+    from translator.validate import validate_stream
+
+    log = logs.get()
+    targets: list[Any] = list(files) or ["-"]
+    bad = 0
+    checked = 0
+    for target in targets:
+        name = "-" if str(target) == "-" else str(target)
+        try:
+            stream = sys.stdin.buffer if name == "-" else open(target, "rb")
+        except OSError as exc:
+            log.error(exc.strerror or str(exc), path=name)
+            bad += 1
+            continue
+        with stream if name != "-" else _nullcontext(stream):
+            for violation in validate_stream(stream, name):
+                bad += 1
+                if not quiet:
+                    click.echo(str(violation))
+        checked += 1
+    if not quiet:
+        log.info("validated", files=checked, violations=bad)
+    sys.exit(1 if bad else 0)
+
+
+class _nullcontext:
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __enter__(self) -> Any:
+        return self.value
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

@@ -1,0 +1,405 @@
+"""Runs: system/init first, monotonic seq, exactly one result last.
+
+The framer turns neutral events (:mod:`translator.events`) into stream_v1 lines. It
+knows the catalog and nothing about sources:
+
+* a run starts at :class:`RunStart`; a line that arrives with no run open opens a
+  synthetic one, so no line is ever outside a run;
+* ``seq`` is 0 on system/init and +1 per line of that run;
+* every run ends with exactly one result — the adapter's :class:`RunEnd`, or a
+  synthetic ``interrupted`` one when the input stops mid-turn;
+* what a result does not get from its source is filled from the run itself where
+  the run knows it (usage counted once per API message, num_turns, the final text),
+  and left out otherwise.
+
+Lines that belong to no run yet (a damaged first line, a note between two turns)
+wait for the next run's init, so they are framed like every other line.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from translator import catalog
+from translator.events import (
+    JSON,
+    Delta,
+    Dropped,
+    Event,
+    Message,
+    Note,
+    Problem,
+    RunEnd,
+    RunStart,
+    Unrecognized,
+    Usage,
+)
+from translator.timefmt import now_ts, ts_millis
+
+ERROR_SUBTYPES_OK = {"success", "refused"}
+
+
+@dataclass(slots=True)
+class FramerStats:
+    runs: int = 0
+    lines_out: int = 0
+    synthetic_inits: int = 0
+    synthetic_results: int = 0
+    errors: int = 0
+    tolerated: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    unrecognized: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(slots=True)
+class _Run:
+    session_id: str
+    parent_tool_use_id: str | None
+    synthetic: bool
+    seq: int = 0
+    first_ts: str | None = None
+    last_ts: str | None = None
+    messages: int = 0
+    usage: dict[str, Usage] = field(default_factory=dict)
+    usage_model: dict[str, str] = field(default_factory=dict)
+    turn_ids: list[str] = field(default_factory=list)
+    last_message_id: str | None = None
+    last_texts: list[str] = field(default_factory=list)
+    last_stop_reason: str | None = None
+    dropped: Counter[str] = field(default_factory=Counter)
+    unrecognized: Counter[str] = field(default_factory=Counter)
+
+
+class Framer:
+    """Frames one input's events into stream_v1 lines (one framer per input)."""
+
+    def __init__(
+        self,
+        clock: Callable[[], str] = now_ts,
+        session_hint: str | None = None,
+        stats: FramerStats | None = None,
+    ) -> None:
+        self._clock = clock
+        self._session_hint = session_hint
+        self.stats = stats if stats is not None else FramerStats()
+        self._run: _Run | None = None
+        self._last_ts: str | None = None
+        self._pending: list[Event] = []
+        self._anon = 0
+        self._runs_here = 0
+        self._last_session: str | None = None
+
+    # -- public -------------------------------------------------------------
+
+    def push(self, event: Event) -> list[JSON]:
+        out: list[JSON] = []
+        if isinstance(event, RunStart):
+            if self._run is not None:
+                out += self._close(
+                    RunEnd(self._run.session_id, event.ts, subtype="interrupted"), made_here=True
+                )
+            out += self._open(event)
+            for held in self._pending:
+                out += self._line(held)
+            self._pending.clear()
+            return out
+        if isinstance(event, RunEnd):
+            if self._run is None:
+                out += self._open_synthetic(event.session_id, event.ts, None)
+            return out + self._close(event)
+        if self._run is None:
+            if isinstance(event, Message | Delta):
+                out += self._open_synthetic(event.session_id, event.ts, event.parent_tool_use_id)
+            else:
+                self._note_time(event)
+                self._pending.append(event)
+                return out
+        return out + self._line(event)
+
+    def finish(self) -> list[JSON]:
+        """The input is over: flush what waits, and close an open run."""
+        out: list[JSON] = []
+        if self._pending and any(not isinstance(e, Dropped) for e in self._pending):
+            first = self._pending[0]
+            sid = getattr(first, "session_id", None) or self._fallback_session()
+            out += self._open_synthetic(sid, None, None)
+            held, self._pending = self._pending, []
+            for event in held:
+                out += self._line(event)
+        elif self._pending and not self._runs_here:
+            # Only metadata, no turn: one empty run still says what was dropped, so
+            # an input never vanishes without a trace.
+            first = self._pending[0]
+            sid = getattr(first, "session_id", None) or self._fallback_session()
+            out += self._open_synthetic(sid, None, None)
+        else:
+            for event in self._pending:
+                if isinstance(event, Dropped):
+                    self.stats.dropped[event.kind] += 1
+            self._pending.clear()
+        if self._run is not None:
+            run = self._run
+            cut_off = not run.synthetic or run.messages > 0
+            end = RunEnd(run.session_id, None, subtype="interrupted" if cut_off else None)
+            out += self._close(end, made_here=True)
+        return out
+
+    @property
+    def in_run(self) -> bool:
+        return self._run is not None
+
+    # -- runs -----------------------------------------------------------------
+
+    def _fallback_session(self) -> str:
+        return self._last_session or self._session_hint or "unknown"
+
+    def _ts(self, ts: str | None) -> str:
+        if ts is not None:
+            self._last_ts = ts
+            return ts
+        if self._last_ts is None:
+            self._last_ts = self._clock()
+        return self._last_ts
+
+    def _note_time(self, event: Event) -> None:
+        ts = getattr(event, "ts", None)
+        if isinstance(ts, str):
+            self._last_ts = ts
+
+    def _open(self, start: RunStart) -> list[JSON]:
+        run = _Run(start.session_id, start.parent_tool_use_id, synthetic=False)
+        self._run = run
+        self._runs_here += 1
+        self.stats.runs += 1
+        self._track_time(run, start.ts)
+        ext = dict(start.extension)
+        servers: list[JSON] | None = None
+        if start.mcp_servers is not None:
+            servers, rest = catalog.mcp_servers(start.mcp_servers)
+            if rest:
+                ext["mcp_servers"] = rest
+        line = catalog.envelope(
+            "system",
+            start.session_id,
+            0,
+            self._ts(start.ts),
+            subtype="init",
+            parent_tool_use_id=start.parent_tool_use_id,
+            cwd=start.cwd,
+            agent=catalog.agent_info(
+                start.agent_name, start.provider, start.model, start.agent_role
+            ),
+            tools=start.tools,
+            mcp_servers=servers,
+            capabilities=catalog.capabilities(start.partial_messages),
+            extension=ext or None,
+        )
+        return [self._emit(run, line)]
+
+    def _open_synthetic(self, session_id: str, ts: str | None, parent: str | None) -> list[JSON]:
+        run = _Run(session_id, parent, synthetic=True)
+        self._run = run
+        self._runs_here += 1
+        self.stats.runs += 1
+        self.stats.synthetic_inits += 1
+        self._track_time(run, ts)
+        line = catalog.envelope(
+            "system",
+            session_id,
+            0,
+            self._ts(ts),
+            subtype="init",
+            parent_tool_use_id=parent,
+            capabilities=catalog.capabilities(False),
+            extension={"synthetic": True},
+        )
+        out = [self._emit(run, line)]
+        held, self._pending = self._pending, []
+        for event in held:
+            out += self._line(event)
+        return out
+
+    def _close(self, end: RunEnd, made_here: bool = False) -> list[JSON]:
+        run = self._run
+        assert run is not None
+        self._track_time(run, end.ts)
+        subtype = end.subtype or "success"
+        if made_here:
+            self.stats.synthetic_results += 1
+        is_error = end.is_error if end.is_error is not None else subtype not in ERROR_SUBTYPES_OK
+        usage = end.usage
+        if usage is None and run.usage:
+            usage = Usage()
+            for u in run.usage.values():
+                usage.add(u)
+        model_usage = end.model_usage
+        if model_usage is None and run.usage_model:
+            model_usage = {}
+            for msg_id, model in run.usage_model.items():
+                model_usage.setdefault(model, Usage()).add(run.usage[msg_id])
+        result = end.result
+        if result is None and subtype in ("success", "interrupted", "refused") and run.last_texts:
+            result = "".join(run.last_texts)
+        num_turns = end.num_turns if end.num_turns is not None else len(run.turn_ids)
+        duration = end.duration_ms
+        if duration is None and run.first_ts and run.last_ts:
+            duration = max(0, ts_millis(run.last_ts) - ts_millis(run.first_ts))
+        ext: JSON = dict(end.extension)
+        if run.dropped:
+            ext["dropped"] = dict(sorted(run.dropped.items()))
+        if run.unrecognized:
+            ext["unrecognized"] = dict(sorted(run.unrecognized.items()))
+        self._last_session = run.session_id
+        line = catalog.envelope(
+            "result",
+            run.session_id,
+            run.seq,
+            self._ts(end.ts),
+            subtype=subtype,
+            parent_tool_use_id=run.parent_tool_use_id,
+            is_error=is_error,
+            num_turns=num_turns,
+            duration_ms=duration,
+            result=result,
+            stop_reason=end.stop_reason or run.last_stop_reason,
+            usage=catalog.usage_dict(usage) if usage else None,
+            model_usage=catalog.model_usage_dict(model_usage) if model_usage else None,
+            total_cost_usd=end.total_cost_usd,
+            ttft_ms=end.ttft_ms,
+            extension=ext or None,
+        )
+        out = [self._emit(run, line)]
+        self._run = None
+        return out
+
+    @staticmethod
+    def _track_time(run: _Run, ts: str | None) -> None:
+        if ts is None:
+            return
+        if run.first_ts is None:
+            run.first_ts = ts
+        run.last_ts = ts
+
+    def _emit(self, run: _Run, line: JSON) -> JSON:
+        run.seq += 1
+        self.stats.lines_out += 1
+        return line
+
+    # -- lines inside a run ------------------------------------------------------
+
+    def _line(self, event: Event) -> list[JSON]:
+        run = self._run
+        assert run is not None
+        if isinstance(event, Dropped):
+            run.dropped[event.kind] += 1
+            self.stats.dropped[event.kind] += 1
+            return []
+        ts = getattr(event, "ts", None)
+        self._track_time(run, ts)
+        sid = run.session_id
+        if isinstance(event, Message):
+            self._account(run, event)
+            return [self._emit(run, self._message_line(run, event))]
+        if isinstance(event, Delta):
+            line = catalog.envelope(
+                "stream_event",
+                sid,
+                run.seq,
+                self._ts(ts),
+                parent_tool_use_id=event.parent_tool_use_id,
+                event=catalog.stream_payload(event.event),
+            )
+            return [self._emit(run, line)]
+        if isinstance(event, Note):
+            fields, rest = catalog.system_fields(event.fields)
+            ext = {**rest, **event.extension}
+            line = catalog.envelope(
+                "system",
+                sid,
+                run.seq,
+                self._ts(ts),
+                subtype=event.subtype,
+                parent_tool_use_id=event.parent_tool_use_id,
+                **fields,
+                extension=ext or None,
+            )
+            return [self._emit(run, line)]
+        if isinstance(event, Problem):
+            if event.fatal:
+                self.stats.errors += 1
+            else:
+                self.stats.tolerated += 1
+            ext = {"kind": event.kind, "path": event.path, "line": event.line, **event.extension}
+            line = catalog.envelope(
+                "system",
+                sid,
+                run.seq,
+                self._ts(ts),
+                subtype="error",
+                is_error=True,
+                message=f"{event.path}:{event.line}: {event.message}",
+                recoverable=event.recoverable,
+                extension=ext,
+            )
+            return [self._emit(run, line)]
+        if isinstance(event, Unrecognized):
+            run.unrecognized[event.source_type] += 1
+            self.stats.unrecognized[event.source_type] += 1
+            line = catalog.envelope(
+                "system",
+                sid,
+                run.seq,
+                self._ts(ts),
+                subtype="unrecognized",
+                parent_tool_use_id=event.parent_tool_use_id,
+                kind=event.source_type,
+                extension={"record": event.record},
+            )
+            return [self._emit(run, line)]
+        raise TypeError(f"not a line event: {event!r}")  # pragma: no cover
+
+    def _account(self, run: _Run, msg: Message) -> None:
+        run.messages += 1
+        if (
+            msg.role != "assistant"
+            or msg.foreign
+            or msg.parent_tool_use_id != run.parent_tool_use_id
+        ):
+            return
+        key = msg.message_id or f"#anon{self._next_anon()}"
+        if key not in run.turn_ids:
+            run.turn_ids.append(key)
+        if msg.usage is not None:
+            run.usage[key] = msg.usage  # the latest record of a message carries its final usage
+            if msg.model:
+                run.usage_model[key] = msg.model
+        if msg.stop_reason:
+            run.last_stop_reason = msg.stop_reason
+        texts = [b["text"] for b in msg.content if b.get("type") == "text" and "text" in b]
+        if key != run.last_message_id:
+            run.last_message_id = key
+            run.last_texts = []
+        run.last_texts += texts
+
+    def _next_anon(self) -> int:
+        self._anon += 1
+        return self._anon
+
+    def _message_line(self, run: _Run, msg: Message) -> JSON:
+        message: JSON = {"role": msg.role, "content": msg.content}
+        if msg.message_id is not None:
+            message = {"id": msg.message_id, **message}
+        body: dict[str, Any] = {
+            "parent_tool_use_id": msg.parent_tool_use_id,
+        }
+        if msg.role == "assistant" and msg.parent_tool_use_id is None and not msg.foreign:
+            body["agent"] = "primary"
+        body["message"] = message
+        if msg.has_tool_use_result:
+            body["tool_use_result"] = msg.tool_use_result
+        if msg.extension:
+            body["extension"] = msg.extension
+        return catalog.envelope(msg.role, run.session_id, run.seq, self._ts(msg.ts), **body)

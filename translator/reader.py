@@ -1,0 +1,279 @@
+"""Bytes → complete lines → JSON records, with recovery of damaged lines.
+
+The reader knows bytes and JSON, nothing about any source. It works on chunks, so a
+file of any size is read with flat memory, and a pipe is read live: ``read1`` hands
+back whatever has arrived, so each complete line is yielded as soon as its newline
+does.
+
+Damage seen in real Claude Code files (anthropics/claude-code #52387, #81843):
+
+* runs of NUL bytes (a preallocated, never-written region after a crash);
+* ``}{`` — two records with the newline between them missing;
+* a truncated record spliced onto the start of the next one;
+* a cut-off final line (a process killed mid-write);
+* bytes that are not UTF-8.
+
+Every complete record that can be found on a line is recovered; what cannot be is
+reported as :class:`Damage` naming the file, line and byte offset.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import orjson
+
+CHUNK_SIZE = 1 << 20
+_DECODER = json.JSONDecoder()
+_WS = " \t\r\n"
+
+
+@dataclass(slots=True, frozen=True)
+class Line:
+    """One line of input, without its newline (a trailing CR is kept out too)."""
+
+    path: str
+    number: int  # 1-based
+    offset: int  # byte offset of the line's first byte
+    data: bytes
+    terminated: bool  # False only for a last line with no newline
+
+
+@dataclass(slots=True)
+class Damage:
+    """Part of a line that could not be read as a JSON object."""
+
+    reason: str
+    fragment: str
+    lost: bool = True  # False: the record was kept (e.g. bytes replaced), only reported
+    tolerated: bool = False  # a cut-off final line: counted, not an error
+
+
+@dataclass(slots=True)
+class ParsedLine:
+    line: Line
+    records: list[dict[str, Any]] = field(default_factory=list)
+    damage: list[Damage] = field(default_factory=list)
+
+
+def read_parsed(stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[ParsedLine]:
+    """Records from JSONL, or from one JSON array document (``--output-format json``).
+
+    The first non-blank byte decides: ``[`` is an array, read item by item without
+    holding the document; anything else is JSONL, line by line.
+    """
+    read = getattr(stream, "read1", stream.read)
+    head = b""
+    while not head.strip():
+        chunk = read(chunk_size)
+        if not chunk:
+            break
+        head += chunk
+    if head.lstrip()[:1] == b"[":
+        yield from _read_array(read, head, path, chunk_size)
+        return
+    for line in read_lines(stream, path, chunk_size, head=head):
+        yield parse_line(line)
+
+
+def read_lines(
+    stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE, head: bytes = b""
+) -> Iterator[Line]:
+    """Split a byte stream into lines, yielding each as soon as it is complete.
+
+    ``head`` holds bytes already read from the stream (they come first).
+    """
+    read = getattr(stream, "read1", stream.read)
+    buf = bytearray()
+    number = 0
+    offset = 0  # offset of buf[0] in the stream
+    pending = head
+    while True:
+        chunk = pending or read(chunk_size)
+        pending = b""
+        if not chunk:
+            break
+        search_from = len(buf)
+        buf += chunk
+        start = 0
+        while True:
+            nl = buf.find(b"\n", max(start, search_from))
+            if nl < 0:
+                break
+            number += 1
+            data = bytes(buf[start:nl])
+            if data.endswith(b"\r"):
+                data = data[:-1]
+            yield Line(path, number, offset + start, data, True)
+            start = nl + 1
+        if start:
+            del buf[:start]
+            offset += start
+    if buf:
+        number += 1
+        yield Line(path, number, offset, bytes(buf), False)
+
+
+def parse_line(line: Line) -> ParsedLine:
+    """Parse one line into the JSON objects it holds, recovering what can be."""
+    out = ParsedLine(line)
+    data = line.data
+    if not data.strip():
+        return out
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        if isinstance(value, dict):
+            out.records.append(value)
+        else:
+            out.damage.append(Damage("not a JSON object", _show(data)))
+        return out
+    _recover(data, out)
+    if not line.terminated and out.damage and not out.records:
+        # A process killed mid-write leaves a partial object at the end: tolerated.
+        for d in out.damage:
+            d.reason = "truncated final line"
+            d.tolerated = True
+    return out
+
+
+def _recover(data: bytes, out: ParsedLine) -> None:
+    if b"\x00" in data:
+        count = data.count(b"\x00")
+        data = data.replace(b"\x00", b"")
+        if not data.strip():
+            out.damage.append(Damage(f"line holds only NUL bytes ({count})", ""))
+            return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        out.damage.append(
+            Damage(
+                f"invalid UTF-8 at byte {exc.start}; replaced with U+FFFD",
+                "",
+                lost=False,
+            )
+        )
+    _split_objects(text, out)
+
+
+def _split_objects(text: str, out: ParsedLine) -> None:
+    """Find every complete JSON object on the line (``}{`` joins, splices)."""
+    pos = 0
+    end = len(text)
+    while pos < end:
+        while pos < end and text[pos] in _WS:
+            pos += 1
+        if pos >= end:
+            break
+        value: Any = None
+        failed_at = -1
+        try:
+            value, stop = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            stop, failed_at = -1, exc.pos
+        if stop > pos and isinstance(value, dict):
+            out.records.append(value)
+            pos = stop
+            continue
+        # Not an object from here. Where the parse broke is where a spliced record
+        # begins (a `{` where a `,` was due); else look for the next object start.
+        nxt = _splice_start(text, pos, failed_at)
+        if nxt < 0:
+            nxt = _next_object_start(text, pos + 1)
+        out.damage.append(Damage("unreadable JSON fragment", text[pos:nxt]))
+        pos = nxt
+
+
+def _splice_start(text: str, pos: int, failed_at: int) -> int:
+    """The start of the record a truncated one was spliced onto, or -1."""
+    if failed_at <= pos or failed_at >= len(text.rstrip(_WS)):
+        return -1  # ran out of input: a cut-off record, nothing spliced after it
+    start = text.rfind("{", pos + 1, failed_at + 1)
+    if start < 0:
+        return -1
+    try:
+        value, stop = _DECODER.raw_decode(text, start)
+    except ValueError:
+        return -1
+    rest = text[stop : stop + 64].lstrip(_WS)
+    return start if isinstance(value, dict) and (not rest or rest[0] == "{") else -1
+
+
+def _next_object_start(text: str, pos: int) -> int:
+    """The next ``{"`` that starts a whole record, or the end of the text.
+
+    A whole record is a complete object followed by nothing or by another object:
+    an object nested inside a truncated record (a content block, say) is followed by
+    the rest of its parent instead, so it is never mistaken for a record.
+    """
+    while True:
+        i = text.find('{"', pos)
+        if i < 0:
+            return len(text)
+        try:
+            value, stop = _DECODER.raw_decode(text, i)
+        except ValueError:
+            pos = i + 1
+            continue
+        rest = text[stop : stop + 64].lstrip(_WS)
+        if isinstance(value, dict) and (not rest or rest[0] == "{"):
+            return i
+        pos = i + 1
+
+
+def _show(data: bytes, limit: int = 200) -> str:
+    return data[:limit].decode("utf-8", errors="backslashreplace")
+
+
+def _read_array(read: Any, head: bytes, path: str, chunk_size: int) -> Iterator[ParsedLine]:
+    """Items of a top-level JSON array, one at a time; memory is one item."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    text = decoder.decode(head)
+    pos = text.index("[") + 1
+    line_no = 1 + text.count("\n", 0, pos)
+    counted = pos  # text[:counted] has been counted into line_no
+    eof = False
+    while True:
+        while pos < len(text) and text[pos] in _WS + ",":
+            pos += 1
+        if pos >= len(text):
+            if eof:
+                break
+            chunk = read(chunk_size)
+            eof = not chunk
+            line_no += text.count("\n", counted, pos)
+            text = text[pos:] + decoder.decode(chunk, final=eof)
+            pos = counted = 0
+            continue
+        if text[pos] == "]":
+            break
+        line_no += text.count("\n", counted, pos)
+        counted = pos
+        try:
+            value, stop = _DECODER.raw_decode(text, pos)
+        except ValueError:
+            if not eof:
+                chunk = read(chunk_size)
+                eof = not chunk
+                text = text[pos:] + decoder.decode(chunk, final=eof)
+                pos = counted = 0
+                continue
+            item = ParsedLine(Line(path, line_no, -1, b"", False))
+            item.damage.append(Damage("unreadable JSON array item", text[pos : pos + 200]))
+            yield item
+            break
+        item = ParsedLine(Line(path, line_no, -1, b"", True))
+        if isinstance(value, dict):
+            item.records.append(value)
+        else:
+            item.damage.append(Damage("array item is not a JSON object", repr(value)[:200]))
+        yield item
+        pos = stop

@@ -1,0 +1,167 @@
+"""Checks a stream_v1 stream: every line against the locked schema, plus the framing
+rules the schema cannot express.
+
+Framing rules (ADR-0050 §2 and the schema's description):
+
+* one UTF-8 JSON object per line, one trailing newline, nothing else;
+* a run starts with system/init (seq 0); seq goes up by exactly 1 per line of it;
+* every line of a run carries the run's session_id;
+* a run ends with exactly one result (with is_error), and nothing but a new
+  system/init may follow it;
+* ``ts`` is an RFC 3339 timestamp;
+* never an ANSI escape, not as a byte and not inside a decoded string.
+
+The schema itself is checked by the ``jsonschema`` package (Draft 2020-12).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import IO, Any
+
+import orjson
+from jsonschema import Draft202012Validator
+
+_RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(?:\.\d+)?(?:[Zz]|[+-]\d\d:\d\d)")
+
+
+@dataclass(slots=True, frozen=True)
+class Violation:
+    path: str
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}"
+
+
+def schema_text() -> str:
+    return (
+        resources.files("translator").joinpath("schema/stream-json.schema.json").read_text("utf-8")
+    )
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    schema = json.loads(schema_text())
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def schema_errors(obj: Any) -> list[str]:
+    """Every way ``obj`` fails the schema, one short reason each."""
+    out = []
+    for err in _validator().iter_errors(obj):
+        where = "/".join(str(p) for p in err.absolute_path) or "(line)"
+        out.append(f"schema: {where}: {_short(err.message)}")
+    return out
+
+
+def _short(message: str, limit: int = 200) -> str:
+    return message if len(message) <= limit else message[:limit] + "…"
+
+
+def _has_ansi(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x1b" in value or "\x9b" in value
+    if isinstance(value, dict):
+        return any(_has_ansi(k) or _has_ansi(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_ansi(v) for v in value)
+    return False
+
+
+class StreamChecker:
+    """Framing state over one stream; feed lines in order, then ``finish``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.lines = 0
+        self.runs = 0
+        self._open: dict[str, Any] | None = None  # {"session_id", "seq", "line"}
+
+    def check(self, number: int, raw: bytes, terminated: bool) -> Iterator[Violation]:
+        self.lines += 1
+        v = self._violation
+        if not terminated:
+            yield v(number, "last line has no trailing newline")
+        if not raw.strip():
+            yield v(number, "blank line (each line must be one JSON object)")
+            return
+        if b"\x1b" in raw:
+            yield v(number, "raw ANSI escape byte")
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            yield v(number, f"not JSON ({_short(str(exc), 120)})")
+            return
+        if not isinstance(obj, dict):
+            yield v(number, f"not a JSON object ({type(obj).__name__})")
+            return
+        for reason in schema_errors(obj):
+            yield v(number, reason)
+        if _has_ansi(obj):
+            yield v(number, "ANSI escape inside a string value")
+        ts = obj.get("ts")
+        if isinstance(ts, str) and not _RFC3339.fullmatch(ts):
+            yield v(number, f"ts {ts!r} is not an RFC 3339 timestamp")
+        yield from self._framing(number, obj)
+
+    def _framing(self, number: int, obj: dict[str, Any]) -> Iterator[Violation]:
+        v = self._violation
+        kind = obj.get("type")
+        is_init = kind == "system" and obj.get("subtype") == "init"
+        seq = obj.get("seq")
+        sid = obj.get("session_id")
+        if is_init:
+            if self._open is not None:
+                yield v(
+                    number,
+                    f"system/init while the run from line {self._open['line']} has no result",
+                )
+            self._open = {"session_id": sid, "seq": 0, "line": number}
+            self.runs += 1
+            if seq != 0:
+                yield v(number, f"system/init has seq {seq!r}, not 0")
+            return
+        if self._open is None:
+            yield v(number, f"{kind} line outside a run (a run starts with system/init)")
+            return
+        expected = self._open["seq"] + 1
+        if seq != expected:
+            yield v(number, f"seq {seq!r}, expected {expected}")
+        self._open["seq"] = seq if isinstance(seq, int) else expected
+        if sid != self._open["session_id"]:
+            yield v(
+                number, f"session_id {sid!r} differs from its run's {self._open['session_id']!r}"
+            )
+        if kind == "result":
+            if not isinstance(obj.get("is_error"), bool):
+                yield v(number, "result without a boolean is_error")
+            self._open = None
+
+    def finish(self) -> Iterator[Violation]:
+        if self.lines == 0:
+            yield Violation(self.path, 0, "empty stream: no lines")
+        elif self._open is not None:
+            yield self._violation(
+                self.lines, f"run from line {self._open['line']} ends without a result"
+            )
+
+    def _violation(self, number: int, reason: str) -> Violation:
+        return Violation(self.path, number, reason)
+
+
+def validate_stream(stream: IO[bytes], path: str) -> Iterator[Violation]:
+    """Every violation in one stream, in line order."""
+    from translator.reader import read_lines
+
+    checker = StreamChecker(path)
+    for line in read_lines(stream, path):
+        yield from checker.check(line.number, line.data, line.terminated)
+    yield from checker.finish()
