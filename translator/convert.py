@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from translator import logs
 from translator.encode import encode
-from translator.events import Problem
+from translator.events import Problem, Unrecognized
 from translator.framing import Framer, FramerStats
 from translator.reader import Damage, read_parsed
 from translator.sources import Adapter, Source, Where, sniff, sources
@@ -58,6 +58,12 @@ class _Pipeline:
         for event in events:
             if isinstance(event, Problem):
                 _log_problem(event)
+            elif isinstance(event, Unrecognized):
+                logs.get().debug(
+                    "unrecognized record type kept whole",
+                    path=self.path,
+                    source_type=event.source_type,
+                )
             for line in self.framer.push(event):
                 self.write(encode(line))
 
@@ -173,7 +179,9 @@ def _report(pipe: _Pipeline, path: str, line: int, offset: int, d: Damage) -> No
             path,
             line,
             recoverable=True,
-            fatal=d.lost and not d.tolerated,
+            # Bytes replaced to keep a record are still an error: the input is not
+            # what it should be, even though nothing that could be kept was lost.
+            fatal=not d.tolerated,
             kind=_damage_kind(d),
             extension=ext,
         )

@@ -136,10 +136,10 @@ def parse_line(line: Line) -> ParsedLine:
         return out
     _recover(data, out)
     if not line.terminated and out.damage and not out.records:
-        # A process killed mid-write leaves a partial object at the end: tolerated.
-        for d in out.damage:
-            d.reason = "truncated final line"
-            d.tolerated = True
+        # A process killed mid-write leaves a partial object at the end: tolerated
+        # (a multi-byte character it cut in two is part of the same cut).
+        fragment = next((d.fragment for d in out.damage if d.fragment), "")
+        out.damage = [Damage("truncated final line", fragment, tolerated=True)]
     return out
 
 

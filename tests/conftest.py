@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+CORPUS_2_1_332 = SHARED / "corpus" / "claude-code-2.1.332"
+PUBLIC = SHARED / "corpus" / "public"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def need(path: Path) -> Path:
+    """Skip cleanly when ../shared (the team's corpus) is not beside the checkout."""
+    if not path.exists():
+        pytest.skip(f"{path} is not present (clone without ../shared)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def streamv1_bin() -> str:
+    """The installed console script: end-to-end tests run what users run."""
+    found = shutil.which("streamv1", path=str(Path(sys.executable).parent))
+    found = found or shutil.which("streamv1")
+    if found is None:
+        pytest.fail("the streamv1 command is not installed (pip install -e '.[test]')")
+    return found

@@ -1,0 +1,63 @@
+"""In-process conversion and independent checking for the tests."""
+
+from __future__ import annotations
+
+import io
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import orjson
+from jsonschema import Draft202012Validator
+
+from translator.convert import Totals, convert_stream
+from translator.sources import sources
+from translator.validate import StreamChecker, schema_text
+
+FIXED_NOW = "2026-01-01T00:00:00.000Z"
+
+
+def convert_bytes(
+    data: bytes, path: str = "input.jsonl", source: str | None = None
+) -> tuple[bytes, Totals]:
+    out = io.BytesIO()
+    totals = Totals()
+    src = sources()[source] if source else None
+    convert_stream(io.BytesIO(data), path, out.write, totals, source=src, clock=lambda: FIXED_NOW)
+    return out.getvalue(), totals
+
+
+def convert_file(path: Path, source: str | None = None) -> tuple[bytes, Totals]:
+    return convert_bytes(path.read_bytes(), str(path), source)
+
+
+def lines_of(data: bytes) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in data.splitlines()]
+
+
+def framing_violations(data: bytes, name: str = "out") -> list[str]:
+    checker = StreamChecker(name)
+    found = []
+    raw_lines = data.split(b"\n")
+    if raw_lines and raw_lines[-1] == b"":
+        raw_lines.pop()
+    for number, raw in enumerate(raw_lines, 1):
+        found += [str(v) for v in checker.check(number, raw, True)]
+    found += [str(v) for v in checker.finish()]
+    return found
+
+
+@cache
+def independent_validator() -> Draft202012Validator:
+    """A validator built straight from the schema file, not through translator."""
+    return Draft202012Validator(json.loads(schema_text()))
+
+
+def schema_violations(data: bytes) -> list[str]:
+    v = independent_validator()
+    return [
+        f"{n}: {e.message[:200]}"
+        for n, line in enumerate(data.splitlines(), 1)
+        for e in v.iter_errors(json.loads(line))
+    ]

@@ -1,0 +1,178 @@
+"""End-to-end: the installed streamv1 command, as a user runs it."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import time
+from pathlib import Path
+
+import orjson
+from conftest import ROOT
+from helpers import framing_violations, schema_violations
+
+STREAM = ROOT / "testdata" / "claude-stream" / "bash.jsonl"
+SESSION = ROOT / "testdata" / "claude-session" / "print_mode_bash.jsonl"
+
+
+def run(bin_: str, *args: str, stdin: bytes | None = None, cwd: Path | None = None
+        ) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([bin_, *args], input=stdin, capture_output=True, cwd=cwd,
+                          timeout=60, check=False)
+
+
+def one_line_error(proc: subprocess.CompletedProcess[bytes]) -> str:
+    err = proc.stderr.decode()
+    assert "Traceback" not in err
+    errors = [line for line in err.splitlines() if ": error: " in line]
+    assert len(errors) == 1, err
+    return errors[0]
+
+
+def test_convert_file_to_stdout_validates(streamv1_bin: str) -> None:
+    proc = run(streamv1_bin, "convert", str(SESSION))
+    assert proc.returncode == 0, proc.stderr
+    assert framing_violations(proc.stdout) == [] and schema_violations(proc.stdout) == []
+    assert b"summary" in proc.stderr and b"summary" not in proc.stdout
+
+
+def test_stdin_auto_detects_the_stream(streamv1_bin: str) -> None:
+    proc = run(streamv1_bin, "convert", stdin=STREAM.read_bytes())
+    assert proc.returncode == 0
+    first = orjson.loads(proc.stdout.splitlines()[0])
+    assert first["subtype"] == "init" and first["agent"]["model"]
+
+
+def test_a_pipe_is_converted_live(streamv1_bin: str) -> None:
+    """Each output line appears while the input is still open."""
+    proc = subprocess.Popen([streamv1_bin, "convert", "--source", "claude-stream"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    assert proc.stdin and proc.stdout
+    lines = STREAM.read_bytes().splitlines(keepends=True)
+    try:
+        proc.stdin.write(lines[0] + lines[1])  # init, then the first assistant line
+        proc.stdin.flush()
+        got = b""
+        deadline = time.monotonic() + 20
+        while got.count(b"\n") < 2 and time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+            if ready:
+                got += os.read(proc.stdout.fileno(), 65536)
+        assert got.count(b"\n") >= 2, "no output while the input was still open"
+        kinds = [orjson.loads(x)["type"] for x in got.splitlines()]
+        assert kinds[:2] == ["system", "assistant"]
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=20)
+
+
+def test_out_dir_mirrors_relative_paths(streamv1_bin: str, tmp_path: Path) -> None:
+    src = ROOT / "testdata" / "claude-session" / "subagent_layout"
+    proc = run(streamv1_bin, "convert", str(src), "--out-dir", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    made = sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*.jsonl"))
+    expected = sorted(
+        str(p.relative_to(src)) for p in src.rglob("*.jsonl") if ".expected." not in p.name
+    )
+    assert [m for m in made if ".expected." not in m] == expected
+
+
+def test_output_file(streamv1_bin: str, tmp_path: Path) -> None:
+    target = tmp_path / "o.jsonl"
+    proc = run(streamv1_bin, "convert", str(STREAM), "-o", str(target))
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert framing_violations(target.read_bytes()) == []
+
+
+def test_missing_path(streamv1_bin: str, tmp_path: Path) -> None:
+    proc = run(streamv1_bin, "convert", str(tmp_path / "nope.jsonl"))
+    assert proc.returncode == 1
+    assert "nope.jsonl" in one_line_error(proc)
+
+
+def test_empty_file(streamv1_bin: str, tmp_path: Path) -> None:
+    (tmp_path / "e.jsonl").write_bytes(b"")
+    proc = run(streamv1_bin, "convert", str(tmp_path / "e.jsonl"))
+    assert proc.returncode == 1
+    assert "e.jsonl" in one_line_error(proc) and proc.stdout == b""
+
+
+def test_binary_file(streamv1_bin: str, tmp_path: Path) -> None:
+    (tmp_path / "b.jsonl").write_bytes(bytes(range(256)) * 40)
+    proc = run(streamv1_bin, "convert", str(tmp_path / "b.jsonl"))
+    assert proc.returncode == 1
+    assert "binary" in one_line_error(proc)
+
+
+def test_directory_without_transcripts(streamv1_bin: str, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hi")
+    proc = run(streamv1_bin, "convert", str(tmp_path))
+    assert proc.returncode == 1
+    assert "no transcripts" in one_line_error(proc)
+
+
+def test_unknown_source_is_a_usage_error(streamv1_bin: str) -> None:
+    proc = run(streamv1_bin, "convert", "--source", "nosuch", str(STREAM))
+    assert proc.returncode == 2
+    assert b"not available" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_known_type_with_bad_body_exits_1_unless_lenient(streamv1_bin: str) -> None:
+    bad = STREAM.read_bytes().splitlines(keepends=True)
+    bad.insert(2, b'{"type":"assistant","session_id":"s","message":{"content":"x"}}\n'
+               .replace(b'"content":"x"', b'"content":7'))
+    data = b"".join(bad)
+    proc = run(streamv1_bin, "convert", stdin=data)
+    assert proc.returncode == 1
+    assert "-:3:" in one_line_error(proc)
+    lines = [orjson.loads(x) for x in proc.stdout.splitlines()]
+    errors = [x for x in lines if x.get("subtype") == "error"]
+    assert len(errors) == 1 and errors[0]["message"].startswith("-:3:")
+    assert lines[-1]["type"] == "result" and lines[-1]["subtype"] == "success"
+    assert run(streamv1_bin, "convert", "--lenient", stdin=data).returncode == 0
+
+
+def test_no_ansi_reaches_the_output(streamv1_bin: str) -> None:
+    rec = orjson.loads(STREAM.read_bytes().splitlines()[3])
+    rec["message"]["content"][0]["content"] = "\x1b[31mred\x1b[0m plain"
+    lines = STREAM.read_bytes().splitlines()
+    lines[3] = orjson.dumps(rec)
+    proc = run(streamv1_bin, "convert", stdin=b"\n".join(lines) + b"\n")
+    assert proc.returncode == 0
+    assert b"\x1b" not in proc.stdout and b"\\u001b" not in proc.stdout
+    assert b"red plain" in proc.stdout
+
+
+def test_validate_reports_file_and_line(streamv1_bin: str, tmp_path: Path) -> None:
+    out = run(streamv1_bin, "convert", str(STREAM)).stdout.splitlines()
+    broken = tmp_path / "broken.jsonl"
+    row = orjson.loads(out[1])
+    row["seq"] = 7
+    row["sessionId"] = "camel"
+    out[1] = orjson.dumps(row)
+    broken.write_bytes(b"\n".join(out[:-1]) + b"\n")
+    proc = run(streamv1_bin, "validate", str(broken))
+    assert proc.returncode == 1
+    text = proc.stdout.decode()
+    assert f"{broken}:2: seq 7, expected 1" in text
+    assert f"{broken}:2: schema:" in text
+    assert "ends without a result" in text
+
+
+def test_validate_accepts_converted_output(streamv1_bin: str) -> None:
+    out = run(streamv1_bin, "convert", str(SESSION)).stdout
+    proc = run(streamv1_bin, "validate", "-", stdin=out)
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_no_path_at_a_terminal_falls_back_to_the_sample(streamv1_bin: str, tmp_path: Path) -> None:
+    """With nothing to read (no pipe, no ~/.claude/projects), the bundled sample."""
+    script = ("import os, pty, sys; "
+              "sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))")
+    env = {**os.environ, "HOME": str(tmp_path)}
+    proc = subprocess.run(["python3", "-c", script, streamv1_bin, "convert"],
+                          capture_output=True, env=env, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stdout
+    assert b"bundled sample" in proc.stdout and b'"subtype":"init"' in proc.stdout
