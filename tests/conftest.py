@@ -29,3 +29,10 @@ def streamv1_bin() -> str:
     if found is None:
         pytest.fail("the streamv1 command is not installed (pip install -e '.[test]')")
     return found
+
+# `pytest --hypothesis-profile=deep` runs the property tests much longer (by hand).
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("deep", max_examples=2000, deadline=None)
+settings.register_profile("ci", deadline=None)
+settings.load_profile("ci")

@@ -134,7 +134,7 @@ def parse_line(line: Line) -> ParsedLine:
         else:
             out.damage.append(Damage("not a JSON object", _show(data)))
         return out
-    _recover(data, out)
+    _recover(data, out, line.terminated)
     if not line.terminated and out.damage and not out.records:
         # A process killed mid-write leaves a partial object at the end: tolerated
         # (a multi-byte character it cut in two is part of the same cut).
@@ -143,7 +143,7 @@ def parse_line(line: Line) -> ParsedLine:
     return out
 
 
-def _recover(data: bytes, out: ParsedLine) -> None:
+def _recover(data: bytes, out: ParsedLine, terminated: bool) -> None:
     if b"\x00" in data:
         count = data.count(b"\x00")
         data = data.replace(b"\x00", b"")
@@ -161,11 +161,17 @@ def _recover(data: bytes, out: ParsedLine) -> None:
                 lost=False,
             )
         )
-    _split_objects(text, out)
+    _split_objects(text, out, terminated)
 
 
-def _split_objects(text: str, out: ParsedLine) -> None:
-    """Find every complete JSON object on the line (``}{`` joins, splices)."""
+def _split_objects(text: str, out: ParsedLine, terminated: bool) -> None:
+    """Find every complete JSON object on the line (``}{`` joins, splices).
+
+    A newline is written after a complete record, so a terminated line ends with
+    one: an object that runs to the end of a terminated line is a record. On a
+    cut-off final line it may be a nested object of the cut record instead, so it
+    only counts there when another object follows it.
+    """
     pos = 0
     end = len(text)
     while pos < end:
@@ -187,7 +193,7 @@ def _split_objects(text: str, out: ParsedLine) -> None:
         # begins (a `{` where a `,` was due); else look for the next object start.
         nxt = _splice_start(text, pos, failed_at)
         if nxt < 0:
-            nxt = _next_object_start(text, pos + 1)
+            nxt = _next_object_start(text, pos + 1, terminated)
         out.damage.append(Damage("unreadable JSON fragment", text[pos:nxt]))
         pos = nxt
 
@@ -207,7 +213,7 @@ def _splice_start(text: str, pos: int, failed_at: int) -> int:
     return start if isinstance(value, dict) and (not rest or rest[0] == "{") else -1
 
 
-def _next_object_start(text: str, pos: int) -> int:
+def _next_object_start(text: str, pos: int, terminated: bool) -> int:
     """The next ``{"`` that starts a whole record, or the end of the text.
 
     A whole record is a complete object followed by nothing or by another object:
@@ -224,7 +230,7 @@ def _next_object_start(text: str, pos: int) -> int:
             pos = i + 1
             continue
         rest = text[stop : stop + 64].lstrip(_WS)
-        if isinstance(value, dict) and (not rest or rest[0] == "{"):
+        if isinstance(value, dict) and ((not rest and terminated) or rest[:1] == "{"):
             return i
         pos = i + 1
 
