@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from translator import catalog
-from translator.events import JSON, Usage
+from translator.events import JSON, Problem, Usage
+from translator.sources import Where
+from translator.timefmt import normalize_ts
 
 AGENT_NAME = "claude-code"
 PROVIDER = "anthropic"
@@ -21,6 +23,20 @@ TERMINAL_STOP_REASONS = frozenset({"end_turn", "stop_sequence", "max_tokens", "r
 
 class BodyError(ValueError):
     """A known record type whose body does not fit (rule 2: fail loudly)."""
+
+
+def body_problem(
+    exc: BodyError, record: dict[str, Any], where: Where, session: str | None
+) -> Problem:
+    """The system/error for a record that does not fit; the record kept whole."""
+    return Problem(
+        str(exc),
+        where.path,
+        where.line,
+        ts=normalize_ts(record.get("timestamp")),
+        session_id=session,
+        extension={"record": record},
+    )
 
 
 def _int(value: Any) -> int:

@@ -55,7 +55,6 @@ from translator.events import (
     Event,
     Message,
     Note,
-    Problem,
     RunEnd,
     RunStart,
     Unrecognized,
@@ -176,16 +175,7 @@ class ClaudeSessionAdapter:
         try:
             self._translate(record, where, out)
         except cc.BodyError as exc:
-            out.append(
-                Problem(
-                    str(exc),
-                    where.path,
-                    where.line,
-                    ts=normalize_ts(record.get("timestamp")),
-                    session_id=self._session,
-                    extension={"record": record},
-                )
-            )
+            out.append(cc.body_problem(exc, record, where, self._session))
         return out
 
     def finish(self) -> Iterable[Event]:

@@ -50,7 +50,6 @@ from translator.events import (
     Event,
     Message,
     Note,
-    Problem,
     RunEnd,
     RunStart,
     Unrecognized,
@@ -105,17 +104,7 @@ class ClaudeStreamAdapter:
         try:
             self._translate(record, out)
         except cc.BodyError as exc:
-            self._route(
-                out,
-                Problem(
-                    str(exc),
-                    where.path,
-                    where.line,
-                    ts=normalize_ts(record.get("timestamp")),
-                    session_id=self._session,
-                    extension={"record": record},
-                ),
-            )
+            self._route(out, cc.body_problem(exc, record, where, self._session))
         return out
 
     def finish(self) -> Iterable[Event]:
