@@ -150,7 +150,7 @@ class _Turn:
 
 
 class ClaudeSessionAdapter:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
         p = Path(path)
         self._agent_id: str | None = p.stem[6:] if p.name.startswith("agent-") else None
@@ -159,7 +159,7 @@ class ClaudeSessionAdapter:
         parent = self._meta.get("toolUseId")
         self._parent: str | None = parent if isinstance(parent, str) else None
         self._parent_looked = self._parent is not None
-        self._session: str | None = session_hint(path)
+        self._session: str | None = session_id or session_hint(path)
         self._pending: RunStart | None = None
         self._turn: _Turn | None = None
         self._task_prompts: dict[str, str] = {}  # Task prompt text → tool_use id

@@ -82,13 +82,13 @@ def sniff(record: dict[str, Any]) -> int:
 
 
 class ClaudeStreamAdapter:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
         self._held_init: RunStart | None = None
         self._open_runs = 0
         self._later: deque[list[Event]] = deque()  # lines of runs that began early
         self._tool_ids: dict[tuple[str | None, int], str] = {}
-        self._session: str | None = None
+        self._session: str | None = session_id
 
     # -- the adapter contract -------------------------------------------------
 

@@ -95,6 +95,11 @@ def run() -> None:
     metavar="TIMESTAMP",
     help="Use this time for lines whose source has none (reproducible output).",
 )
+@click.option(
+    "--session-id",
+    metavar="ID",
+    help="The session id for inputs whose records carry none (default: from the file name).",
+)
 def convert(
     paths: tuple[Path, ...],
     source_name: str,
@@ -102,6 +107,7 @@ def convert(
     out_dir: Path | None,
     lenient: bool,
     fixed_now: str | None,
+    session_id: str | None,
 ) -> None:
     """Convert PATHs (files, directories, or - for stdin) to stream_v1 on stdout.
 
@@ -139,7 +145,7 @@ def convert(
                 target = out_dir / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 sink = stack.enter_context(open(target, "wb"))
-            _convert_one(path, sink, source, totals, clock, log)
+            _convert_one(path, sink, source, totals, clock, log, session_id)
             if shared is None:
                 sink.close()
     _summary(log, totals)
@@ -191,6 +197,7 @@ def _convert_one(
     totals: Totals,
     clock: Callable[[], str],
     log: Any,
+    session_id: str | None = None,
 ) -> None:
     name = "-" if path == "-" else str(path)
     totals.files += 1
@@ -212,6 +219,7 @@ def _convert_one(
                 source=source,
                 flush=sink.flush if live else None,
                 clock=clock,
+                session_id=session_id,
             )
         finally:
             if path != "-":

@@ -53,6 +53,7 @@ class _Pipeline:
     adapter: Adapter | None = None
     held: list[tuple[dict[str, Any], Where]] = field(default_factory=list)
     held_problems: list[Problem] = field(default_factory=list)
+    session_id: str | None = None
 
     def push(self, events: Any) -> None:
         for event in events:
@@ -87,7 +88,7 @@ class _Pipeline:
     def _start(self, source: Source) -> None:
         self.source = source
         self.totals.sources[source.name] += 1
-        self.adapter = source.open(self.path)
+        self.adapter = source.open(self.path, self.session_id)
         self.push(self.held_problems)
         self.held_problems = []
         held, self.held = self.held, []
@@ -128,10 +129,15 @@ def convert_stream(
     source: Source | None = None,
     flush: Callable[[], None] | None = None,
     clock: Callable[[], str] = now_ts,
+    session_id: str | None = None,
 ) -> None:
     """Convert one input. ``flush`` is called after every input line (live pipes)."""
-    hint = source.session_hint(path) if source is not None else _hint_any(path)
-    pipe = _Pipeline(path, source, Framer(clock, hint, totals.framing), write, totals)
+    hint = session_id
+    if hint is None:
+        hint = source.session_hint(path) if source is not None else _hint_any(path)
+    pipe = _Pipeline(
+        path, source, Framer(clock, hint, totals.framing), write, totals, session_id=session_id
+    )
     if source is not None:
         pipe._start(source)
     lines = 0

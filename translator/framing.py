@@ -277,11 +277,13 @@ class Framer:
 
     @staticmethod
     def _track_time(run: _Run, ts: str | None) -> None:
+        """The run's earliest and latest source times (clocks may step backwards)."""
         if ts is None:
             return
-        if run.first_ts is None:
+        if run.first_ts is None or ts < run.first_ts:
             run.first_ts = ts
-        run.last_ts = ts
+        if run.last_ts is None or ts > run.last_ts:
+            run.last_ts = ts
 
     def _emit(self, run: _Run, line: JSON) -> JSON:
         run.seq += 1

@@ -61,10 +61,13 @@ class ParsedLine:
 
 
 def read_parsed(stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[ParsedLine]:
-    """Records from JSONL, or from one JSON array document (``--output-format json``).
+    """Records from JSONL, or from one JSON document (``--output-format json``).
 
-    The first non-blank byte decides: ``[`` is an array, read item by item without
-    holding the document; anything else is JSONL, line by line.
+    A document is a top-level array of records, or an object whose array members
+    hold them (stella's ``{"events": [...]}``): its records are read one at a time,
+    never the whole document at once. A file is a document when it starts with
+    ``[``, or with ``{`` on a first line that is not a JSON object by itself (a
+    pretty-printed object); otherwise it is JSONL, read line by line.
     """
     read = getattr(stream, "read1", stream.read)
     head = b""
@@ -73,8 +76,9 @@ def read_parsed(stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE) -> I
         if not chunk:
             break
         head += chunk
-    if head.lstrip()[:1] == b"[":
-        yield from _read_array(read, head, path, chunk_size)
+    first = head.lstrip()[:1]
+    if first == b"[" or (first == b"{" and _is_document(head)):
+        yield from _read_document(_Buffer(read, head, chunk_size), path)
         return
     for line in read_lines(stream, path, chunk_size, head=head):
         yield parse_line(line)
@@ -239,47 +243,125 @@ def _show(data: bytes, limit: int = 200) -> str:
     return data[:limit].decode("utf-8", errors="backslashreplace")
 
 
-def _read_array(read: Any, head: bytes, path: str, chunk_size: int) -> Iterator[ParsedLine]:
-    """Items of a top-level JSON array, one at a time; memory is one item."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    text = decoder.decode(head)
-    pos = text.index("[") + 1
-    line_no = 1 + text.count("\n", 0, pos)
-    counted = pos  # text[:counted] has been counted into line_no
-    eof = False
-    while True:
-        while pos < len(text) and text[pos] in _WS + ",":
-            pos += 1
-        if pos >= len(text):
-            if eof:
-                break
-            chunk = read(chunk_size)
-            eof = not chunk
-            line_no += text.count("\n", counted, pos)
-            text = text[pos:] + decoder.decode(chunk, final=eof)
-            pos = counted = 0
-            continue
-        if text[pos] == "]":
-            break
-        line_no += text.count("\n", counted, pos)
-        counted = pos
-        try:
-            value, stop = _DECODER.raw_decode(text, pos)
-        except ValueError:
-            if not eof:
-                chunk = read(chunk_size)
-                eof = not chunk
-                text = text[pos:] + decoder.decode(chunk, final=eof)
-                pos = counted = 0
+def _is_document(head: bytes) -> bool:
+    """A pretty-printed object: its first line alone is no complete JSON object."""
+    first_line = head.lstrip().split(b"\n", 1)[0]
+    if b"\n" not in head.lstrip() and len(head) < CHUNK_SIZE:
+        return False  # one line, the whole input: JSONL of one record
+    try:
+        return not isinstance(orjson.loads(first_line), dict)
+    except orjson.JSONDecodeError:
+        return first_line.strip() == b"{" or first_line.rstrip().endswith((b"[", b",", b"{"))
+
+
+class _Buffer:
+    """Decoded text of a byte stream, refilled as a parse needs more of it."""
+
+    def __init__(self, read: Any, head: bytes, chunk_size: int) -> None:
+        self._read = read
+        self._size = chunk_size
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.text = self._decoder.decode(head)
+        self.pos = 0
+        self.line = 1  # line number of text[pos]
+        self.eof = False
+
+    def more(self) -> bool:
+        """Read another chunk (dropping what was consumed); False at the end."""
+        if self.eof:
+            return False
+        chunk = self._read(self._size)
+        self.eof = not chunk
+        self.text = self.text[self.pos :] + self._decoder.decode(chunk, final=self.eof)
+        self.pos = 0
+        return True
+
+    def advance(self, to: int) -> None:
+        self.line += self.text.count("\n", self.pos, to)
+        self.pos = to
+
+    def skip(self, chars: str) -> str:
+        """Skip ``chars``; the next character, or "" at the end of the input."""
+        while True:
+            pos = self.pos
+            while pos < len(self.text) and self.text[pos] in chars:
+                pos += 1
+            self.advance(pos)
+            if pos < len(self.text):
+                return self.text[pos]
+            if not self.more():
+                return ""
+
+    def value(self) -> tuple[bool, Any]:
+        """Decode the JSON value at pos (reading on as needed): (ok, value)."""
+        while True:
+            try:
+                value, stop = _DECODER.raw_decode(self.text, self.pos)
+            except ValueError:
+                if self.more():
+                    continue
+                return False, None
+            self.advance(stop)
+            return True, value
+
+
+def _read_document(buf: _Buffer, path: str) -> Iterator[ParsedLine]:
+    def item(line: int) -> ParsedLine:
+        return ParsedLine(Line(path, line, -1, b"", True))
+
+    def broken(reason: str) -> ParsedLine:
+        bad = item(buf.line)
+        bad.damage.append(Damage(reason, buf.text[buf.pos : buf.pos + 200]))
+        return bad
+
+    opening = buf.skip(_WS)
+    buf.advance(buf.pos + 1)
+    if opening == "[":
+        yield from _read_items(buf, path, item, broken)
+        return
+    while True:  # members of a top-level object
+        nxt = buf.skip(_WS + ",")
+        if nxt in ("}", ""):
+            return
+        line = buf.line
+        ok, key = buf.value()
+        if not ok or not isinstance(key, str) or buf.skip(_WS) != ":":
+            yield broken("unreadable JSON document member")
+            return
+        buf.advance(buf.pos + 1)
+        if buf.skip(_WS) == "[":
+            buf.advance(buf.pos + 1)
+            if buf.skip(_WS) == "{":
+                yield from _read_items(buf, path, item, broken)
                 continue
-            item = ParsedLine(Line(path, line_no, -1, b"", False))
-            item.damage.append(Damage("unreadable JSON array item", text[pos : pos + 200]))
-            yield item
-            break
-        item = ParsedLine(Line(path, line_no, -1, b"", True))
+            buf.advance(buf.pos - 1)  # back to the "[": decode the array whole
+        ok, value = buf.value()
+        if not ok:
+            yield broken(f"unreadable JSON document member {key!r}")
+            return
+        member = item(line)
+        member.records.append({key: value})
+        yield member
+
+
+def _read_items(buf: _Buffer, path: str, item: Any, broken: Any) -> Iterator[ParsedLine]:
+    """The items of an array whose "[" was consumed, up to its "]"."""
+    while True:
+        nxt = buf.skip(_WS + ",")
+        if nxt == "]":
+            buf.advance(buf.pos + 1)
+            return
+        if nxt == "":
+            yield broken("JSON document ends inside an array")
+            return
+        line = buf.line
+        ok, value = buf.value()
+        if not ok:
+            yield broken("unreadable JSON array item")
+            return
+        parsed = item(line)
         if isinstance(value, dict):
-            item.records.append(value)
+            parsed.records.append(value)
         else:
-            item.damage.append(Damage("array item is not a JSON object", repr(value)[:200]))
-        yield item
-        pos = stop
+            parsed.damage.append(Damage("array item is not a JSON object", repr(value)[:200]))
+        yield parsed

@@ -42,8 +42,9 @@ class Source:
     #: How sure (0-100) this source is that a record is one of its own. A cheap
     #: look at keys, never a parse of the file: 100 decides at once.
     sniff: Callable[[dict[str, Any]], int]
-    #: A new adapter for one input, given its path ("-" for stdin).
-    open: Callable[[str], Adapter]
+    #: A new adapter for one input, given its path ("-" for stdin) and the session
+    #: id to use where the input's records carry none (``--session-id``).
+    open: Callable[[str, str | None], Adapter]
     #: The session id an input's path implies, used before its first record.
     session_hint: Callable[[str], str | None] = lambda path: None
 

@@ -1,0 +1,460 @@
+"""stella agent events: ``--output-format stream-json``, ``--output-format json`` and
+the session journal (``stella-events.jsonl``, replayed on ``stella resume``).
+
+All three carry the same event objects: one per line, or batched in one document
+under an ``events`` key (read item by item; see :mod:`translator.reader`).
+
+The client contract (seed 002) this adapter keeps, exactly:
+
+1. An unrecognized ``type`` is normal: counted, logged at debug level, and kept
+   whole (system/unrecognized with the event in ``extension.record``); the run's
+   result reports the counts by type (``extension.unrecognized``).
+2. A recognized ``type`` whose body does not fit is corruption: a system/error
+   naming file:line and what did not fit, exit status 1 (``--lenient``: 0).
+   Unknown *fields* of known types are ignored by the mapping and kept in
+   ``extension``.
+
+Record catalog → what it becomes:
+
+=================  ===========================================================
+event              becomes
+=================  ===========================================================
+``stage``          system/stage: ``value`` = name, ``category`` = scope (``turn``
+                   from the engine, ``run`` from a wrapper: kept apart)
+``text_delta``     stream_event content_block_delta/text_delta (a preview);
+                   field ``delta``, alias ``text``
+``text``           assistant text block: the final word for its step, replacing
+                   that step's deltas (a retry re-streams them); field ``text``,
+                   alias ``delta``
+``tool_start``     assistant tool_use: ``call_id`` → ``id``, ``name``, ``input``
+``tool_result``    user tool_result: ``tool_use_id`` = ``call_id``, ``content``
+                   (alias ``output``), ``is_error``; ``tool_use_result`` holds
+                   what stella measured (``duration_ms``, …)
+``step_usage``     system/step_usage (``duration_ms``, exact); its tokens add up
+                   into the run's ``usage`` and per-model ``model_usage``
+``turn_complete``  system/turn_complete: a per-turn boundary
+``run_complete``   the run's one result: ``total_cost_usd`` = ``cost_usd``,
+                   ``usage`` (its own, else the sum of step_usage), model
+anything else      system/unrecognized (rule 1)
+=================  ===========================================================
+
+``ts`` is epoch milliseconds, optional, may repeat or go backwards: converted to
+RFC 3339 and never used to reorder (input order is the order). A journal holds
+one run after another: the event after a ``run_complete`` starts the next run. A
+stream without ``run_complete`` ends with a synthetic ``interrupted`` result.
+
+session_id: stella's own (``session_id`` on an event or the document) where there
+is one; else ``--session-id``; else the file name (its stem, or the folder's name
+for a file called ``stella-events.jsonl``; ``stdin`` for standard input).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from translator.events import (
+    JSON,
+    Delta,
+    Event,
+    Message,
+    Note,
+    Problem,
+    RunEnd,
+    RunStart,
+    Unrecognized,
+    Usage,
+)
+from translator.sources import Source, Where
+from translator.timefmt import normalize_ts
+
+KNOWN_TYPES = frozenset(
+    {
+        "stage",
+        "text",
+        "text_delta",
+        "tool_start",
+        "tool_result",
+        "step_usage",
+        "turn_complete",
+        "run_complete",
+    }
+)
+AGENT_NAME = "stella"
+PROVIDER = "stella"
+_GENERIC_STEMS = frozenset({"stella-events", "events", "journal"})
+_CONTENT = frozenset({"text", "text_delta", "tool_start", "tool_result"})
+
+#: Token fields a step_usage (or run_complete.usage) may carry → catalog usage key.
+_TOKEN_FIELDS = {
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read": "cache_read",
+    "cache_read_tokens": "cache_read",
+    "cache_read_input_tokens": "cache_read",
+    "cache_creation": "cache_creation",
+    "cache_creation_tokens": "cache_creation",
+    "cache_creation_input_tokens": "cache_creation",
+}
+
+
+class BodyError(ValueError):
+    pass
+
+
+def sniff(record: dict[str, Any]) -> int:
+    kind = record.get("type")
+    if kind in KNOWN_TYPES - {"text", "tool_result"}:
+        return 95
+    if kind == "tool_result" and "call_id" in record:
+        return 95
+    if kind == "text" and "message" not in record and "sessionId" not in record:
+        return 80
+    if "type" not in record and isinstance(record.get("events"), list):
+        return 95  # an --output-format json document on one line
+    return 0
+
+
+def session_from_path(path: str) -> str | None:
+    if path == "-":
+        return "stdin"
+    p = Path(path)
+    stem = p.name.split(".")[0]
+    if stem in _GENERIC_STEMS and p.parent.name:
+        return p.parent.name
+    return stem or None
+
+
+class _Run:
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self.usage_seen = False
+        self.model_usage: dict[str | None, Usage] = {}
+        self.turns = 0
+        self.steps = 0  # completed text steps: the index of the next text block
+        self.content = False
+        self.model: str | None = None
+
+
+class StellaAdapter:
+    def __init__(self, path: str, session_id: str | None = None) -> None:
+        self._path = path
+        self._fallback = session_id or session_from_path(path) or "unknown"
+        self._session: str | None = None
+        self._run: _Run | None = None
+        self._held: list[Event] = []  # events before the run's first content
+        self._start: RunStart | None = None
+
+    @property
+    def _sid(self) -> str:
+        return self._session or self._fallback
+
+    # -- the adapter contract -------------------------------------------------
+
+    def feed(self, record: dict[str, Any], where: Where) -> Iterable[Event]:
+        out: list[Event] = []
+        if "type" not in record and isinstance(record.get("events"), list):
+            self._document(record, where, out)
+            return out
+        self._one(record, where, out)
+        return out
+
+    def finish(self) -> Iterable[Event]:
+        out: list[Event] = []
+        self._release(out, partial=False)
+        return out  # an open run ends interrupted in the framer
+
+    # -- events -------------------------------------------------------------------
+
+    def _document(self, doc: dict[str, Any], where: Where, out: list[Event]) -> None:
+        """A whole --output-format json document on one line: its events in order."""
+        sid = doc.get("session_id")
+        if isinstance(sid, str):
+            self._session = sid
+        for event in doc["events"]:
+            if isinstance(event, dict):
+                self._one(event, where, out)
+            else:
+                out.append(
+                    Problem(
+                        f"events item is {type(event).__name__}, not an object",
+                        where.path,
+                        where.line,
+                        session_id=self._session,
+                    )
+                )
+
+    def _one(self, ev: dict[str, Any], where: Where, out: list[Event]) -> None:
+        kind = ev.get("type")
+        sid = ev.get("session_id")
+        if isinstance(sid, str) and sid:
+            self._session = sid
+        ts = normalize_ts(ev.get("ts"))
+        if self._run is None:
+            self._begin(ts)
+        try:
+            if kind not in KNOWN_TYPES:
+                name = kind if isinstance(kind, str) else "<no type>"
+                self._emit(out, Unrecognized(name, self._sid, ts, ev))
+                return
+            self._known(str(kind), ev, ts, out)
+        except BodyError as exc:
+            self._emit(
+                out,
+                Problem(
+                    f"{kind}: {exc}",
+                    where.path,
+                    where.line,
+                    ts=ts,
+                    session_id=self._sid,
+                    extension={"record": ev},
+                ),
+            )
+
+    def _known(self, kind: str, ev: dict[str, Any], ts: str | None, out: list[Event]) -> None:
+        run = self._run
+        assert run is not None
+        rest = {k: v for k, v in ev.items() if k not in ("type", "ts", "session_id")}
+        if kind in _CONTENT and self._start is not None:
+            self._release(out, partial=kind == "text_delta")
+        if kind == "stage":
+            name = _str(ev, "name", required=True)
+            scope = _str(ev, "scope")
+            fields: JSON = {"value": name}
+            if scope is not None:
+                fields["category"] = scope
+            ext = {k: v for k, v in rest.items() if k not in ("name", "scope")}
+            self._emit(out, Note("stage", self._sid, ts, fields, ext))
+        elif kind == "text_delta":
+            text = _aliased(ev, "delta", "text")
+            self._emit(
+                out,
+                Delta(
+                    self._sid,
+                    ts,
+                    {
+                        "type": "content_block_delta",
+                        "index": run.steps,
+                        "delta": {"type": "text_delta", "text": text},
+                        **_extension(rest, ("delta", "text")),
+                    },
+                ),
+            )
+        elif kind == "text":
+            text = _aliased(ev, "text", "delta")
+            run.content = True
+            run.steps += 1
+            self._emit(
+                out,
+                Message(
+                    "assistant",
+                    self._sid,
+                    ts,
+                    [{"type": "text", "text": text}],
+                    extension=_ext(rest, ("text", "delta")),
+                ),
+            )
+        elif kind == "tool_start":
+            call_id = _str(ev, "call_id", required=True)
+            name = _str(ev, "name", required=True)
+            block: JSON = {
+                "type": "tool_use",
+                "id": call_id,
+                "name": name,
+                "input": ev.get("input", {}),
+            }
+            run.content = True
+            self._emit(
+                out,
+                Message(
+                    "assistant",
+                    self._sid,
+                    ts,
+                    [block],
+                    extension=_ext(rest, ("call_id", "name", "input")),
+                ),
+            )
+        elif kind == "tool_result":
+            call_id = _str(ev, "call_id", required=True)
+            is_error = ev.get("is_error")
+            if is_error is not None and not isinstance(is_error, bool):
+                raise BodyError(f"is_error is {type(is_error).__name__}, not a boolean")
+            _int(ev, "duration_ms")
+            result: JSON = {"type": "tool_result", "tool_use_id": call_id}
+            content = ev.get("content", ev.get("output"))
+            if content is not None:
+                result["content"] = content
+            if is_error is not None:
+                result["is_error"] = is_error
+            measured = _ext(rest, ("call_id", "content", "output", "is_error"))
+            self._emit(
+                out,
+                Message(
+                    "user",
+                    self._sid,
+                    ts,
+                    [result],
+                    tool_use_result=measured,
+                    has_tool_use_result=bool(measured),
+                ),
+            )
+        elif kind == "step_usage":
+            nested = ev.get("usage")
+            usage = _usage(nested if isinstance(nested, dict) else ev)
+            model = _str(ev, "model")
+            duration = _int(ev, "duration_ms")
+            run.usage.add(usage)
+            run.usage_seen = True
+            run.model_usage.setdefault(model, Usage()).add(usage)
+            if model:
+                run.model = model
+            fields = {"duration_ms": duration} if duration is not None else {}
+            self._emit(out, Note("step_usage", self._sid, ts, fields, _ext(rest, ("duration_ms",))))
+        elif kind == "turn_complete":
+            run.turns += 1
+            fields = {}
+            stop = _str(ev, "stop_reason")
+            if stop is not None:
+                fields["stop_reason"] = stop
+            self._emit(
+                out, Note("turn_complete", self._sid, ts, fields, _ext(rest, ("stop_reason",)))
+            )
+        elif kind == "run_complete":
+            self._complete(ev, rest, ts, out)
+
+    def _complete(self, ev: dict[str, Any], rest: JSON, ts: str | None, out: list[Event]) -> None:
+        run = self._run
+        assert run is not None
+        model = _str(ev, "model") or run.model
+        cost = ev.get("cost_usd")
+        if cost is not None and (not isinstance(cost, int | float) or isinstance(cost, bool)):
+            raise BodyError(f"cost_usd is {type(cost).__name__}, not a number")
+        is_error = ev.get("is_error")
+        if is_error is not None and not isinstance(is_error, bool):
+            raise BodyError(f"is_error is {type(is_error).__name__}, not a boolean")
+        duration = _int(ev, "duration_ms")
+        own = ev.get("usage")
+        if own is not None and not isinstance(own, dict):
+            raise BodyError(f"usage is {type(own).__name__}, not an object")
+        usage = _usage(own) if own is not None else (run.usage if run.usage_seen else None)
+        model_usage: dict[str, Usage] | None = None
+        if own is not None and model:
+            model_usage = {model: usage} if usage else None
+        elif run.usage_seen:
+            model_usage = {}
+            for name, u in run.model_usage.items():
+                key = name or model
+                if key is None:
+                    model_usage = None
+                    break
+                model_usage.setdefault(key, Usage()).add(u)
+        self._release(out, partial=False)
+        out.append(
+            RunEnd(
+                session_id=self._sid,
+                ts=ts,
+                subtype="error_during_execution" if is_error else "success",
+                is_error=is_error,
+                num_turns=run.turns if run.turns else (1 if run.content else 0),
+                duration_ms=duration,
+                stop_reason=_str(ev, "stop_reason"),
+                usage=usage,
+                model_usage=model_usage or None,
+                total_cost_usd=cost,
+                extension=_ext(
+                    rest, ("cost_usd", "is_error", "duration_ms", "usage", "stop_reason")
+                ),
+            )
+        )
+        self._run = None
+
+    # -- runs -------------------------------------------------------------------------
+
+    def _begin(self, ts: str | None) -> None:
+        self._run = _Run()
+        self._start = RunStart(self._sid, ts, AGENT_NAME, PROVIDER)
+
+    def _emit(self, out: list[Event], event: Event) -> None:
+        """Events wait with the init until the run's first content says whether
+        deltas (partial_messages_v1) are coming."""
+        if self._start is not None:
+            self._held.append(event)
+        else:
+            out.append(event)
+
+    def _release(self, out: list[Event], partial: bool) -> None:
+        start = self._start
+        if start is None:
+            return
+        start.partial_messages = partial
+        start.session_id = self._sid
+        if self._run is not None and self._run.model:
+            start.model = self._run.model
+        out.append(start)
+        for event in self._held:
+            if hasattr(event, "session_id") and event.session_id != self._sid:
+                event.session_id = self._sid
+        out.extend(self._held)
+        self._held = []
+        self._start = None
+
+
+def _str(ev: dict[str, Any], key: str, required: bool = False) -> str | None:
+    value = ev.get(key)
+    if value is None:
+        if required:
+            raise BodyError(f"no {key}")
+        return None
+    if not isinstance(value, str):
+        raise BodyError(f"{key} is {type(value).__name__}, not a string")
+    return value
+
+
+def _int(ev: dict[str, Any], key: str) -> int | None:
+    value = ev.get(key)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise BodyError(f"{key} is {value!r}, not a whole number ≥ 0")
+    return value
+
+
+def _aliased(ev: dict[str, Any], field: str, alias: str) -> str:
+    for key in (field, alias):
+        value = ev.get(key)
+        if value is not None:
+            if not isinstance(value, str):
+                raise BodyError(f"{key} is {type(value).__name__}, not a string")
+            return value
+    raise BodyError(f"no {field} (or its alias {alias})")
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    usage = Usage()
+    for key, target in _TOKEN_FIELDS.items():
+        if key in raw:
+            value = _int(raw, key)
+            if value is not None:
+                setattr(usage, target, getattr(usage, target) + value)
+    return usage
+
+
+def _ext(rest: JSON, used: tuple[str, ...]) -> JSON:
+    return {k: v for k, v in rest.items() if k not in used}
+
+
+def _extension(rest: JSON, used: tuple[str, ...]) -> JSON:
+    ext = _ext(rest, used)
+    return {"extension": ext} if ext else {}
+
+
+SOURCE = Source(
+    name="stella",
+    description="stella agent events (--output-format stream-json|json, stella-events.jsonl)",
+    sniff=sniff,
+    open=StellaAdapter,
+    session_hint=lambda path: None,
+)
