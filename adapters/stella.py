@@ -156,8 +156,10 @@ class StellaAdapter:
         out: list[Event] = []
         if "type" not in record and isinstance(record.get("events"), list):
             self._document(record, where, out)
-            return out
-        self._one(record, where, out)
+        elif "type" not in record and record:
+            self._members(record, out)
+        else:
+            self._one(record, where, out)
         return out
 
     def finish(self) -> Iterable[Event]:
@@ -184,6 +186,18 @@ class StellaAdapter:
                         session_id=self._session,
                     )
                 )
+
+    def _members(self, members: dict[str, Any], out: list[Event]) -> None:
+        """Members of a streamed json document beside its events (the reader hands
+        each over as its own record): the session id, and the rest kept visible."""
+        sid = members.get("session_id")
+        if isinstance(sid, str) and sid:
+            self._session = sid
+        rest = {k: v for k, v in members.items() if k != "session_id"}
+        if rest:
+            if self._run is None:
+                self._begin(None)
+            self._emit(out, Note("document", self._sid, None, {}, rest))
 
     def _one(self, ev: dict[str, Any], where: Where, out: list[Event]) -> None:
         kind = ev.get("type")

@@ -154,3 +154,15 @@ def test_invalid_utf8_is_replaced_and_reported() -> None:
     parsed = parse_line(Line("p", 1, 0, b'{"type":"x","v":"caf\xe9"}', True))
     assert parsed.records == [{"type": "x", "v": "caf\ufffd"}]
     assert len(parsed.damage) == 1 and not parsed.damage[0].lost
+
+
+@given(records, st.lists(st.integers(1, 64), min_size=1, max_size=20))
+def test_object_documents_stream_their_array_members(
+    recs: list[dict[str, Any]], sizes: list[int]
+) -> None:
+    doc = {"session_id": "s1", "events": recs, "meta": {"n": [1, 2]}, "tags": ["a"]}
+    data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    parsed = list(read_parsed(Chunked(data, sizes), "p"))  # type: ignore[arg-type]
+    got = [r for p in parsed for r in p.records]
+    assert got == [{"session_id": "s1"}, *recs, {"meta": {"n": [1, 2]}}, {"tags": ["a"]}]
+    assert not any(p.damage for p in parsed)

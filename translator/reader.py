@@ -77,6 +77,14 @@ def read_parsed(stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE) -> I
             break
         head += chunk
     first = head.lstrip()[:1]
+    if first == b"{":
+        # Read the whole first line: only it tells a JSONL record from the opening
+        # of a pretty-printed document.
+        while b"\n" not in head.lstrip():
+            chunk = read(chunk_size)
+            if not chunk:
+                break
+            head += chunk
     if first == b"[" or (first == b"{" and _is_document(head)):
         yield from _read_document(_Buffer(read, head, chunk_size), path)
         return
@@ -246,7 +254,7 @@ def _show(data: bytes, limit: int = 200) -> str:
 def _is_document(head: bytes) -> bool:
     """A pretty-printed object: its first line alone is no complete JSON object."""
     first_line = head.lstrip().split(b"\n", 1)[0]
-    if b"\n" not in head.lstrip() and len(head) < CHUNK_SIZE:
+    if b"\n" not in head.lstrip():
         return False  # one line, the whole input: JSONL of one record
     try:
         return not isinstance(orjson.loads(first_line), dict)
@@ -334,14 +342,31 @@ def _read_document(buf: _Buffer, path: str) -> Iterator[ParsedLine]:
             if buf.skip(_WS) == "{":
                 yield from _read_items(buf, path, item, broken)
                 continue
-            buf.advance(buf.pos - 1)  # back to the "[": decode the array whole
-        ok, value = buf.value()
+            ok, value = _rest_of_list(buf)  # an array of plain values: one member
+        else:
+            ok, value = buf.value()
         if not ok:
             yield broken(f"unreadable JSON document member {key!r}")
             return
         member = item(line)
         member.records.append({key: value})
         yield member
+
+
+def _rest_of_list(buf: _Buffer) -> tuple[bool, list[Any]]:
+    """The values of an array whose "[" was consumed, up to its "]"."""
+    values: list[Any] = []
+    while True:
+        nxt = buf.skip(_WS + ",")
+        if nxt == "]":
+            buf.advance(buf.pos + 1)
+            return True, values
+        if nxt == "":
+            return False, values
+        ok, value = buf.value()
+        if not ok:
+            return False, values
+        values.append(value)
 
 
 def _read_items(buf: _Buffer, path: str, item: Any, broken: Any) -> Iterator[ParsedLine]:
