@@ -271,7 +271,12 @@ def _summary(log: Any, totals: Totals) -> None:
 @main.command()
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing; the exit status tells.")
-def validate(files: tuple[Path, ...], quiet: bool) -> None:
+@click.option(
+    "--allow-open",
+    is_flag=True,
+    help="Accept runs still open at the end (a live stream, e.g. tail's output).",
+)
+def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool) -> None:
     """Check stream_v1 FILEs (or - / stdin) against the schema and the framing rules.
 
     Prints each violation as file:line: reason; exits 1 if there is any.
@@ -291,7 +296,7 @@ def validate(files: tuple[Path, ...], quiet: bool) -> None:
             bad += 1
             continue
         with stream if name != "-" else _nullcontext(stream):
-            for violation in validate_stream(stream, name):
+            for violation in validate_stream(stream, name, allow_open):
                 bad += 1
                 if not quiet:
                     click.echo(str(violation))
@@ -314,3 +319,136 @@ class _nullcontext:
 
 if __name__ == "__main__":  # pragma: no cover
     run()
+
+
+@main.command()
+@click.argument("dirs", nargs=-1, type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "--output",
+    "output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Append the stream to this file (exactly once across crashes); "
+    "default stdout (at least once).",
+)
+@click.option(
+    "--from",
+    "start_from",
+    type=click.Choice(["start", "end"]),
+    default="start",
+    show_default=True,
+    help="Where to begin in files never seen before.",
+)
+@click.option(
+    "--state",
+    "state_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Checkpoint file (default: $XDG_STATE_HOME/streamv1/tail-<hash>.json).",
+)
+@click.option(
+    "--idle-close",
+    type=float,
+    default=600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="End a run silent this long, as batch conversion does at the end of a file (0: never).",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["auto", "json", "console"]),
+    default="auto",
+    show_default=True,
+    help="auto: JSON when stderr is not a terminal.",
+)
+@click.option(
+    "--rescan-every",
+    type=float,
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Full rescan for files whose events were missed.",
+)
+@click.option(
+    "--commit-every",
+    type=float,
+    default=0.5,
+    show_default=True,
+    metavar="SECONDS",
+    help="Least time between two checkpoints.",
+)
+@click.pass_context
+def tail(
+    ctx: click.Context,
+    dirs: tuple[Path, ...],
+    output: Path | None,
+    start_from: str,
+    state_path: Path | None,
+    idle_close: float,
+    log_format: str,
+    rescan_every: float,
+    commit_every: float,
+) -> None:
+    """Follow Claude Code's session files (default ${CLAUDE_CONFIG_DIR:-~/.claude}/projects)
+    and write one stream_v1 stream of all sessions as they happen."""
+    import hashlib
+    import signal
+    import threading
+
+    from translator.tail.checkpoint import CheckpointError
+    from translator.tail.daemon import OutputSink, TailDaemon
+
+    level = ctx.parent.params.get("log_level", "info") if ctx.parent else "info"
+    if log_format == "auto":
+        log_format = "console" if sys.stderr.isatty() else "json"
+    logs.configure(level, log_format)
+    log = logs.get()
+    roots = list(dirs)
+    if not roots:
+        base = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+        roots = [Path(base) / "projects"]
+    roots = [r.expanduser().resolve() for r in roots]
+    if state_path is None:
+        state_home = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+        key = "\n".join([*map(str, roots), str(output.resolve()) if output else "-"])
+        digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+        state_path = state_home / "streamv1" / f"tail-{digest}.json"
+    for root in roots:
+        if not root.is_dir():
+            log.warning("not a directory (yet); watching for it on each rescan", path=str(root))
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        log.info("stopping", signal=signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    sink = OutputSink(output.resolve() if output else None)
+    daemon = TailDaemon(
+        roots,
+        sink,
+        state_path,
+        start_at_end=start_from == "end",
+        idle_close=idle_close,
+        rescan_every=rescan_every,
+        commit_every=commit_every,
+    )
+    try:
+        daemon.start()
+        log.info(
+            "tailing",
+            dirs=",".join(map(str, roots)),
+            state=str(state_path),
+            output=str(output) if output else "-",
+        )
+        daemon.run(stop)
+    except CheckpointError as exc:
+        log.error(str(exc), path=str(state_path))
+        sys.exit(1)
+    finally:
+        if daemon is not None:
+            try:
+                daemon.stop()
+            except Exception as exc:  # pragma: no cover - reported, never a traceback
+                log.error(f"could not write the last checkpoint: {exc}", path=str(state_path))
+                sys.exit(1)
+    sys.exit(0)

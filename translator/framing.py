@@ -151,6 +151,18 @@ class Framer:
     def in_run(self) -> bool:
         return self._run is not None
 
+    @property
+    def open_seq(self) -> int | None:
+        """The next seq of the open run (None when no run is open)."""
+        return self._run.seq if self._run is not None else None
+
+    def state(self) -> dict[str, Any]:
+        """What a restart needs to go on mid-run (the clock and counters stay)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_clock", "stats")}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     # -- runs -----------------------------------------------------------------
 
     def _fallback_session(self) -> str:
@@ -302,7 +314,11 @@ class Framer:
         ts = getattr(event, "ts", None)
         self._track_time(run, ts)
         sid = run.session_id
+        # Every line of a nested actor's run is that actor's, whatever its kind.
+        parent = getattr(event, "parent_tool_use_id", None) or run.parent_tool_use_id
         if isinstance(event, Message):
+            if event.parent_tool_use_id is None and not event.foreign:
+                event.parent_tool_use_id = parent
             self._account(run, event)
             return [self._emit(run, self._message_line(run, event))]
         if isinstance(event, Delta):
@@ -311,7 +327,7 @@ class Framer:
                 sid,
                 run.seq,
                 self._ts(ts),
-                parent_tool_use_id=event.parent_tool_use_id,
+                parent_tool_use_id=parent,
                 event=catalog.stream_payload(event.event),
             )
             return [self._emit(run, line)]
@@ -324,7 +340,7 @@ class Framer:
                 run.seq,
                 self._ts(ts),
                 subtype=event.subtype,
-                parent_tool_use_id=event.parent_tool_use_id,
+                parent_tool_use_id=parent,
                 **fields,
                 extension=ext or None,
             )
@@ -341,6 +357,7 @@ class Framer:
                 run.seq,
                 self._ts(ts),
                 subtype="error",
+                parent_tool_use_id=parent,
                 is_error=True,
                 message=f"{event.path}:{event.line}: {event.message}",
                 recoverable=event.recoverable,
@@ -356,7 +373,7 @@ class Framer:
                 run.seq,
                 self._ts(ts),
                 subtype="unrecognized",
-                parent_tool_use_id=event.parent_tool_use_id,
+                parent_tool_use_id=parent,
                 kind=event.source_type,
                 extension={"record": event.record},
             )

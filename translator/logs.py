@@ -37,9 +37,15 @@ def _value(v: Any) -> str:
     return repr(s) if (" " in s or not s) else s
 
 
-def configure(level: str = "info") -> None:
+def configure(level: str = "info", fmt: str = "console") -> None:
+    """``fmt``: "console" (one readable line) or "json" (one JSON object a line)."""
+    renderer: Any = _render
+    pre: list[Any] = [structlog.processors.add_log_level]
+    if fmt == "json":
+        pre.append(structlog.processors.TimeStamper(fmt="iso", utc=True))
+        renderer = structlog.processors.JSONRenderer()
     structlog.configure(
-        processors=[structlog.processors.add_log_level, _render],
+        processors=[*pre, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level, logging.INFO)),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,

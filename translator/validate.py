@@ -5,11 +5,17 @@ Framing rules (ADR-0050 §2 and the schema's description):
 
 * one UTF-8 JSON object per line, one trailing newline, nothing else;
 * a run starts with system/init (seq 0); seq goes up by exactly 1 per line of it;
-* every line of a run carries the run's session_id;
-* a run ends with exactly one result (with is_error), and nothing but a new
-  system/init may follow it;
+* a run ends with exactly one result (with is_error); after it, that run's key
+  (below) takes nothing but a new system/init;
 * ``ts`` is an RFC 3339 timestamp;
 * never an ANSI escape, not as a byte and not inside a decoded string.
+
+Runs of several sessions may interleave (the tail daemon's unified stream): a run
+is known by its ``session_id`` and, for a nested actor's own run (a subagent file's
+turn: its init carries ``parent_tool_use_id``), that id too. A nested actor's line
+belongs to its own run when one is open, else to its session's main run (print
+mode shows subagent lines inside the parent's run). ``--allow-open`` accepts runs
+still open at the end (a live stream cut at an arbitrary moment).
 
 The schema itself is checked by the ``jsonschema`` package (Draft 2020-12).
 """
@@ -79,11 +85,13 @@ def _has_ansi(value: Any) -> bool:
 class StreamChecker:
     """Framing state over one stream; feed lines in order, then ``finish``."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, allow_open: bool = False) -> None:
         self.path = path
         self.lines = 0
         self.runs = 0
-        self._open: dict[str, Any] | None = None  # {"session_id", "seq", "line"}
+        self.allow_open = allow_open
+        # (session_id, parent_tool_use_id or None) → {"seq", "line"}
+        self._open: dict[tuple[Any, Any], dict[str, Any]] = {}
 
     def check(self, number: int, raw: bytes, terminated: bool) -> Iterator[Violation]:
         self.lines += 1
@@ -115,53 +123,59 @@ class StreamChecker:
     def _framing(self, number: int, obj: dict[str, Any]) -> Iterator[Violation]:
         v = self._violation
         kind = obj.get("type")
-        is_init = kind == "system" and obj.get("subtype") == "init"
-        seq = obj.get("seq")
         sid = obj.get("session_id")
-        if is_init:
-            if self._open is not None:
+        parent = obj.get("parent_tool_use_id")
+        seq = obj.get("seq")
+        if kind == "system" and obj.get("subtype") == "init":
+            key = (sid, parent)
+            if key in self._open:
                 yield v(
                     number,
-                    f"system/init while the run from line {self._open['line']} has no result",
+                    f"system/init while the run from line {self._open[key]['line']} has no result",
                 )
-            self._open = {"session_id": sid, "seq": 0, "line": number}
+            self._open[key] = {"seq": 0, "line": number}
             self.runs += 1
             if seq != 0:
                 yield v(number, f"system/init has seq {seq!r}, not 0")
             return
-        if self._open is None:
-            yield v(number, f"{kind} line outside a run (a run starts with system/init)")
+        key = (sid, parent) if (sid, parent) in self._open else (sid, None)
+        run = self._open.get(key)
+        if run is None:
+            yield v(
+                number,
+                f"{kind} line outside a run (a run starts with system/init; "
+                f"none is open for session {sid!r})",
+            )
             return
-        expected = self._open["seq"] + 1
+        expected = run["seq"] + 1
         if seq != expected:
             yield v(number, f"seq {seq!r}, expected {expected}")
-        self._open["seq"] = seq if isinstance(seq, int) else expected
-        if sid != self._open["session_id"]:
-            yield v(
-                number, f"session_id {sid!r} differs from its run's {self._open['session_id']!r}"
-            )
+        run["seq"] = seq if isinstance(seq, int) else expected
         if kind == "result":
             if not isinstance(obj.get("is_error"), bool):
                 yield v(number, "result without a boolean is_error")
-            self._open = None
+            if parent != key[1]:
+                yield v(number, "result of a nested actor inside its parent's run")
+            del self._open[key]
 
     def finish(self) -> Iterator[Violation]:
         if self.lines == 0:
             yield Violation(self.path, 0, "empty stream: no lines")
-        elif self._open is not None:
-            yield self._violation(
-                self.lines, f"run from line {self._open['line']} ends without a result"
-            )
+        elif not self.allow_open:
+            for run in self._open.values():
+                yield self._violation(
+                    self.lines, f"run from line {run['line']} ends without a result"
+                )
 
     def _violation(self, number: int, reason: str) -> Violation:
         return Violation(self.path, number, reason)
 
 
-def validate_stream(stream: IO[bytes], path: str) -> Iterator[Violation]:
+def validate_stream(stream: IO[bytes], path: str, allow_open: bool = False) -> Iterator[Violation]:
     """Every violation in one stream, in line order."""
     from translator.reader import read_lines
 
-    checker = StreamChecker(path)
+    checker = StreamChecker(path, allow_open)
     for line in read_lines(stream, path):
         yield from checker.check(line.number, line.data, line.terminated)
     yield from checker.finish()

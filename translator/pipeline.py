@@ -1,0 +1,221 @@
+"""One input's translation: records → adapter → framer → encoded lines.
+
+Shared by batch conversion (:mod:`translator.convert`) and the live tail daemon
+(:mod:`translator.tail`). It picks the source (``--source``, or a sniff of the first
+records), feeds the adapter, frames what comes out and hands each encoded line to
+``write``. Its state can be pickled (``snapshot``/``restore``): the tail daemon's
+checkpoints carry it, so a run open mid-turn survives a restart.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from translator import logs
+from translator.encode import encode
+from translator.events import Problem, Unrecognized
+from translator.framing import Framer, FramerStats
+from translator.reader import Damage, ParsedLine
+from translator.sources import Adapter, Source, Where, sniff, sources
+from translator.timefmt import now_ts
+
+#: How many records auto-detection may look at before it gives up.
+SNIFF_LIMIT = 50
+DECISIVE = 90
+STATE_VERSION = 1
+
+
+class InputError(Exception):
+    """An input that cannot be converted at all (one clear line, exit 1)."""
+
+
+@dataclass(slots=True)
+class Totals:
+    files: int = 0
+    lines_in: int = 0
+    records: int = 0
+    failed_inputs: int = 0
+    framing: FramerStats = field(default_factory=FramerStats)
+    sources: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def errors(self) -> int:
+        return self.framing.errors + self.failed_inputs
+
+
+class Translation:
+    """Translates one input, record by record, into encoded stream_v1 lines."""
+
+    def __init__(
+        self,
+        path: str,
+        write: Callable[[bytes], object],
+        totals: Totals,
+        source: Source | None = None,
+        clock: Callable[[], str] = now_ts,
+        session_id: str | None = None,
+    ) -> None:
+        self.path = path
+        self.write = write
+        self.totals = totals
+        self.session_id = session_id
+        hint = session_id
+        if hint is None:
+            hint = source.session_hint(path) if source is not None else _hint_any(path)
+        self.framer = Framer(clock, hint, totals.framing)
+        self.source: Source | None = None
+        self.adapter: Adapter | None = None
+        self.held: list[tuple[dict[str, Any], Where]] = []
+        self.held_problems: list[Problem] = []
+        self.lines = 0
+        if source is not None:
+            self._start(source)
+
+    # -- input ----------------------------------------------------------------
+
+    def feed(self, parsed: ParsedLine) -> None:
+        """One line of input: its damage reported, its records translated."""
+        line = parsed.line
+        self.lines += 1
+        for damage in parsed.damage:
+            self.problem(_damage_problem(line.path, line.number, line.offset, damage))
+        for rec in parsed.records:
+            self.totals.records += 1
+            self.record(rec, Where(self.path, line.number))
+
+    def push(self, events: Any) -> None:
+        for event in events:
+            if isinstance(event, Problem):
+                _log_problem(event)
+            elif isinstance(event, Unrecognized):
+                logs.get().debug(
+                    "unrecognized record type kept whole",
+                    path=self.path,
+                    source_type=event.source_type,
+                )
+            for line in self.framer.push(event):
+                self.write(encode(line))
+
+    def record(self, rec: dict[str, Any], where: Where) -> None:
+        if self.adapter is None:
+            self.held.append((rec, where))
+            source, score = sniff(rec)
+            if source is not None and score >= DECISIVE:
+                self._start(source)
+            elif len(self.held) >= SNIFF_LIMIT:
+                self._give_up()
+            return
+        self.push(self.adapter.feed(rec, where))
+
+    def problem(self, problem: Problem) -> None:
+        if self.adapter is None and self.source is None:
+            self.held_problems.append(problem)
+        else:
+            self.push([problem])
+
+    def _start(self, source: Source) -> None:
+        self.source = source
+        self.totals.sources[source.name] += 1
+        self.adapter = source.open(self.path, self.session_id)
+        self.push(self.held_problems)
+        self.held_problems = []
+        held, self.held = self.held, []
+        for rec, where in held:
+            self.push(self.adapter.feed(rec, where))
+
+    def _give_up(self) -> None:
+        best: Source | None = None
+        best_score = 0
+        for rec, _ in self.held:
+            source, score = sniff(rec)
+            if source is not None and score > best_score:
+                best, best_score = source, score
+        if best is None:
+            raise InputError(
+                "cannot tell which source this is "
+                f"(looked at {len(self.held)} records); name it with --source"
+            )
+        self._start(best)
+
+    def finish(self) -> None:
+        """The input is over (EOF, or idle for the tail daemon): close what is open."""
+        if self.adapter is None:
+            if self.held:
+                self._give_up()
+            elif self.held_problems:
+                raise InputError("no JSON record could be read from this input")
+        if self.adapter is not None:
+            self.push(self.adapter.finish())
+        for line in self.framer.finish():
+            self.write(encode(line))
+
+    # -- checkpoints -----------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """Everything needed to go on translating after a restart (pickled)."""
+        framer_state = self.framer.state()
+        return pickle.dumps(
+            (
+                STATE_VERSION,
+                self.source.name if self.source else None,
+                self.adapter,
+                framer_state,
+                self.held,
+                self.held_problems,
+                self.lines,
+            ),
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+
+    def restore(self, blob: bytes) -> None:
+        """Go on from a snapshot (raises ValueError if it is not one of ours)."""
+        try:
+            version, name, adapter, framer_state, held, problems, lines = pickle.loads(blob)
+        except Exception as exc:  # a snapshot of another version, or damaged
+            raise ValueError(f"translator state cannot be restored: {exc}") from exc
+        if version != STATE_VERSION:
+            raise ValueError(f"translator state version {version}, not {STATE_VERSION}")
+        self.source = sources().get(name) if name else None
+        self.adapter = adapter
+        self.framer.load_state(framer_state)
+        self.held, self.held_problems, self.lines = held, problems, lines
+
+
+def _hint_any(path: str) -> str | None:
+    for source in sources().values():
+        hint = source.session_hint(path)
+        if hint:
+            return hint
+    return None
+
+
+def _log_problem(p: Problem) -> None:
+    log = logs.get()
+    (log.error if p.fatal else log.warning)(p.message, path=p.path, line=p.line)
+
+
+def _damage_problem(path: str, line: int, offset: int, d: Damage) -> Problem:
+    ext: dict[str, Any] = {"offset": offset}
+    if d.fragment:
+        ext["fragment"] = d.fragment
+    return Problem(
+        d.reason,
+        path,
+        line,
+        recoverable=True,
+        # Bytes replaced to keep a record are still an error: the input is not
+        # what it should be, even though nothing that could be kept was lost.
+        fatal=not d.tolerated,
+        kind=_damage_kind(d),
+        extension=ext,
+    )
+
+
+def _damage_kind(d: Damage) -> str:
+    if d.tolerated:
+        return "truncated_line"
+    return "damaged_line" if d.lost else "repaired_line"

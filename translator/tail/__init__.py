@@ -1,0 +1,1 @@
+"""The live tail daemon: ~/.claude/projects into one stream_v1 stream."""
