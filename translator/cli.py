@@ -362,7 +362,7 @@ if __name__ == "__main__":  # pragma: no cover
 @click.option(
     "--rescan-every",
     type=float,
-    default=10.0,
+    default=30.0,
     show_default=True,
     metavar="SECONDS",
     help="Full rescan for files whose events were missed.",

@@ -4,8 +4,9 @@ In a directory, every ``*.jsonl`` is an input (session files, and subagent files
 ``<session>/subagents/**/agent-*.jsonl``), except Claude Code's own bookkeeping:
 ``journal.jsonl``, anything under ``tool-results/``, and ``workflows/`` folders
 outside ``subagents/`` (workflow state, not transcripts). ``*.meta.json`` sidecars
-are read by the adapter that needs them, never converted. Order is by path, so
-output is reproducible.
+are read by the adapter that needs them, never converted. Order is by path, a
+session file before its own ``<session>/subagents/...`` files, so output is
+reproducible.
 """
 
 from __future__ import annotations
@@ -18,20 +19,28 @@ SKIP_FILES = frozenset({"journal.jsonl"})
 SKIP_DIRS = frozenset({"tool-results", ".git", "node_modules", "__pycache__"})
 
 
-def walk(root: Path) -> Iterator[Path]:
-    """The transcript files below ``root``, sorted."""
-    found: list[Path] = []
+def walk_paths(root: str) -> list[str]:
+    """The transcript files below ``root`` as strings, sorted (cheap: no Path objects,
+    so the tail daemon can rescan thousands of files often)."""
+    found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        rel = here.relative_to(root).parts
-        in_subagents = "subagents" in rel
-        dirnames[:] = sorted(
+        in_subagents = "subagents" in os.path.relpath(dirpath, root).split(os.sep)
+        dirnames[:] = [
             d
             for d in dirnames
             if d not in SKIP_DIRS and not (d == "workflows" and not in_subagents)
+        ]
+        found.extend(
+            os.path.join(dirpath, name)
+            for name in filenames
+            if name.endswith(".jsonl") and name not in SKIP_FILES
         )
-        for name in filenames:
-            if name.endswith(".jsonl") and name not in SKIP_FILES:
-                found.append(here / name)
-    # A session file sorts before its own <session>/subagents/... files.
-    yield from sorted(found, key=lambda p: str(p.with_suffix("")))
+    # "<session>" sorts before "<session>/subagents/...": compare without ".jsonl".
+    found.sort(key=lambda p: p[: -len(".jsonl")])
+    return found
+
+
+def walk(root: Path) -> Iterator[Path]:
+    """The transcript files below ``root``, sorted."""
+    for path in walk_paths(str(root)):
+        yield Path(path)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from translator import logs
-from translator.discover import walk
+from translator.discover import walk_paths
 from translator.pipeline import Totals
 from translator.tail import checkpoint as cp
 from translator.tail.follower import FileFollower
@@ -96,7 +96,7 @@ class TailDaemon:
         state_path: Path,
         start_at_end: bool = False,
         idle_close: float = 600.0,
-        rescan_every: float = 10.0,
+        rescan_every: float = 30.0,
         commit_every: float = 0.5,
         clock: Callable[[], str] = now_ts,
         now: Callable[[], float] = time.monotonic,
@@ -149,6 +149,8 @@ class TailDaemon:
     def tick(self, changed: set[str] | None = None, rescan: bool = False) -> int:
         """One round of work; returns how many lines it wrote."""
         now = self._now()
+        if changed and any(p not in self.followers and os.path.isdir(p) for p in changed):
+            rescan = True  # a new folder (a new project, a subagents/ dir): look inside
         if rescan or now - self._last_rescan >= self.rescan_every:
             self._rescan()
             self._last_rescan = now
@@ -160,7 +162,7 @@ class TailDaemon:
                     self._add(path, new=True)
                     targets.append(path)
         else:
-            targets = list(self.followers)  # a quiet round: cheap stats catch missed events
+            targets = []  # a quiet round: idle checks only; rescans catch missed events
         written = 0
         for path in targets:
             follower = self.followers.get(path)
@@ -200,15 +202,16 @@ class TailDaemon:
         return n
 
     def _close_idle(self, now: float) -> int:
-        if self.idle_close <= 0:
-            return 0
         written = 0
-        for follower in self.followers.values():
-            if follower.run_open and now - follower.last_data >= self.idle_close:
-                follower.close_runs()
-                written += self._flush(follower)
-                self.log.info("run idle; closed as at the end of a file", path=follower.path)
-            if follower.fd is not None and now - follower.last_data >= FD_IDLE_SECONDS:
+        for follower in [f for f in self.followers.values() if f.fd is not None]:
+            # Only followers that read lately hold a descriptor: few, whatever the total.
+            if self.idle_close > 0 and follower.run_open:
+                if now - follower.last_data >= self.idle_close:
+                    follower.close_runs()
+                    written += self._flush(follower)
+                    self.log.info("run idle; closed as at the end of a file", path=follower.path)
+                continue  # keep the descriptor while a run is open
+            if now - follower.last_data >= FD_IDLE_SECONDS:
                 follower.close_fd()
         return written
 
@@ -221,9 +224,7 @@ class TailDaemon:
     def _rescan(self) -> None:
         seen: set[str] = set()
         for root in self.roots:
-            if root.is_dir():
-                for f in walk(root):
-                    seen.add(str(f))
+            seen.update(walk_paths(str(root)))
         for path in sorted(seen - set(self.followers)):
             self._add(path, new=not self._first_scan)
         self._first_scan = False
@@ -288,7 +289,7 @@ class TailDaemon:
             *watch_roots,
             watch_filter=None,
             debounce=50,
-            step=5,
+            step=10,
             rust_timeout=1000,
             yield_on_timeout=True,
             stop_event=stop,

@@ -50,6 +50,7 @@ class FileFollower:
         self.head_len = 0
         self.head_hash = ""
         self.fd: int | None = None
+        self._seen: tuple[int, int, int] = (0, -1, -1)  # (ino, size, mtime_ns) last polled
         self.last_data = now()
         self.dirty = True  # the mark changed since the last checkpoint
         self.idle_closed = False
@@ -120,6 +121,10 @@ class FileFollower:
         except FileNotFoundError:
             self._drain()
             return Change("gone")
+        seen = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if seen == self._seen:
+            return Change("ok")  # nothing happened to it: one stat is all it costs
+        self._seen = seen
         if self.ino and st.st_ino != self.ino:
             self._drain()  # the old file's last bytes, through the fd still open on it
             return Change("replaced")

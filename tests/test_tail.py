@@ -1,0 +1,297 @@
+"""The tail daemon: nothing lost, nothing twice — across SIGKILLs, truncation,
+replacement, deletion and files that appear mid-run."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from conftest import ROOT
+from helpers import FIXED_NOW, convert_file, framing_violations
+
+from translator.tail.daemon import OutputSink, TailDaemon
+
+SESSION = ROOT / "testdata" / "claude-session"
+LAYOUT = SESSION / "subagent_layout"
+SID = "7ab05073-03bd-480e-bfab-7ae89322bf51"
+
+
+class Clock:
+    """Injected monotonic time: tests move it, never sleep."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def fixed() -> str:
+    return FIXED_NOW
+
+
+def by_actor(data: bytes) -> dict[tuple[str, str | None], list[bytes]]:
+    """Lines per source file: a session's main file, or one subagent's file."""
+    groups: dict[tuple[str, str | None], list[bytes]] = defaultdict(list)
+    for raw in data.splitlines():
+        line = orjson.loads(raw)
+        groups[(line["session_id"], line.get("parent_tool_use_id"))].append(raw)
+    return dict(groups)
+
+
+def expected(files: list[Path]) -> dict[tuple[str, str | None], list[bytes]]:
+    out = b"".join(convert_file(f, "claude-session")[0] for f in files)
+    return by_actor(out)
+
+
+def daemon(tmp: Path, clock: Clock, **kw: Any) -> TailDaemon:
+    d = TailDaemon([tmp / "projects"], OutputSink(tmp / "out.jsonl"), tmp / "state.json",
+                   clock=fixed, now=clock, commit_every=0, **kw)
+    d.start()
+    return d
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(x) for x in path.read_bytes().splitlines()]
+
+
+# -- in-process: the daemon's logic, driven by tick() ------------------------------------
+
+
+def test_partial_lines_wait_and_restart_goes_on_mid_turn(tmp_path: Path) -> None:
+    target = tmp_path / "projects" / "p" / "5eccd76e-a2bd-46d3-9ac7-285807858239.jsonl"
+    target.parent.mkdir(parents=True)
+    src = (SESSION / "print_mode_bash.jsonl").read_bytes()
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    half = src.index(b'"type":"user","message":{"role":"user","content":[{"tool_use_id"')
+    target.write_bytes(src[: half + 40])  # ends inside a line
+    d.tick(changed={str(target.parent), str(target)})
+    d.stop()
+    first = (tmp_path / "out.jsonl").read_bytes()
+    assert first and b'"type":"result"' not in first  # the run is open mid-turn
+    d2 = daemon(tmp_path, clock, idle_close=0)
+    with target.open("ab") as fh:
+        fh.write(src[half + 40 :])
+    d2.tick(changed={str(target)})
+    d2.stop()
+    assert (tmp_path / "out.jsonl").read_bytes() == convert_file(target, "claude-session")[0]
+
+
+def test_idle_close_ends_a_run_as_batch_does_at_eof(tmp_path: Path) -> None:
+    agent_dir = tmp_path / "projects" / "p" / SID / "subagents"
+    agent_dir.mkdir(parents=True)
+    for f in (LAYOUT / SID / "subagents").iterdir():
+        if ".expected." not in f.name:
+            shutil.copy(f, agent_dir / f.name)
+    agent = next(agent_dir.glob("agent-*.jsonl"))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=30)
+    d.tick()
+    assert b'"type":"result"' not in (tmp_path / "out.jsonl").read_bytes()
+    clock.t += 31
+    d.tick()
+    d.stop()
+    assert (tmp_path / "out.jsonl").read_bytes() == convert_file(agent, "claude-session")[0]
+
+
+def test_new_subagent_file_mid_run(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    main = proj / f"{SID}.jsonl"
+    src = (LAYOUT / f"{SID}.jsonl").read_bytes().splitlines(keepends=True)
+    main.write_bytes(b"".join(src[:20]))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=5)
+    d.tick()
+    (proj / SID / "subagents").mkdir(parents=True)
+    for f in (LAYOUT / SID / "subagents").iterdir():
+        if ".expected." not in f.name:
+            shutil.copy(f, proj / SID / "subagents" / f.name)
+    with main.open("ab") as fh:
+        fh.write(b"".join(src[20:]))
+    new = {str(p) for p in (proj / SID / "subagents").glob("*.jsonl")} | {str(main)}
+    d.tick(changed=new)
+    clock.t += 6
+    d.tick()
+    d.stop()
+    got = by_actor((tmp_path / "out.jsonl").read_bytes())
+    want = expected([main, *sorted((proj / SID / "subagents").glob("*.jsonl"))])
+    assert got == want
+    assert ("7ab05073-03bd-480e-bfab-7ae89322bf51", "toolu_01Ol0AGLKlFXti4j8cFdnOcj") in got
+
+
+def test_truncated_and_replaced_files_are_followed_anew(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    a = proj / "5eccd76e-a2bd-46d3-9ac7-285807858239.jsonl"
+    bash = (SESSION / "print_mode_bash.jsonl").read_bytes()
+    thinking = (SESSION / "thinking.jsonl").read_bytes()
+    a.write_bytes(bash)
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.tick(changed={str(a)})
+    once = (tmp_path / "out.jsonl").read_bytes()
+    assert once == convert_file(a, "claude-session")[0]
+    # truncated in place, then rewritten with other (shorter) content
+    with a.open("r+b") as fh:
+        fh.truncate(0)
+    a.write_bytes(thinking)  # shorter than what was read: noticed as a truncation
+    d.tick(changed={str(a)})
+    after_trunc = (tmp_path / "out.jsonl").read_bytes()[len(once) :]
+    assert b'"subtype":"init"' in after_trunc
+    # replaced: a new file renamed over the old name
+    repl = proj / "tmp.new"
+    repl.write_bytes(bash)
+    os.replace(repl, a)
+    d.tick(changed={str(a)})
+    d.stop()
+    out = (tmp_path / "out.jsonl").read_bytes()
+    assert out.endswith(once)  # the replacement was read from its start, whole
+    assert framing_violations(out) == []
+
+
+def test_a_deleted_file_is_forgotten_after_its_last_lines(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    a = proj / "5eccd76e-a2bd-46d3-9ac7-285807858239.jsonl"
+    src = (SESSION / "print_mode_bash.jsonl").read_bytes().splitlines(keepends=True)
+    a.write_bytes(b"".join(src[:18]))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.tick(changed={str(a)})
+    with a.open("ab") as fh:
+        fh.write(b"".join(src[18:]))
+    a.unlink()  # deleted before the daemon read the rest
+    d.tick(changed={str(a)})
+    d.stop()
+    full = tmp_path / "full.jsonl"
+    full.write_bytes(b"".join(src))
+    assert by_actor((tmp_path / "out.jsonl").read_bytes()) == by_actor(
+        convert_file(full, "claude-session")[0]
+    )
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["files"] == {}
+
+
+def test_from_end_skips_what_files_already_hold(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    a = proj / "5eccd76e-a2bd-46d3-9ac7-285807858239.jsonl"
+    src = (SESSION / "resumed_two_invocations.jsonl").read_bytes()
+    cut = src.index(b'"operation":"enqueue"', 100)
+    cut = src.rindex(b"\n", 0, cut) + 1  # the second invocation starts here
+    a.write_bytes(src[:cut])
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0, start_at_end=True)
+    d.tick(changed={str(a)})
+    assert (tmp_path / "out.jsonl").read_bytes() == b""
+    with a.open("ab") as fh:
+        fh.write(src[cut:])
+    d.tick(changed={str(a)})
+    d.stop()
+    lines = lines_of(tmp_path / "out.jsonl")
+    assert [x["type"] for x in lines][0] == "system" and lines[-1]["type"] == "result"
+    assert lines[-1]["result"].startswith("Yes, this is the second turn")
+
+
+# -- end to end: a real daemon, SIGKILLed at random points ---------------------------------
+
+WRITES = [
+    SESSION / "print_mode_bash.jsonl",
+    SESSION / "thinking.jsonl",
+    SESSION / "interactive_four_turns.jsonl",
+    LAYOUT / f"{SID}.jsonl",
+    LAYOUT / SID / "subagents" / "agent-a4ecf0489c6080106.jsonl",
+]
+CRASHES = 22
+
+
+def _targets(proj: Path) -> list[Path]:
+    out = []
+    for src in WRITES:
+        rel = src.relative_to(LAYOUT) if LAYOUT in src.parents else Path("p") / src.name
+        if rel.parts[0] != "p":
+            rel = Path("q") / rel
+        out.append(proj / rel)
+    return out
+
+
+def _start(bin_: str, tmp: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [bin_, "tail", str(tmp / "projects"), "--output", str(tmp / "out.jsonl"),
+         "--state", str(tmp / "state.json"), "--idle-close", "4", "--rescan-every", "1",
+         "--commit-every", "0.05", "--log-format", "json"],
+        stdout=subprocess.DEVNULL, stderr=open(tmp / "daemon.log", "ab"),
+    )
+
+
+@pytest.mark.parametrize(
+    "seed", [int(s) for s in os.environ.get("STREAMV1_SOAK_SEEDS", "1,2").split(",")]
+)
+def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
+    streamv1_bin: str, tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    proj = tmp_path / "projects"
+    targets = _targets(proj)
+    for src, dst in zip(WRITES, targets, strict=True):
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        meta = src.with_name(src.name.replace(".jsonl", ".meta.json"))
+        if meta.exists():
+            shutil.copy(meta, dst.with_name(meta.name))
+    # The writes: every file, in random chunk sizes (partial lines included),
+    # interleaved across files.
+    data = [src.read_bytes() for src in WRITES]
+    pos = [0] * len(WRITES)
+    chunks: list[tuple[int, bytes]] = []
+    while any(p < len(d) for p, d in zip(pos, data, strict=True)):
+        i = rng.choice([k for k, d in enumerate(data) if pos[k] < len(d)])
+        n = rng.randint(1, 2500)
+        chunks.append((i, data[i][pos[i] : pos[i] + n]))
+        pos[i] += n
+    kills = set(rng.sample(range(1, len(chunks)), min(CRASHES // 2 + 1, len(chunks) - 1)))
+    proc = _start(streamv1_bin, tmp_path)
+    time.sleep(0.6)
+    crashes = 0
+    for k, (i, chunk) in enumerate(chunks):
+        with targets[i].open("ab") as fh:
+            fh.write(chunk)
+        time.sleep(rng.uniform(0, 0.02))
+        if k in kills:
+            time.sleep(rng.uniform(0, 0.3))  # anywhere: mid-read, mid-write, mid-commit
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            crashes += 1
+            proc = _start(streamv1_bin, tmp_path)
+            time.sleep(rng.uniform(0.05, 0.5))
+    assert crashes >= CRASHES // 2
+    # Let idle-close end the runs that have no end marker (as batch does at EOF).
+    out = tmp_path / "out.jsonl"
+    deadline = time.monotonic() + 40
+    last, stable_since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        size = out.stat().st_size if out.exists() else 0
+        if size != last:
+            last, stable_since = size, time.monotonic()
+        elif time.monotonic() - stable_since > 6:
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0
+    got = by_actor(out.read_bytes())
+    want = expected(targets)
+    assert set(got) == set(want)
+    for key in want:
+        assert got[key] == want[key], key
+    assert framing_violations(out.read_bytes()) == []
