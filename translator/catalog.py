@@ -100,8 +100,17 @@ def split_fields(raw: JSON, fields: dict[str, Any]) -> tuple[JSON, JSON]:
     return kept, rest
 
 
+_TEXT_KEYS = frozenset({"type", "text"})
+
+
 def content_block(raw: Any) -> JSON:
-    """A source content block in the catalog's content_block shape."""
+    """A source content block in the catalog's content_block shape.
+
+    A block that already fits (the common text block) is used as it is: output
+    lines are built fresh and never mutate their blocks, so no copy is needed.
+    """
+    if type(raw) is dict and raw.keys() == _TEXT_KEYS and type(raw["text"]) is str:
+        return raw
     if not isinstance(raw, dict):
         return {"type": "unknown", "extension": {"value": raw}}
     kept, rest = split_fields(raw, CONTENT_BLOCK_FIELDS)

@@ -8,9 +8,8 @@ naming the file (and line); never a traceback.
 from __future__ import annotations
 
 import os
-import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack
 from importlib import resources
 from pathlib import Path
@@ -18,11 +17,10 @@ from typing import IO, Any
 
 import click
 
-from translator import logs
-from translator.convert import InputError, Totals, convert_stream
+from translator import batch, logs
 from translator.discover import walk
 from translator.sources import Source, sources
-from translator.timefmt import normalize_ts, now_ts
+from translator.timefmt import normalize_ts
 
 SAMPLE = "samples/claude-session-sample.jsonl"
 _BINARY_PROBE = 8192
@@ -96,6 +94,14 @@ def run() -> None:
     help="Use this time for lines whose source has none (reproducible output).",
 )
 @click.option(
+    "--jobs",
+    "-j",
+    type=int,
+    metavar="N",
+    help="Convert N inputs at a time (default: one per core when there are several); "
+    "output order stays per input, in input order.",
+)
+@click.option(
     "--session-id",
     metavar="ID",
     help="The session id for inputs whose records carry none (default: from the file name).",
@@ -108,6 +114,7 @@ def convert(
     lenient: bool,
     fixed_now: str | None,
     session_id: str | None,
+    jobs: int | None,
 ) -> None:
     """Convert PATHs (files, directories, or - for stdin) to stream_v1 on stdout.
 
@@ -118,37 +125,36 @@ def convert(
     source = _source_choice(source_name)
     if output is not None and out_dir is not None:
         raise click.UsageError("-o/--output and --out-dir cannot be used together")
-    clock: Callable[[], str] = now_ts
-    if fixed_now is not None:
-        fixed = normalize_ts(fixed_now)
-        if fixed is None:
-            raise click.UsageError(f"--now {fixed_now!r} is not an RFC 3339 timestamp")
-        clock = lambda: fixed  # noqa: E731
-    totals = Totals()
+    if fixed_now is not None and normalize_ts(fixed_now) is None:
+        raise click.UsageError(f"--now {fixed_now!r} is not an RFC 3339 timestamp")
+    if jobs is not None and jobs < 1:
+        raise click.UsageError("--jobs takes a whole number from 1")
+    options = batch.Options(source.name if source else None, fixed_now, session_id)
+    failed = 0
     with ExitStack() as stack:
-        inputs = list(_inputs(paths, log, stack))
-        if out_dir is not None and any(p == "-" for p, _ in inputs):
-            raise click.UsageError("--out-dir needs file or directory paths, not stdin")
+        work: list[batch.Job] = []
+        for path, rel in _inputs(paths, log, stack):
+            if path is None:
+                failed += 1
+            elif path == "-":
+                if out_dir is not None:
+                    raise click.UsageError("--out-dir needs file or directory paths, not stdin")
+                work.append(batch.Job("-"))
+            else:
+                target = str(out_dir / rel) if out_dir is not None else None
+                work.append(batch.Job(str(path), target))
         shared: IO[bytes] | None = None
         if out_dir is None:
             if output is None or str(output) == "-":
                 shared = sys.stdout.buffer
             else:
                 shared = stack.enter_context(open(output, "wb"))
-        for path, rel in inputs:
-            if path is None:
-                totals.failed_inputs += 1
-                continue
-            sink = shared
-            if sink is None:
-                assert out_dir is not None
-                target = out_dir / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                sink = stack.enter_context(open(target, "wb"))
-            _convert_one(path, sink, source, totals, clock, log, session_id)
-            if shared is None:
-                sink.close()
-    _summary(log, totals)
+        workers = jobs if jobs is not None else (os.cpu_count() or 1 if len(work) > 1 else 1)
+        totals = batch.run(work, shared, options, workers, progress=sys.stderr.isatty())
+    totals.failed_inputs += failed
+    log.info("summary", **batch.describe(totals))
+    if totals.framing.unrecognized:
+        log.debug("unrecognized record types", **dict(totals.framing.unrecognized))
     fatal = totals.failed_inputs or (totals.framing.errors and not lenient)
     sys.exit(1 if fatal else 0)
 
@@ -188,84 +194,6 @@ def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tup
         else:
             log.error("no such file or directory", path=str(p))
             yield None, ""
-
-
-def _convert_one(
-    path: Any,
-    sink: IO[bytes],
-    source: Source | None,
-    totals: Totals,
-    clock: Callable[[], str],
-    log: Any,
-    session_id: str | None = None,
-) -> None:
-    name = "-" if path == "-" else str(path)
-    totals.files += 1
-    try:
-        if path == "-":
-            stream: IO[bytes] = sys.stdin.buffer
-            live = True
-        else:
-            stream = open(path, "rb")
-            live = not stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
-            if not live:
-                _refuse_binary(stream)
-        try:
-            convert_stream(
-                stream,
-                name,
-                sink.write,
-                totals,
-                source=source,
-                flush=sink.flush if live else None,
-                clock=clock,
-                session_id=session_id,
-            )
-        finally:
-            if path != "-":
-                stream.close()
-        sink.flush()
-    except InputError as exc:
-        totals.failed_inputs += 1
-        log.error(str(exc), path=name)
-    except UnicodeDecodeError as exc:  # pragma: no cover - the reader replaces bytes
-        totals.failed_inputs += 1
-        log.error(f"not UTF-8: {exc.reason}", path=name)
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        totals.failed_inputs += 1
-        log.error(exc.strerror or str(exc), path=name)
-
-
-def _refuse_binary(stream: IO[bytes]) -> None:
-    head = stream.read(_BINARY_PROBE)
-    stream.seek(0)
-    if not head:
-        return
-    text = head.replace(b"\x00", b"")
-    if not text.strip():
-        return  # only NULs: the reader reports them per line
-    printable = sum(1 for b in text if b >= 0x20 or b in (9, 10, 13))
-    if b"{" not in text or printable / len(text) < 0.85:
-        raise InputError("binary data, not a JSONL transcript")
-
-
-def _summary(log: Any, totals: Totals) -> None:
-    f = totals.framing
-    log.info(
-        "summary",
-        files=totals.files,
-        lines_in=totals.lines_in,
-        lines_out=f.lines_out,
-        runs=f.runs,
-        dropped=sum(f.dropped.values()),
-        unrecognized=sum(f.unrecognized.values()),
-        errors=totals.errors,
-        tolerated=f.tolerated,
-    )
-    if f.unrecognized:
-        log.debug("unrecognized record types", **dict(f.unrecognized))
 
 
 @main.command()

@@ -21,7 +21,8 @@ _ANSI = re.compile(
     r"|\x1b[@-Z\\-_]"
     r"|\x1b"
 )
-_MARKERS = (b"\\u001b", b"\xc2\x9b")
+_ESC = b"\\u001b"  # how orjson writes ESC
+_CSI8 = b"\xc2\x9b"  # U+009B, the 8-bit CSI, in UTF-8
 
 
 def strip_ansi(value: Any) -> Any:
@@ -34,8 +35,18 @@ def strip_ansi(value: Any) -> Any:
     return value
 
 
+# The common colour codes (CSI with plain parameters), as orjson escapes them, cut
+# straight out of the encoded line: every byte matched is literal ASCII inside a
+# JSON string, so the result is the encoding of the stripped strings. The ESC must
+# not be a literal backslash-u text (an even run of backslashes before it).
+_CSI_ENCODED = re.compile(rb"(?<!\\)((?:\\\\)*)\\u001b\[[0-?]*[ !#-/]*[@-\[\]-~]")
+
+
 def encode(line: dict[str, Any]) -> bytes:
     data: bytes = orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
-    if any(marker in data for marker in _MARKERS):
-        data = orjson.dumps(strip_ansi(line), option=orjson.OPT_APPEND_NEWLINE)
+    if _ESC in data:
+        data = _CSI_ENCODED.sub(rb"\1", data)
+    if _ESC in data or _CSI8 in data:
+        # Anything rarer (OSC, two-byte escapes, 8-bit CSI): strip the strings.
+        data = orjson.dumps(strip_ansi(orjson.loads(data)), option=orjson.OPT_APPEND_NEWLINE)
     return data

@@ -32,7 +32,7 @@ _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Line:
     """One line of input, without its newline (a trailing CR is kept out too)."""
 

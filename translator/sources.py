@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from translator.events import Event
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Where:
     """Where a source record came from, for errors that name file:line."""
 

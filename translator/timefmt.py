@@ -40,5 +40,4 @@ def normalize_ts(value: Any) -> str | None:
 
 def ts_millis(ts: str) -> int:
     """Milliseconds since the epoch of a canonical timestamp."""
-    moment = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
+    return round(datetime.fromisoformat(ts).timestamp() * 1000)

@@ -1,0 +1,184 @@
+"""Batch throughput, parallel speed-up and peak memory, as ratios measured side by
+side in the same run (machines here are noisy: absolute times mean little).
+
+Figures (each its own command; `all` runs them in turn):
+
+  ratio    `streamv1 convert` vs a bare orjson.loads + orjson.dumps pass over the same
+           bytes (one process each, alternated, median of --repeat), on
+           (a) the Claude Code 2.1.332 captures repeated to ~100 MB,
+           (b) the public corpus repeated to ~100 MB,
+           (c) stella events (the testdata runs repeated to ~100 MB).
+           Target: >= 0.5x the bare pass on (a) and (b).
+  jobs     `--jobs 2` vs `--jobs 1` on an archive of >= 200 session files. Target >= 1.8x.
+  rss      peak RSS converting one 1 GB session file, next to a 100 MB one (both
+           generated from the corpus). Target < 100 MB, not growing with size.
+
+Usage: .venv/bin/python bench/throughput.py [ratio|jobs|rss|all] [--size-mb 100] [--repeat 3]
+The corpora come from ../shared when it is there, else from testdata/ (smaller mix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "corpus"
+BIN = str(Path(sys.executable).parent / "streamv1")
+
+BARE = r"""
+import sys, orjson
+out = open("/dev/null", "wb")
+for name in sys.argv[1:]:
+    with open(name, "rb") as fh:
+        for line in fh:
+            if line.strip():
+                out.write(orjson.dumps(orjson.loads(line)) + b"\n")
+"""
+
+
+def corpus_files(kind: str) -> list[Path]:
+    if kind == "claude":
+        base = SHARED / "claude-code-2.1.332"
+        if base.exists():
+            return sorted(p for p in base.rglob("*.jsonl") if p.name != "requests.jsonl")
+        return sorted((ROOT / "testdata").glob("claude-*/**/*[!d].jsonl"))
+    if kind == "public":
+        base = SHARED / "public"
+        if base.exists():
+            return sorted(p for p in base.rglob("*") if p.suffix in (".jsonl", ".ndjson")
+                          and "scoutme__milk" not in p.parts)
+        return sorted((ROOT / "testdata").glob("claude-session/*[!d].jsonl"))
+    return sorted(p for p in (ROOT / "testdata" / "stella").glob("*.jsonl")
+                  if ".expected." not in p.name and "bad_body" not in p.name
+                  and "killed" not in p.name)
+
+
+def build_archive(kind: str, target: Path, size_mb: int) -> list[Path]:
+    """Copies of the corpus files, each copy in its own folder, up to size_mb."""
+    files = [f for f in corpus_files(kind) if ".expected." not in f.name]
+    out: list[Path] = []
+    total = 0
+    copy = 0
+    while total < size_mb * 1_000_000:
+        for f in files:
+            rel = f.name
+            dest = target / f"copy{copy:04d}" / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, dest)
+            meta = f.with_name(f.name.replace(".jsonl", ".meta.json"))
+            if meta.exists():
+                shutil.copyfile(meta, dest.with_name(meta.name))
+            out.append(dest)
+            total += f.stat().st_size
+        copy += 1
+    return out
+
+
+def timed(cmd: list[str]) -> tuple[float, int]:
+    """Wall time and the child's peak RSS (KiB) of one command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        sys.exit(f"failed: {' '.join(cmd[:4])}…: {proc.stderr.decode()[-500:]}")
+    return elapsed, max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+
+
+def ratio(size_mb: int, repeat: int) -> None:
+    for kind, label in (("claude", "(a) 2.1.332 captures"), ("public", "(b) public corpus"),
+                        ("stella", "(c) stella events")):
+        with tempfile.TemporaryDirectory() as tmp:
+            files = build_archive(kind, Path(tmp), size_mb)
+            mb = sum(f.stat().st_size for f in files) / 1e6
+            names = [str(f) for f in files]
+            ours, bare = [], []
+            for _ in range(repeat):
+                bare.append(timed([sys.executable, "-c", BARE, *names])[0])
+                ours.append(timed([BIN, "--log-level", "error", "convert", "--jobs", "1",
+                                   "-o", "/dev/null", tmp])[0])
+            b, o = statistics.median(bare), statistics.median(ours)
+            print(f"{label}: {mb:.0f} MB in {len(files)} files: bare orjson {mb / b:.0f} MB/s, "
+                  f"streamv1 convert {mb / o:.0f} MB/s -> {b / o:.2f}x the bare pass "
+                  f"(target 0.5x)")
+
+
+def jobs(repeat: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        files = build_archive("claude", Path(tmp), 100)
+        while len(files) < 200:
+            files += build_archive("claude", Path(tmp) / f"more{len(files)}", 20)
+        t1, t2 = [], []
+        for _ in range(repeat):
+            t1.append(timed([BIN, "--log-level", "error", "convert", "--jobs", "1", "-o",
+                             "/dev/null", tmp])[0])
+            t2.append(timed([BIN, "--log-level", "error", "convert", "--jobs", "2", "-o",
+                             "/dev/null", tmp])[0])
+        a, b = statistics.median(t1), statistics.median(t2)
+        print(f"--jobs 2 vs --jobs 1 on {len(files)} files: {a:.2f}s vs {b:.2f}s -> "
+              f"{a / b:.2f}x (target 1.8x; {os.cpu_count()} cores)")
+
+
+def big_session(path: Path, size_mb: int) -> None:
+    """One long session: the corpus' turns again and again, one session id."""
+    base = SHARED / "claude-code-2.1.332"
+    srcs = sorted(base.glob("*/projects/*/*.jsonl")) if base.exists() else sorted(
+        (ROOT / "testdata" / "claude-session").glob("*[!d].jsonl"))
+    chunk = b"".join(p.read_bytes() for p in srcs)
+    with path.open("wb") as fh:
+        written = 0
+        while written < size_mb * 1_000_000:
+            fh.write(chunk)
+            written += len(chunk)
+
+
+def rss() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        results = []
+        for size in (100, 1000):
+            f = Path(tmp) / f"session-{size}.jsonl"
+            big_session(f, size)
+            cmd = [sys.executable, "-c",
+                   "import resource, subprocess, sys; "
+                   "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+                   "stderr=subprocess.DEVNULL); "
+                   "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+                   BIN, "--log-level", "error", "convert", "--source", "claude-session",
+                   str(f)]
+            start = time.perf_counter()
+            kib = int(subprocess.run(cmd, capture_output=True, check=True).stdout)
+            results.append((size, kib / 1024, time.perf_counter() - start))
+            f.unlink()
+        for size, mib, secs in results:
+            print(f"peak RSS converting a {size} MB session file: {mib:.1f} MiB "
+                  f"({mib / 100:.2f}x the 100 MB target; {size / secs:.0f} MB/s)")
+        print(f"growth from 100 MB to 1 GB input: {results[1][1] / results[0][1]:.2f}x")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("figure", nargs="?", default="all", choices=["ratio", "jobs", "rss", "all"])
+    ap.add_argument("--size-mb", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    if a.figure in ("ratio", "all"):
+        ratio(a.size_mb, a.repeat)
+    if a.figure in ("jobs", "all"):
+        jobs(a.repeat)
+    if a.figure in ("rss", "all"):
+        rss()
+    print(json.dumps({"python": sys.version.split()[0], "cores": os.cpu_count()}))
+
+
+if __name__ == "__main__":
+    main()

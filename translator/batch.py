@@ -1,0 +1,247 @@
+"""Batch conversion of many inputs, serially or in worker processes.
+
+Output order is deterministic whatever ``--jobs`` is: per input, in input order.
+Workers write each input's lines to a temp file (or straight to its ``--out-dir``
+file); the parent copies the temp files to the shared output in input order, so
+memory stays flat however large an input is.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from translator import logs
+from translator.convert import InputError, Totals, convert_stream
+from translator.sources import Source, sources
+from translator.timefmt import normalize_ts, now_ts
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+_BINARY_PROBE = 8192
+_PRINTABLE = bytes([9, 10, 13, *range(0x20, 0x100)])
+
+
+@dataclass(slots=True, frozen=True)
+class Job:
+    path: str  # a file, or "-" for stdin
+    target: str | None = None  # its own output file (--out-dir), else the shared output
+
+
+@dataclass(slots=True, frozen=True)
+class Options:
+    source: str | None = None  # None: auto
+    fixed_now: str | None = None
+    session_id: str | None = None
+
+    def clock(self) -> Callable[[], str]:
+        fixed = normalize_ts(self.fixed_now) if self.fixed_now else None
+        if fixed is None:
+            return now_ts
+        return lambda: fixed
+
+    def source_obj(self) -> Source | None:
+        return sources()[self.source] if self.source else None
+
+
+def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals) -> None:
+    """One input into ``sink``; a bad input is one clear log line, never a traceback."""
+    log = logs.get()
+    totals.files += 1
+    try:
+        if job.path == "-":
+            stream: IO[bytes] = sys.stdin.buffer
+            live = True
+        else:
+            stream = open(job.path, "rb")
+            live = not stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+            if not live:
+                _refuse_binary(stream)
+        try:
+            convert_stream(
+                stream,
+                job.path,
+                sink.write,
+                totals,
+                source=options.source_obj(),
+                flush=sink.flush if live else None,
+                clock=options.clock(),
+                session_id=options.session_id,
+            )
+        finally:
+            if job.path != "-":
+                stream.close()
+        sink.flush()
+    except InputError as exc:
+        totals.failed_inputs += 1
+        log.error(str(exc), path=job.path)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        totals.failed_inputs += 1
+        log.error(exc.strerror or str(exc), path=job.path)
+
+
+def _refuse_binary(stream: IO[bytes]) -> None:
+    head = stream.read(_BINARY_PROBE)
+    stream.seek(0)
+    if not head:
+        return
+    text = head.replace(b"\x00", b"")
+    if not text.strip():
+        return  # only NULs: the reader reports them per line
+    unprintable = len(text.translate(None, _PRINTABLE))
+    if (b"{" not in text and b"[" not in text) or unprintable > 0.15 * len(text):
+        raise InputError("binary data, not a JSONL transcript")
+
+
+def _worker(job: Job, options: Options, spool: str) -> tuple[Totals, str | None]:
+    """In a worker process: convert one input to its target or to a spool file."""
+    totals = Totals()
+    if job.target is not None:
+        Path(job.target).parent.mkdir(parents=True, exist_ok=True)
+        with open(job.target, "wb") as sink:
+            convert_one(job, sink, options, totals)
+        return totals, None
+    fd, name = tempfile.mkstemp(dir=spool, suffix=".jsonl")
+    with os.fdopen(fd, "wb") as sink:
+        convert_one(job, sink, options, totals)
+    return totals, name
+
+
+def merge(into: Totals, other: Totals) -> None:
+    into.files += other.files
+    into.lines_in += other.lines_in
+    into.records += other.records
+    into.failed_inputs += other.failed_inputs
+    into.sources.update(other.sources)
+    f, g = into.framing, other.framing
+    f.runs += g.runs
+    f.lines_out += g.lines_out
+    f.synthetic_inits += g.synthetic_inits
+    f.synthetic_results += g.synthetic_results
+    f.errors += g.errors
+    f.tolerated += g.tolerated
+    f.dropped.update(g.dropped)
+    f.unrecognized.update(g.unrecognized)
+
+
+class Progress:
+    """files, MB, rate and ETA on one stderr line, for a terminal only."""
+
+    def __init__(self, jobs: list[Job], enabled: bool) -> None:
+        self.enabled = enabled and len(jobs) > 1
+        self.total_files = len(jobs)
+        self.total_bytes = sum(_size(j.path) for j in jobs)
+        self.files = 0
+        self.bytes = 0
+        self.start = time.monotonic()
+
+    def done(self, job: Job) -> None:
+        if not self.enabled:
+            return
+        self.files += 1
+        self.bytes += _size(job.path)
+        elapsed = max(time.monotonic() - self.start, 1e-6)
+        rate = self.bytes / elapsed
+        eta = (self.total_bytes - self.bytes) / rate if rate else 0.0
+        sys.stderr.write(
+            f"\r{self.files}/{self.total_files} files  {self.bytes / 1e6:.1f}/"
+            f"{self.total_bytes / 1e6:.1f} MB  {rate / 1e6:.1f} MB/s  ETA {eta:.0f}s   "
+        )
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size if path != "-" else 0
+    except OSError:
+        return 0
+
+
+def run(
+    jobs: list[Job],
+    shared: IO[bytes] | None,
+    options: Options,
+    workers: int,
+    progress: bool,
+) -> Totals:
+    """Convert every job; output per input, in input order."""
+    totals = Totals()
+    bar = Progress(jobs, progress)
+    if workers <= 1 or len(jobs) <= 1 or any(j.path == "-" for j in jobs):
+        for job in jobs:
+            if job.target is not None:
+                Path(job.target).parent.mkdir(parents=True, exist_ok=True)
+                with open(job.target, "wb") as sink:
+                    convert_one(job, sink, options, totals)
+            else:
+                assert shared is not None
+                convert_one(job, shared, options, totals)
+            bar.done(job)
+        bar.close()
+        return totals
+    # Imported here: a one-input run should not pay for the process pool.
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    with tempfile.TemporaryDirectory(prefix="streamv1-") as spool:
+        ctx = get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            # A bounded window: spool files never pile up far ahead of the writer.
+            window = workers * 4
+            pending: list[tuple[Job, Future[tuple[Totals, str | None]]]] = []
+            queue: Iterable[Job] = iter(jobs)
+            for job in queue:
+                pending.append((job, pool.submit(_worker, job, options, spool)))
+                if len(pending) >= window:
+                    _drain_first(pending, shared, totals, bar)
+            while pending:
+                _drain_first(pending, shared, totals, bar)
+    bar.close()
+    return totals
+
+
+def _drain_first(
+    pending: list[tuple[Job, Future[tuple[Totals, str | None]]]],
+    shared: IO[bytes] | None,
+    totals: Totals,
+    bar: Progress,
+) -> None:
+    job, future = pending.pop(0)
+    part, spooled = future.result()
+    merge(totals, part)
+    if spooled is not None:
+        assert shared is not None
+        with open(spooled, "rb") as fh:
+            shutil.copyfileobj(fh, shared, 1 << 20)
+        shared.flush()
+        os.unlink(spooled)
+    bar.done(job)
+
+
+def describe(totals: Totals) -> dict[str, Any]:
+    f = totals.framing
+    return {
+        "files": totals.files,
+        "lines_in": totals.lines_in,
+        "lines_out": f.lines_out,
+        "runs": f.runs,
+        "dropped": sum(f.dropped.values()),
+        "unrecognized": sum(f.unrecognized.values()),
+        "errors": totals.errors,
+        "tolerated": f.tolerated,
+    }
