@@ -40,6 +40,8 @@ def body_problem(
 
 
 def _int(value: Any) -> int:
+    if type(value) is int:  # the common case first: one check
+        return value
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):

@@ -46,7 +46,11 @@ def encode(line: dict[str, Any]) -> bytes:
     data: bytes = orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
     if _ESC in data:
         data = _CSI_ENCODED.sub(rb"\1", data)
-    if _ESC in data or _CSI8 in data:
+        rare = _ESC in data
+    else:
+        rare = False
+    # One memchr for the rare byte before the two-byte search (\xc2 is common text).
+    if rare or (b"\x9b" in data and _CSI8 in data):
         # Anything rarer (OSC, two-byte escapes, 8-bit CSI): strip the strings.
         data = orjson.dumps(strip_ansi(orjson.loads(data)), option=orjson.OPT_APPEND_NEWLINE)
     return data

@@ -88,17 +88,20 @@ class Translation:
             self.record(rec, Where(self.path, line.number))
 
     def push(self, events: Any) -> None:
+        write, frame = self.write, self.framer.push
         for event in events:
-            if isinstance(event, Problem):
+            kind = type(event)
+            if kind is Problem:
                 _log_problem(event)
-            elif isinstance(event, Unrecognized):
+            elif kind is Unrecognized:
                 logs.get().debug(
                     "unrecognized record type kept whole",
                     path=self.path,
                     source_type=event.source_type,
                 )
-            for line in self.framer.push(event):
-                self.write(encode(line))
+            lines = frame(event)
+            if lines:
+                write(b"".join([encode(line) for line in lines]))
 
     def record(self, rec: dict[str, Any], where: Where) -> None:
         if self.adapter is None:

@@ -100,34 +100,36 @@ def read_lines(
     ``head`` holds bytes already read from the stream (they come first).
     """
     read = getattr(stream, "read1", stream.read)
-    buf = bytearray()
+    pieces: list[bytes] = []  # a line still being read, in the chunks it came in
     number = 0
-    offset = 0  # offset of buf[0] in the stream
+    offset = 0  # offset of the next line's first byte
     pending = head
     while True:
         chunk = pending or read(chunk_size)
         pending = b""
         if not chunk:
             break
-        search_from = len(buf)
-        buf += chunk
-        start = 0
-        while True:
-            nl = buf.find(b"\n", max(start, search_from))
-            if nl < 0:
-                break
+        if chunk.find(b"\n") < 0:
+            pieces.append(chunk)
+            continue
+        if pieces:
+            pieces.append(chunk)
+            chunk = b"".join(pieces)
+            pieces = []
+        parts = chunk.split(b"\n")
+        tail = parts.pop()
+        if tail:
+            pieces.append(tail)
+        for data in parts:
             number += 1
-            data = bytes(buf[start:nl])
-            if data.endswith(b"\r"):
+            size = len(data) + 1
+            if data[-1:] == b"\r":
                 data = data[:-1]
-            yield Line(path, number, offset + start, data, True)
-            start = nl + 1
-        if start:
-            del buf[:start]
-            offset += start
-    if buf:
+            yield Line(path, number, offset, data, True)
+            offset += size
+    if pieces:
         number += 1
-        yield Line(path, number, offset, bytes(buf), False)
+        yield Line(path, number, offset, b"".join(pieces), False)
 
 
 def parse_line(line: Line) -> ParsedLine:
