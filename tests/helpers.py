@@ -19,17 +19,21 @@ FIXED_NOW = "2026-01-01T00:00:00.000Z"
 
 
 def convert_bytes(
-    data: bytes, path: str = "input.jsonl", source: str | None = None
+    data: bytes, path: str = "input.jsonl", source: str | None = None, to: str = "stream_v1"
 ) -> tuple[bytes, Totals]:
+    from translator.legacy import encoder_for
+
     out = io.BytesIO()
     totals = Totals()
     src = sources()[source] if source else None
-    convert_stream(io.BytesIO(data), path, out.write, totals, source=src, clock=lambda: FIXED_NOW)
+    convert_stream(io.BytesIO(data), path, out.write, totals, source=src,
+                   clock=lambda: FIXED_NOW, encoder=encoder_for(to))
     return out.getvalue(), totals
 
 
-def convert_file(path: Path, source: str | None = None) -> tuple[bytes, Totals]:
-    return convert_bytes(path.read_bytes(), str(path), source)
+def convert_file(path: Path, source: str | None = None, to: str = "stream_v1"
+                 ) -> tuple[bytes, Totals]:
+    return convert_bytes(path.read_bytes(), str(path), source, to)
 
 
 def lines_of(data: bytes) -> list[dict[str, Any]]:

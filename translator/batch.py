@@ -21,6 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from translator import logs
 from translator.convert import InputError, Totals, convert_stream
+from translator.legacy import encoder_for
 from translator.sources import Source, sources
 from translator.timefmt import normalize_ts, now_ts
 
@@ -42,6 +43,8 @@ class Options:
     source: str | None = None  # None: auto
     fixed_now: str | None = None
     session_id: str | None = None
+    to: str = "stream_v1"  # or "claude": the print-mode shape for legacy tools
+    extra_types: bool = False
 
     def clock(self) -> Callable[[], str]:
         fixed = normalize_ts(self.fixed_now) if self.fixed_now else None
@@ -76,6 +79,7 @@ def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals) -> 
                 flush=sink.flush if live else None,
                 clock=options.clock(),
                 session_id=options.session_id,
+                encoder=encoder_for(options.to, options.extra_types),
             )
         finally:
             if job.path != "-":

@@ -94,6 +94,20 @@ def run() -> None:
     help="Use this time for lines whose source has none (reproducible output).",
 )
 @click.option(
+    "--to",
+    "to",
+    type=click.Choice(["stream_v1", "claude"]),
+    default="stream_v1",
+    show_default=True,
+    help="Output shape: stream_v1, or claude (print-mode stream-json for legacy tools).",
+)
+@click.option(
+    "--claude-extra-types",
+    is_flag=True,
+    help="With --to claude: also newer message types (rate_limit_event, records of "
+    "unknown types) that older consumers crash on.",
+)
+@click.option(
     "--jobs",
     "-j",
     type=int,
@@ -114,6 +128,8 @@ def convert(
     lenient: bool,
     fixed_now: str | None,
     session_id: str | None,
+    to: str,
+    claude_extra_types: bool,
     jobs: int | None,
 ) -> None:
     """Convert PATHs (files, directories, or - for stdin) to stream_v1 on stdout.
@@ -129,7 +145,9 @@ def convert(
         raise click.UsageError(f"--now {fixed_now!r} is not an RFC 3339 timestamp")
     if jobs is not None and jobs < 1:
         raise click.UsageError("--jobs takes a whole number from 1")
-    options = batch.Options(source.name if source else None, fixed_now, session_id)
+    options = batch.Options(
+        source.name if source else None, fixed_now, session_id, to, claude_extra_types
+    )
     failed = 0
     with ExitStack() as stack:
         work: list[batch.Job] = []
@@ -296,6 +314,19 @@ if __name__ == "__main__":  # pragma: no cover
     help="Full rescan for files whose events were missed.",
 )
 @click.option(
+    "--to",
+    "to",
+    type=click.Choice(["stream_v1", "claude"]),
+    default="stream_v1",
+    show_default=True,
+    help="Output shape: stream_v1, or claude (print-mode stream-json for legacy tools).",
+)
+@click.option(
+    "--claude-extra-types",
+    is_flag=True,
+    help="With --to claude: also newer message types older consumers crash on.",
+)
+@click.option(
     "--commit-every",
     type=float,
     default=0.5,
@@ -314,6 +345,8 @@ def tail(
     log_format: str,
     rescan_every: float,
     commit_every: float,
+    to: str,
+    claude_extra_types: bool,
 ) -> None:
     """Follow Claude Code's session files (default ${CLAUDE_CONFIG_DIR:-~/.claude}/projects)
     and write one stream_v1 stream of all sessions as they happen."""
@@ -321,6 +354,7 @@ def tail(
     import signal
     import threading
 
+    from translator.legacy import encoder_for
     from translator.tail.checkpoint import CheckpointError
     from translator.tail.daemon import OutputSink, TailDaemon
 
@@ -359,6 +393,7 @@ def tail(
         idle_close=idle_close,
         rescan_every=rescan_every,
         commit_every=commit_every,
+        encoder=lambda: encoder_for(to, claude_extra_types),
     )
     try:
         daemon.start()

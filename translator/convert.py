@@ -8,7 +8,7 @@ makes it has arrived.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any
 
 from translator.pipeline import InputError, Totals, Translation
 from translator.reader import read_parsed
@@ -27,9 +27,10 @@ def convert_stream(
     flush: Callable[[], None] | None = None,
     clock: Callable[[], str] = now_ts,
     session_id: str | None = None,
+    encoder: Any = None,
 ) -> None:
     """Convert one input. ``flush`` is called after every input line (live pipes)."""
-    translation = Translation(path, write, totals, source, clock, session_id)
+    translation = Translation(path, write, totals, source, clock, session_id, encoder)
     any_text = False
     for parsed in read_parsed(stream, path):
         if parsed.records or parsed.damage:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from translator import logs
-from translator.encode import encode
 from translator.events import Problem, Unrecognized
 from translator.framing import Framer, FramerStats
+from translator.legacy import StreamV1Encoder
 from translator.reader import Damage, ParsedLine
 from translator.sources import Adapter, Source, Where, sniff, sources
 from translator.timefmt import now_ts
@@ -26,7 +26,7 @@ from translator.timefmt import now_ts
 #: How many records auto-detection may look at before it gives up.
 SNIFF_LIMIT = 50
 DECISIVE = 90
-STATE_VERSION = 1
+STATE_VERSION = 2
 
 
 class InputError(Exception):
@@ -58,9 +58,12 @@ class Translation:
         source: Source | None = None,
         clock: Callable[[], str] = now_ts,
         session_id: str | None = None,
+        encoder: Any = None,
     ) -> None:
         self.path = path
         self.write = write
+        # stream_v1 as it is, or another shape of the same lines (``--to claude``).
+        self.encoder = encoder if encoder is not None else StreamV1Encoder()
         self.totals = totals
         self.session_id = session_id
         hint = session_id
@@ -88,7 +91,7 @@ class Translation:
             self.record(rec, Where(self.path, line.number))
 
     def push(self, events: Any) -> None:
-        write, frame = self.write, self.framer.push
+        write, frame, encode = self.write, self.framer.push, self.encoder.encode
         for event in events:
             kind = type(event)
             if kind is Problem:
@@ -153,8 +156,9 @@ class Translation:
                 raise InputError("no JSON record could be read from this input")
         if self.adapter is not None:
             self.push(self.adapter.finish())
-        for line in self.framer.finish():
-            self.write(encode(line))
+        lines = self.framer.finish()
+        if lines:
+            self.write(b"".join([self.encoder.encode(line) for line in lines]))
 
     # -- checkpoints -----------------------------------------------------------------
 
@@ -170,6 +174,7 @@ class Translation:
                 self.held,
                 self.held_problems,
                 self.lines,
+                self.encoder,
             ),
             protocol=pickle.HIGHEST_PROTOCOL,
         )
@@ -177,7 +182,8 @@ class Translation:
     def restore(self, blob: bytes) -> None:
         """Go on from a snapshot (raises ValueError if it is not one of ours)."""
         try:
-            version, name, adapter, framer_state, held, problems, lines = pickle.loads(blob)
+            state = pickle.loads(blob)
+            version, name, adapter, framer_state, held, problems, lines, encoder = state
         except Exception as exc:  # a snapshot of another version, or damaged
             raise ValueError(f"translator state cannot be restored: {exc}") from exc
         if version != STATE_VERSION:
@@ -186,6 +192,7 @@ class Translation:
         self.adapter = adapter
         self.framer.load_state(framer_state)
         self.held, self.held_problems, self.lines = held, problems, lines
+        self.encoder = encoder
 
 
 def _hint_any(path: str) -> str | None:

@@ -100,8 +100,10 @@ class TailDaemon:
         commit_every: float = 0.5,
         clock: Callable[[], str] = now_ts,
         now: Callable[[], float] = time.monotonic,
+        encoder: Callable[[], Any] | None = None,
     ) -> None:
         self.roots = roots
+        self._encoder = encoder  # makes each file's encoder (--to)
         self.sink = sink
         self.state_path = state_path
         self.start_at_end = start_at_end
@@ -230,7 +232,7 @@ class TailDaemon:
         self._first_scan = False
 
     def _add(self, path: str, new: bool) -> FileFollower | None:
-        follower = FileFollower(path, self.totals, self._clock, self._now)
+        follower = FileFollower(path, self.totals, self._clock, self._now, self._encoder)
         mark = self._resume.pop(path, None)
         if mark is not None and follower.resume(mark):
             state = "resumed"

@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from translator.pipeline import InputError, Totals, Translation
 from translator.reader import Line, parse_line
@@ -37,13 +38,16 @@ class FileFollower:
         totals: Totals,
         clock: Callable[[], str],
         now: Callable[[], float] = time.monotonic,
+        encoder: Callable[[], Any] | None = None,
     ) -> None:
         self.path = path
         self._totals = totals
         self._clock = clock
         self._now = now
         self.out: list[bytes] = []
-        self.translation = Translation(path, self.out.append, totals, clock=clock)
+        self.translation = Translation(
+            path, self.out.append, totals, clock=clock, encoder=encoder() if encoder else None
+        )
         self.offset = 0
         self.line_no = 0
         self.ino = 0

@@ -1,0 +1,244 @@
+"""stream_v1 itself as a source: milk's ``--output-format stream-json`` and this
+tool's own output, so that any stream_v1 stream can be re-framed or re-encoded
+(``--to claude`` feeds it to legacy tools).
+
+Record catalog → neutral events (the inverse of the framer):
+
+==================  ==========================================================
+line                becomes
+==================  ==========================================================
+``system/init``     a run start: cwd, tools, mcp_servers, agent, capabilities
+                    (``partial_messages_v1``); everything else in extension
+``assistant``       the message's blocks (its ``extension.message`` keeps the
+                    source's model, stop_reason and usage when there was one)
+``user``            the message's blocks and ``tool_use_result``
+``stream_event``    the same partial delta
+``system/error``    a system/error again (not a new problem of this input)
+``system/<other>``  the same system line (fields and extension kept)
+``result``          the run's end with every figure it carries
+==================  ==========================================================
+
+``seq`` is recomputed by the framer (it is checked, not trusted: a gap is a
+warning in the output's validation, not here). Unknown line types follow rule 1:
+kept whole as system/unrecognized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from translator.events import (
+    JSON,
+    Delta,
+    Event,
+    Message,
+    Note,
+    RunEnd,
+    RunStart,
+    Unrecognized,
+    Usage,
+)
+from translator.sources import Source, Where
+
+_TYPES = frozenset({"system", "stream_event", "assistant", "user", "result"})
+_INIT_KEYS = frozenset(
+    {
+        "type",
+        "subtype",
+        "session_id",
+        "seq",
+        "ts",
+        "cwd",
+        "tools",
+        "mcp_servers",
+        "agent",
+        "capabilities",
+        "parent_tool_use_id",
+        "extension",
+    }
+)
+_ENVELOPE = frozenset({"type", "subtype", "session_id", "seq", "ts", "parent_tool_use_id"})
+
+
+class BodyError(ValueError):
+    pass
+
+
+def sniff(record: dict[str, Any]) -> int:
+    if record.get("type") in _TYPES and "seq" in record and "session_id" in record:
+        return 100
+    return 0
+
+
+def _usage(raw: Any) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return Usage(
+            int(raw["input_tokens"]),
+            int(raw["output_tokens"]),
+            int(raw["cache_read"]),
+            int(raw["cache_creation"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BodyError(f"usage does not fit ({exc})") from exc
+
+
+class StreamV1Adapter:
+    def __init__(self, path: str, session_id: str | None = None) -> None:
+        self._path = path
+        self._fallback = session_id
+
+    def feed(self, record: dict[str, Any], where: Where) -> Iterable[Event]:
+        from adapters._claude import BodyError as ClaudeBodyError
+        from adapters._claude import body_problem  # the same system/error shape
+
+        try:
+            return [self._event(record)]
+        except (BodyError, ClaudeBodyError) as exc:
+            return [body_problem(ClaudeBodyError(str(exc)), record, where, self._sid(record))]
+
+    def finish(self) -> Iterable[Event]:
+        return []
+
+    def _sid(self, rec: dict[str, Any]) -> str:
+        sid = rec.get("session_id")
+        return sid if isinstance(sid, str) else (self._fallback or "unknown")
+
+    def _event(self, rec: dict[str, Any]) -> Event:
+        kind = rec.get("type")
+        sid = self._sid(rec)
+        ts = rec.get("ts") if isinstance(rec.get("ts"), str) else None
+        parent = rec.get("parent_tool_use_id")
+        parent = parent if isinstance(parent, str) else None
+        ext = _obj(rec.get("extension"))
+        if kind == "system" and rec.get("subtype") == "init":
+            agent = _obj(rec.get("agent"))
+            extra = {k: v for k, v in rec.items() if k not in _INIT_KEYS}
+            return RunStart(
+                session_id=sid,
+                ts=ts,
+                agent_name=str(agent.get("name", "unknown")),
+                provider=str(agent.get("provider", "unknown")),
+                model=agent.get("model") if isinstance(agent.get("model"), str) else None,
+                agent_role=agent.get("role") if isinstance(agent.get("role"), str) else None,
+                cwd=rec.get("cwd") if isinstance(rec.get("cwd"), str) else None,
+                tools=rec.get("tools") if isinstance(rec.get("tools"), list) else None,
+                mcp_servers=rec.get("mcp_servers")
+                if isinstance(rec.get("mcp_servers"), list)
+                else None,
+                partial_messages="partial_messages_v1" in (rec.get("capabilities") or []),
+                parent_tool_use_id=parent,
+                extension={**ext, **extra},
+            )
+        if kind in ("assistant", "user"):
+            message = rec.get("message")
+            if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+                raise BodyError(f"{kind} line without a message whose content is a list")
+            inner = _obj(ext.get("message"))
+            model = inner.get("model")
+            stop = inner.get("stop_reason")
+            usage = None
+            raw_usage = inner.get("usage")
+            if kind == "assistant" and isinstance(raw_usage, dict):
+                from adapters._claude import usage_from_api
+
+                usage = usage_from_api(raw_usage)
+            return Message(
+                role=str(kind),
+                session_id=sid,
+                ts=ts,
+                content=[b for b in message["content"] if isinstance(b, dict)],
+                message_id=message.get("id") if isinstance(message.get("id"), str) else None,
+                parent_tool_use_id=parent,
+                tool_use_result=rec.get("tool_use_result"),
+                has_tool_use_result="tool_use_result" in rec,
+                model=model if isinstance(model, str) else None,
+                stop_reason=stop if isinstance(stop, str) else None,
+                usage=usage,
+                extension=dict(ext),
+            )
+        if kind == "stream_event":
+            event = rec.get("event")
+            if not isinstance(event, dict):
+                raise BodyError("stream_event line without an event object")
+            return Delta(sid, ts, event, parent)
+        if kind == "system":
+            subtype = rec.get("subtype")
+            if not isinstance(subtype, str):
+                raise BodyError("system line without a subtype")
+            fields = {k: v for k, v in rec.items() if k not in _ENVELOPE and k != "extension"}
+            return Note(subtype, sid, ts, fields, dict(ext), parent)
+        if kind == "result":
+            return self._end(rec, sid, ts, ext)
+        name = kind if isinstance(kind, str) else "<no type>"
+        return Unrecognized(name, sid, ts, rec, parent)
+
+    @staticmethod
+    def _end(rec: dict[str, Any], sid: str, ts: str | None, ext: JSON) -> RunEnd:
+        def typed(key: str, kind: type) -> Any:
+            value = rec.get(key)
+            if value is None:
+                return None
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise BodyError(f"result.{key} is {type(value).__name__}, not {kind.__name__}")
+            return value
+
+        model_usage = None
+        raw_mu = rec.get("model_usage")
+        if isinstance(raw_mu, dict):
+            model_usage = {
+                str(m): u for m, u in ((m, _usage(u)) for m, u in raw_mu.items()) if u is not None
+            }
+        cost = rec.get("total_cost_usd")
+        known = {
+            "type",
+            "subtype",
+            "session_id",
+            "seq",
+            "ts",
+            "is_error",
+            "result",
+            "num_turns",
+            "duration_ms",
+            "stop_reason",
+            "usage",
+            "model_usage",
+            "total_cost_usd",
+            "ttft_ms",
+            "extension",
+            "parent_tool_use_id",
+        }
+        extra = {k: v for k, v in rec.items() if k not in known}
+        ext = {k: v for k, v in ext.items() if k not in ("dropped", "unrecognized")}
+        return RunEnd(
+            session_id=sid,
+            ts=ts,
+            subtype=typed("subtype", str),
+            is_error=typed("is_error", bool),
+            result=typed("result", str),
+            num_turns=typed("num_turns", int),
+            duration_ms=typed("duration_ms", int),
+            stop_reason=typed("stop_reason", str),
+            usage=_usage(rec.get("usage")),
+            model_usage=model_usage or None,
+            total_cost_usd=cost
+            if isinstance(cost, int | float) and not isinstance(cost, bool)
+            else None,
+            ttft_ms=typed("ttft_ms", int),
+            extension={**ext, **extra},
+        )
+
+
+SOURCE = Source(
+    name="stream_v1",
+    description="stream_v1 itself (milk --output-format stream-json, streamv1's own output)",
+    sniff=sniff,
+    open=StreamV1Adapter,
+)
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
