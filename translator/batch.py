@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
 _BINARY_PROBE = 8192
+GROUP_BYTES = 16_000_000
+GROUP_FILES = 64
 _PRINTABLE = bytes([9, 10, 13, *range(0x20, 0x100)])
 
 
@@ -108,18 +110,43 @@ def _refuse_binary(stream: IO[bytes]) -> None:
         raise InputError("binary data, not a JSONL transcript")
 
 
-def _worker(job: Job, options: Options, spool: str) -> tuple[Totals, str | None]:
-    """In a worker process: convert one input to its target or to a spool file."""
-    totals = Totals()
-    if job.target is not None:
-        Path(job.target).parent.mkdir(parents=True, exist_ok=True)
-        with open(job.target, "wb") as sink:
+def _worker(group: list[Job], options: Options, spool: str) -> list[tuple[Totals, str | None]]:
+    """In a worker process: convert a group of inputs, each to its target or to a
+    spool file of its own (a group, not one input a task: small files would
+    otherwise cost more in hand-offs than in work)."""
+    done: list[tuple[Totals, str | None]] = []
+    for job in group:
+        totals = Totals()
+        if job.target is not None:
+            Path(job.target).parent.mkdir(parents=True, exist_ok=True)
+            with open(job.target, "wb") as sink:
+                convert_one(job, sink, options, totals)
+            done.append((totals, None))
+            continue
+        fd, name = tempfile.mkstemp(dir=spool, suffix=".jsonl")
+        with os.fdopen(fd, "wb") as sink:
             convert_one(job, sink, options, totals)
-        return totals, None
-    fd, name = tempfile.mkstemp(dir=spool, suffix=".jsonl")
-    with os.fdopen(fd, "wb") as sink:
-        convert_one(job, sink, options, totals)
-    return totals, name
+        done.append((totals, name))
+    return done
+
+
+def _groups(jobs: list[Job], workers: int) -> list[list[Job]]:
+    """Consecutive jobs in groups of about GROUP_BYTES, and enough groups to keep
+    every worker busy to the end."""
+    total = sum(_size(j.path) for j in jobs)
+    target = max(1, min(GROUP_BYTES, total // (workers * 8) or 1))
+    groups: list[list[Job]] = []
+    current: list[Job] = []
+    size = 0
+    for job in jobs:
+        current.append(job)
+        size += _size(job.path)
+        if size >= target or len(current) >= GROUP_FILES:
+            groups.append(current)
+            current, size = [], 0
+    if current:
+        groups.append(current)
+    return groups
 
 
 def merge(into: Totals, other: Totals) -> None:
@@ -206,11 +233,11 @@ def run(
         ctx = get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             # A bounded window: spool files never pile up far ahead of the writer.
-            window = workers * 4
-            pending: list[tuple[Job, Future[tuple[Totals, str | None]]]] = []
-            queue: Iterable[Job] = iter(jobs)
-            for job in queue:
-                pending.append((job, pool.submit(_worker, job, options, spool)))
+            window = workers * 3
+            pending: list[tuple[list[Job], Future[list[tuple[Totals, str | None]]]]] = []
+            queue: Iterable[list[Job]] = iter(_groups(jobs, workers))
+            for group in queue:
+                pending.append((group, pool.submit(_worker, group, options, spool)))
                 if len(pending) >= window:
                     _drain_first(pending, shared, totals, bar)
             while pending:
@@ -220,21 +247,22 @@ def run(
 
 
 def _drain_first(
-    pending: list[tuple[Job, Future[tuple[Totals, str | None]]]],
+    pending: list[tuple[list[Job], Future[list[tuple[Totals, str | None]]]]],
     shared: IO[bytes] | None,
     totals: Totals,
     bar: Progress,
 ) -> None:
-    job, future = pending.pop(0)
-    part, spooled = future.result()
-    merge(totals, part)
-    if spooled is not None:
-        assert shared is not None
-        with open(spooled, "rb") as fh:
-            shutil.copyfileobj(fh, shared, 1 << 20)
+    group, future = pending.pop(0)
+    for job, (part, spooled) in zip(group, future.result(), strict=True):
+        merge(totals, part)
+        if spooled is not None:
+            assert shared is not None
+            with open(spooled, "rb") as fh:
+                shutil.copyfileobj(fh, shared, 1 << 20)
+            os.unlink(spooled)
+        bar.done(job)
+    if shared is not None:
         shared.flush()
-        os.unlink(spooled)
-    bar.done(job)
 
 
 def describe(totals: Totals) -> dict[str, Any]:
