@@ -134,7 +134,7 @@ def _groups(jobs: list[Job], workers: int) -> list[list[Job]]:
     """Consecutive jobs in groups of about GROUP_BYTES, and enough groups to keep
     every worker busy to the end."""
     total = sum(_size(j.path) for j in jobs)
-    target = max(1, min(GROUP_BYTES, total // (workers * 8) or 1))
+    target = max(1, min(GROUP_BYTES, total // (workers * 16) or 1))
     groups: list[list[Job]] = []
     current: list[Job] = []
     size = 0
@@ -233,7 +233,7 @@ def run(
         ctx = get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             # A bounded window: spool files never pile up far ahead of the writer.
-            window = workers * 3
+            window = workers * 8
             pending: list[tuple[list[Job], Future[list[tuple[Totals, str | None]]]]] = []
             queue: Iterable[list[Job]] = iter(_groups(jobs, workers))
             for group in queue:
@@ -244,6 +244,27 @@ def run(
                 _drain_first(pending, shared, totals, bar)
     bar.close()
     return totals
+
+
+def _append(spooled: str, shared: IO[bytes]) -> None:
+    """Copy a spool file to the output in the kernel where it can (no user copy)."""
+    shared.flush()
+    with open(spooled, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        try:
+            out_fd = shared.fileno()
+            sent = 0
+            while sent < size:
+                n = os.sendfile(out_fd, fh.fileno(), sent, size - sent)
+                if n == 0:
+                    break
+                sent += n
+            if sent == size:
+                return
+            fh.seek(sent)
+        except (OSError, ValueError, AttributeError):
+            fh.seek(0)  # not a file descriptor sendfile takes: copy in user space
+        shutil.copyfileobj(fh, shared, 1 << 20)
 
 
 def _drain_first(
@@ -257,8 +278,7 @@ def _drain_first(
         merge(totals, part)
         if spooled is not None:
             assert shared is not None
-            with open(spooled, "rb") as fh:
-                shutil.copyfileobj(fh, shared, 1 << 20)
+            _append(spooled, shared)
             os.unlink(spooled)
         bar.done(job)
     if shared is not None:

@@ -101,6 +101,7 @@ def split_fields(raw: JSON, fields: dict[str, Any]) -> tuple[JSON, JSON]:
 
 
 _TEXT_KEYS = frozenset({"type", "text"})
+_BLOCK_KEYS = frozenset(CONTENT_BLOCK_FIELDS) - {"_meta"}
 
 
 def content_block(raw: Any) -> JSON:
@@ -109,8 +110,16 @@ def content_block(raw: Any) -> JSON:
     A block that already fits (the common text block) is used as it is: output
     lines are built fresh and never mutate their blocks, so no copy is needed.
     """
-    if type(raw) is dict and raw.keys() == _TEXT_KEYS and type(raw["text"]) is str:
-        return raw
+    if type(raw) is dict:
+        keys = raw.keys()
+        if keys == _TEXT_KEYS and type(raw["text"]) is str:
+            return raw
+        if (
+            keys <= _BLOCK_KEYS
+            and "type" in keys
+            and all(_fits(raw[k], CONTENT_BLOCK_FIELDS[k]) for k in keys)
+        ):
+            return raw  # tool_use / tool_result blocks as Anthropic writes them
     if not isinstance(raw, dict):
         return {"type": "unknown", "extension": {"value": raw}}
     kept, rest = split_fields(raw, CONTENT_BLOCK_FIELDS)

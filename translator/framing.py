@@ -408,17 +408,23 @@ class Framer:
         return self._anon
 
     def _message_line(self, run: _Run, msg: Message) -> JSON:
-        message: JSON = {"role": msg.role, "content": msg.content}
-        if msg.message_id is not None:
-            message = {"id": msg.message_id, **message}
-        body: dict[str, Any] = {
-            "parent_tool_use_id": msg.parent_tool_use_id,
+        # Built in place (the hot path): the same key order as catalog.envelope.
+        line: JSON = {
+            "type": msg.role,
+            "session_id": run.session_id,
+            "seq": run.seq,
+            "ts": self._ts(msg.ts),
         }
-        if msg.role == "assistant" and msg.parent_tool_use_id is None and not msg.foreign:
-            body["agent"] = "primary"
-        body["message"] = message
-        if msg.has_tool_use_result:
-            body["tool_use_result"] = msg.tool_use_result
+        if msg.parent_tool_use_id is not None:
+            line["parent_tool_use_id"] = msg.parent_tool_use_id
+        elif msg.role == "assistant" and not msg.foreign:
+            line["agent"] = "primary"
+        if msg.message_id is not None:
+            line["message"] = {"id": msg.message_id, "role": msg.role, "content": msg.content}
+        else:
+            line["message"] = {"role": msg.role, "content": msg.content}
+        if msg.has_tool_use_result and msg.tool_use_result is not None:
+            line["tool_use_result"] = msg.tool_use_result
         if msg.extension:
-            body["extension"] = msg.extension
-        return catalog.envelope(msg.role, run.session_id, run.seq, self._ts(msg.ts), **body)
+            line["extension"] = msg.extension
+        return line
