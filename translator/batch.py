@@ -229,7 +229,10 @@ def run(
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    with tempfile.TemporaryDirectory(prefix="streamv1-") as spool:
+    sources()  # discover the adapters once, before the workers fork
+    # Spool in memory-backed /dev/shm where there is one: the bytes go straight on.
+    shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="streamv1-", dir=shm) as spool:
         ctx = get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             # A bounded window: spool files never pile up far ahead of the writer.

@@ -36,6 +36,24 @@ def _source_choice(name: str) -> Source | None:
     return known[name]
 
 
+def output_shape_options(command: Any) -> Any:
+    """--to and --claude-extra-types, shared by convert and tail."""
+    command = click.option(
+        "--claude-extra-types",
+        is_flag=True,
+        help="With --to claude: also newer message types (rate_limit_event, records of "
+        "unknown types) that older consumers crash on.",
+    )(command)
+    return click.option(
+        "--to",
+        "to",
+        type=click.Choice(["stream_v1", "claude"]),
+        default="stream_v1",
+        show_default=True,
+        help="Output shape: stream_v1, or claude (print-mode stream-json for legacy tools).",
+    )(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="streamv1")
 @click.option(
@@ -93,20 +111,7 @@ def run() -> None:
     metavar="TIMESTAMP",
     help="Use this time for lines whose source has none (reproducible output).",
 )
-@click.option(
-    "--to",
-    "to",
-    type=click.Choice(["stream_v1", "claude"]),
-    default="stream_v1",
-    show_default=True,
-    help="Output shape: stream_v1, or claude (print-mode stream-json for legacy tools).",
-)
-@click.option(
-    "--claude-extra-types",
-    is_flag=True,
-    help="With --to claude: also newer message types (rate_limit_event, records of "
-    "unknown types) that older consumers crash on.",
-)
+@output_shape_options
 @click.option(
     "--jobs",
     "-j",
@@ -313,19 +318,7 @@ if __name__ == "__main__":  # pragma: no cover
     metavar="SECONDS",
     help="Full rescan for files whose events were missed.",
 )
-@click.option(
-    "--to",
-    "to",
-    type=click.Choice(["stream_v1", "claude"]),
-    default="stream_v1",
-    show_default=True,
-    help="Output shape: stream_v1, or claude (print-mode stream-json for legacy tools).",
-)
-@click.option(
-    "--claude-extra-types",
-    is_flag=True,
-    help="With --to claude: also newer message types older consumers crash on.",
-)
+@output_shape_options
 @click.option(
     "--commit-every",
     type=float,
