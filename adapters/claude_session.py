@@ -502,8 +502,11 @@ def _rest(rec: dict[str, Any], used: tuple[str, ...]) -> JSON:
     return {k: v for k, v in rec.items() if k not in CONTEXT_KEYS and k not in used}
 
 
+_NOT_IN_EXTENSION = CONTEXT_KEYS | {"toolUseResult"}
+
+
 def _extension(rec: dict[str, Any], message: dict[str, Any]) -> JSON:
-    ext = _rest(rec, ("toolUseResult",))
+    ext = {k: v for k, v in rec.items() if k not in _NOT_IN_EXTENSION}
     inner = {k: v for k, v in message.items() if k not in ("id", "role", "content")}
     if inner:
         ext["message"] = inner

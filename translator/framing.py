@@ -65,7 +65,7 @@ class _Run:
     messages: int = 0
     usage: dict[str, Usage] = field(default_factory=dict)
     usage_model: dict[str, str] = field(default_factory=dict)
-    turn_ids: list[str] = field(default_factory=list)
+    turn_ids: set[str] = field(default_factory=set)  # API messages of the run's actor
     last_message_id: str | None = None
     last_texts: list[str] = field(default_factory=list)
     last_stop_reason: str | None = None
@@ -389,8 +389,7 @@ class Framer:
         ):
             return
         key = msg.message_id or f"#anon{self._next_anon()}"
-        if key not in run.turn_ids:
-            run.turn_ids.append(key)
+        run.turn_ids.add(key)
         if msg.usage is not None:
             run.usage[key] = msg.usage  # the latest record of a message carries its final usage
             if msg.model:
