@@ -115,9 +115,11 @@ def timed(cmd: list[str]) -> tuple[float, int]:
     return elapsed, max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 
 
-def ratio(size_mb: int, repeat: int) -> None:
+def ratio(size_mb: int, repeat: int, only: str | None = None) -> None:
     for kind, label in (("claude", "(a) 2.1.332 captures"), ("public", "(b) public corpus"),
                         ("stella", "(c) stella events")):
+        if only and kind != only:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             files = build_archive(kind, Path(tmp), size_mb)
             mb = sum(f.stat().st_size for f in files) / 1e6
@@ -189,9 +191,11 @@ def main() -> None:
     ap.add_argument("figure", nargs="?", default="all", choices=["ratio", "jobs", "rss", "all"])
     ap.add_argument("--size-mb", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", choices=["claude", "public", "stella"],
+                    help="ratio: one corpus only")
     a = ap.parse_args()
     if a.figure in ("ratio", "all"):
-        ratio(a.size_mb, a.repeat)
+        ratio(a.size_mb, a.repeat, a.only)
     if a.figure in ("jobs", "all"):
         jobs(a.repeat)
     if a.figure in ("rss", "all"):

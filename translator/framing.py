@@ -95,6 +95,8 @@ class Framer:
     # -- public -------------------------------------------------------------
 
     def push(self, event: Event) -> list[JSON]:
+        if self._run is not None and type(event) is Message:
+            return self._line(event)  # the common case, first
         out: list[JSON] = []
         if isinstance(event, RunStart):
             if self._run is not None:
@@ -307,6 +309,17 @@ class Framer:
     def _line(self, event: Event) -> list[JSON]:
         run = self._run
         assert run is not None
+        if type(event) is Message:
+            ts = event.ts
+            if ts is not None:
+                if run.first_ts is None or ts < run.first_ts:
+                    run.first_ts = ts
+                if run.last_ts is None or ts > run.last_ts:
+                    run.last_ts = ts
+            if event.parent_tool_use_id is None and not event.foreign:
+                event.parent_tool_use_id = run.parent_tool_use_id
+            self._account(run, event)
+            return [self._emit(run, self._message_line(run, event))]
         if isinstance(event, Dropped):
             run.dropped[event.kind] += 1
             self.stats.dropped[event.kind] += 1

@@ -84,11 +84,21 @@ class Translation:
         """One line of input: its damage reported, its records translated."""
         line = parsed.line
         self.lines += 1
-        for damage in parsed.damage:
-            self.problem(_damage_problem(line.path, line.number, line.offset, damage))
-        for rec in parsed.records:
-            self.totals.records += 1
-            self.record(rec, Where(self.path, line.number))
+        if parsed.damage:
+            for damage in parsed.damage:
+                self.problem(_damage_problem(line.path, line.number, line.offset, damage))
+        records = parsed.records
+        if not records:
+            return
+        self.totals.records += len(records)
+        where = Where(self.path, line.number)
+        adapter = self.adapter
+        for rec in records:
+            if adapter is None:
+                self.record(rec, where)
+                adapter = self.adapter
+            else:
+                self.push(adapter.feed(rec, where))
 
     def push(self, events: Any) -> None:
         write, frame, encode = self.write, self.framer.push, self.encoder.encode

@@ -134,8 +134,15 @@ def read_lines(
 
 def parse_line(line: Line) -> ParsedLine:
     """Parse one line into the JSON objects it holds, recovering what can be."""
-    out = ParsedLine(line)
     data = line.data
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        if type(value) is dict:
+            return ParsedLine(line, [value], [])  # the common case: no list appends
+    out = ParsedLine(line, [], [])
     if not data.strip():
         return out
     try:
