@@ -257,18 +257,8 @@ class StellaAdapter:
             )
         elif kind == "text":
             text = _aliased(ev, "text", "delta")
-            run.content = True
             run.steps += 1
-            self._emit(
-                out,
-                Message(
-                    "assistant",
-                    self._sid,
-                    ts,
-                    [{"type": "text", "text": text}],
-                    extension=_ext(rest, ("text", "delta")),
-                ),
-            )
+            self._say(out, ts, {"type": "text", "text": text}, _ext(rest, ("text", "delta")))
         elif kind == "tool_start":
             call_id = _str(ev, "call_id", required=True)
             name = _str(ev, "name", required=True)
@@ -278,17 +268,7 @@ class StellaAdapter:
                 "name": name,
                 "input": ev.get("input", {}),
             }
-            run.content = True
-            self._emit(
-                out,
-                Message(
-                    "assistant",
-                    self._sid,
-                    ts,
-                    [block],
-                    extension=_ext(rest, ("call_id", "name", "input")),
-                ),
-            )
+            self._say(out, ts, block, _ext(rest, ("call_id", "name", "input")))
         elif kind == "tool_result":
             call_id = _str(ev, "call_id", required=True)
             is_error = ev.get("is_error")
@@ -382,6 +362,12 @@ class StellaAdapter:
             )
         )
         self._run = None
+
+    def _say(self, out: list[Event], ts: str | None, block: JSON, ext: JSON) -> None:
+        """One completed assistant block (text or tool_use) of the run."""
+        assert self._run is not None
+        self._run.content = True
+        self._emit(out, Message("assistant", self._sid, ts, [block], extension=ext))
 
     # -- runs -------------------------------------------------------------------------
 
