@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from translator import catalog
+from translator import catalog, sources
 from translator.events import JSON, Problem, Usage
-from translator.sources import Where
+from translator.sources import BodyError, Where
 from translator.timefmt import normalize_ts
 
 AGENT_NAME = "claude-code"
@@ -21,21 +21,15 @@ PROVIDER = "anthropic"
 TERMINAL_STOP_REASONS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
 
 
-class BodyError(ValueError):
-    """A known record type whose body does not fit (rule 2: fail loudly)."""
+__all__ = ["BodyError", "body_problem"]  # BodyError lives with the adapter contract
 
 
 def body_problem(
     exc: BodyError, record: dict[str, Any], where: Where, session: str | None
 ) -> Problem:
-    """The system/error for a record that does not fit; the record kept whole."""
-    return Problem(
-        str(exc),
-        where.path,
-        where.line,
-        ts=normalize_ts(record.get("timestamp")),
-        session_id=session,
-        extension={"record": record},
+    """The system/error for a Claude record that does not fit (its time: ``timestamp``)."""
+    return sources.body_problem(
+        str(exc), record, where, session, normalize_ts(record.get("timestamp"))
     )
 
 

@@ -66,7 +66,7 @@ from translator.events import (
     Unrecognized,
     Usage,
 )
-from translator.sources import Source, Where
+from translator.sources import BodyError, Source, Where, body_problem
 from translator.timefmt import normalize_ts
 
 KNOWN_TYPES = frozenset(
@@ -97,10 +97,6 @@ _TOKEN_FIELDS = {
     "cache_creation_tokens": "cache_creation",
     "cache_creation_input_tokens": "cache_creation",
 }
-
-
-class BodyError(ValueError):
-    pass
 
 
 def sniff(record: dict[str, Any]) -> int:
@@ -214,17 +210,7 @@ class StellaAdapter:
                 return
             self._known(str(kind), ev, ts, out)
         except BodyError as exc:
-            self._emit(
-                out,
-                Problem(
-                    f"{kind}: {exc}",
-                    where.path,
-                    where.line,
-                    ts=ts,
-                    session_id=self._sid,
-                    extension={"record": ev},
-                ),
-            )
+            self._emit(out, body_problem(f"{kind}: {exc}", ev, where, self._sid, ts))
 
     def _known(self, kind: str, ev: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         run = self._run
@@ -456,5 +442,4 @@ SOURCE = Source(
     description="stella agent events (--output-format stream-json|json, stella-events.jsonl)",
     sniff=sniff,
     open=StellaAdapter,
-    session_hint=lambda path: None,
 )

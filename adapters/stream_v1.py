@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from adapters._claude import usage_from_api
 from translator.events import (
     JSON,
     Delta,
@@ -39,7 +40,7 @@ from translator.events import (
     Unrecognized,
     Usage,
 )
-from translator.sources import Source, Where
+from translator.sources import BodyError, Source, Where, body_problem
 
 _TYPES = frozenset({"system", "stream_event", "assistant", "user", "result"})
 _INIT_KEYS = frozenset(
@@ -59,10 +60,6 @@ _INIT_KEYS = frozenset(
     }
 )
 _ENVELOPE = frozenset({"type", "subtype", "session_id", "seq", "ts", "parent_tool_use_id"})
-
-
-class BodyError(ValueError):
-    pass
 
 
 def sniff(record: dict[str, Any]) -> int:
@@ -91,13 +88,11 @@ class StreamV1Adapter:
         self._fallback = session_id
 
     def feed(self, record: dict[str, Any], where: Where) -> Iterable[Event]:
-        from adapters._claude import BodyError as ClaudeBodyError
-        from adapters._claude import body_problem  # the same system/error shape
-
         try:
             return [self._event(record)]
-        except (BodyError, ClaudeBodyError) as exc:
-            return [body_problem(ClaudeBodyError(str(exc)), record, where, self._sid(record))]
+        except BodyError as exc:
+            ts = record.get("ts") if isinstance(record.get("ts"), str) else None
+            return [body_problem(str(exc), record, where, self._sid(record), ts)]
 
     def finish(self) -> Iterable[Event]:
         return []
@@ -142,8 +137,6 @@ class StreamV1Adapter:
             usage = None
             raw_usage = inner.get("usage")
             if kind == "assistant" and isinstance(raw_usage, dict):
-                from adapters._claude import usage_from_api
-
                 usage = usage_from_api(raw_usage)
             return Message(
                 role=str(kind),

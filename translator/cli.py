@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from importlib import resources
 from pathlib import Path
 from typing import IO, Any
@@ -246,7 +246,7 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool) -> None:
             log.error(exc.strerror or str(exc), path=name)
             bad += 1
             continue
-        with stream if name != "-" else _nullcontext(stream):
+        with stream if name != "-" else nullcontext(stream):
             for violation in validate_stream(stream, name, allow_open):
                 bad += 1
                 if not quiet:
@@ -255,21 +255,6 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool) -> None:
     if not quiet:
         log.info("validated", files=checked, violations=bad)
     sys.exit(1 if bad else 0)
-
-
-class _nullcontext:
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __enter__(self) -> Any:
-        return self.value
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-if __name__ == "__main__":  # pragma: no cover
-    run()
 
 
 @main.command()
@@ -408,3 +393,7 @@ def tail(
                 log.error(f"could not write the last checkpoint: {exc}", path=str(state_path))
                 sys.exit(1)
     sys.exit(0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

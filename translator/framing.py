@@ -153,11 +153,6 @@ class Framer:
     def in_run(self) -> bool:
         return self._run is not None
 
-    @property
-    def open_seq(self) -> int | None:
-        """The next seq of the open run (None when no run is open)."""
-        return self._run.seq if self._run is not None else None
-
     def state(self) -> dict[str, Any]:
         """What a restart needs to go on mid-run (the clock and counters stay)."""
         return {k: v for k, v in self.__dict__.items() if k not in ("_clock", "stats")}
@@ -309,17 +304,6 @@ class Framer:
     def _line(self, event: Event) -> list[JSON]:
         run = self._run
         assert run is not None
-        if type(event) is Message:
-            ts = event.ts
-            if ts is not None:
-                if run.first_ts is None or ts < run.first_ts:
-                    run.first_ts = ts
-                if run.last_ts is None or ts > run.last_ts:
-                    run.last_ts = ts
-            if event.parent_tool_use_id is None and not event.foreign:
-                event.parent_tool_use_id = run.parent_tool_use_id
-            self._account(run, event)
-            return [self._emit(run, self._message_line(run, event))]
         if isinstance(event, Dropped):
             run.dropped[event.kind] += 1
             self.stats.dropped[event.kind] += 1
@@ -329,7 +313,7 @@ class Framer:
         sid = run.session_id
         # Every line of a nested actor's run is that actor's, whatever its kind.
         parent = getattr(event, "parent_tool_use_id", None) or run.parent_tool_use_id
-        if isinstance(event, Message):
+        if type(event) is Message:
             if event.parent_tool_use_id is None and not event.foreign:
                 event.parent_tool_use_id = parent
             self._account(run, event)

@@ -138,22 +138,16 @@ def parse_line(line: Line) -> ParsedLine:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
-        pass
+        parsed = False
     else:
         if type(value) is dict:
             return ParsedLine(line, [value], [])  # the common case: no list appends
+        parsed = True
     out = ParsedLine(line, [], [])
     if not data.strip():
         return out
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass
-    else:
-        if isinstance(value, dict):
-            out.records.append(value)
-        else:
-            out.damage.append(Damage("not a JSON object", _show(data)))
+    if parsed:
+        out.damage.append(Damage("not a JSON object", _show(data)))
         return out
     _recover(data, out, line.terminated)
     if not line.terminated and out.damage and not out.records:

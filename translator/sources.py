@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
-from translator.events import Event
+from translator.events import Event, Problem
 
 
 @dataclass(slots=True)
@@ -23,6 +23,19 @@ class Where:
 
     path: str
     line: int
+
+
+class BodyError(ValueError):
+    """A known record type whose body does not fit: rule 2, fail loudly."""
+
+
+def body_problem(
+    message: str, record: dict[str, Any], where: Where, session: str | None, ts: str | None
+) -> Problem:
+    """The system/error for a record that does not fit; the record kept whole."""
+    return Problem(
+        message, where.path, where.line, ts=ts, session_id=session, extension={"record": record}
+    )
 
 
 class Adapter(Protocol):

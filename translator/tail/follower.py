@@ -57,7 +57,6 @@ class FileFollower:
         self._seen: tuple[int, int, int] = (0, -1, -1)  # (ino, size, mtime_ns) last polled
         self.last_data = now()
         self.dirty = True  # the mark changed since the last checkpoint
-        self.idle_closed = False
 
     # -- checkpoints ---------------------------------------------------------------
 
@@ -196,7 +195,6 @@ class FileFollower:
             self.translation.feed(parse_line(line))
         self.last_data = self._now()
         self.dirty = True
-        self.idle_closed = False
 
     def _update_head(self, fd: int) -> None:
         length = min(HEAD_BYTES, self.offset)
@@ -225,7 +223,6 @@ class FileFollower:
         """End what is open as batch conversion does at the end of a file."""
         with contextlib.suppress(InputError):  # nothing readable yet: nothing to close
             self.translation.finish()
-        self.idle_closed = True
         self.dirty = True
 
     @property
