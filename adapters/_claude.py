@@ -49,6 +49,10 @@ def usage_from_api(raw: Any) -> Usage | None:
     """Anthropic's usage object (snake_case, *_input_tokens) → catalog usage."""
     if not isinstance(raw, dict):
         return None
+    i, o = raw.get("input_tokens"), raw.get("output_tokens")
+    r, c = raw.get("cache_read_input_tokens"), raw.get("cache_creation_input_tokens")
+    if type(i) is int and type(o) is int and type(r) is int and type(c) is int:
+        return Usage(i, o, r, c)  # the common case: one positional call, no conversions
     return Usage(
         input_tokens=_int(raw.get("input_tokens")),
         output_tokens=_int(raw.get("output_tokens")),

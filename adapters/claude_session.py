@@ -318,10 +318,13 @@ class ClaudeSessionAdapter:
         stop = message.get("stop_reason")
         stop = stop if isinstance(stop, str) else None
         msg_id = message.get("id")
-        own = self._is_own(rec)
-        nested = self._is_nested(rec)
-        self._ensure_started(out, model if own else None)
-        parent = self._nested_parent(rec)
+        # _is_own/_is_nested/_nested_parent spelled out: this runs for every record.
+        side = rec.get("isSidechain") is True
+        own = self._subagent or not side
+        nested = self._subagent or side
+        if self._pending is not None:
+            self._ensure_started(out, model if own else None)
+        parent = self._nested_parent(rec) if nested else None
         out.append(
             Message(
                 role="assistant",
@@ -505,9 +508,20 @@ def _rest(rec: dict[str, Any], used: tuple[str, ...]) -> JSON:
 _NOT_IN_EXTENSION = CONTEXT_KEYS | {"toolUseResult"}
 
 
+_EXTENSION_DROPS = tuple(_NOT_IN_EXTENSION)
+
+
 def _extension(rec: dict[str, Any], message: dict[str, Any]) -> JSON:
-    ext = {k: v for k, v in rec.items() if k not in _NOT_IN_EXTENSION}
-    inner = {k: v for k, v in message.items() if k not in ("id", "role", "content")}
+    # A copy less the known keys: about twice as fast as a filtering comprehension
+    # on these records (a hot path: every conversation record comes through here).
+    ext = rec.copy()
+    pop = ext.pop
+    for key in _EXTENSION_DROPS:
+        pop(key, None)
+    inner = message.copy()
+    inner.pop("content", None)
+    inner.pop("id", None)
+    inner.pop("role", None)
     if inner:
         ext["message"] = inner
     return ext

@@ -60,7 +60,8 @@ events = st.one_of(
     st.builds(RunEnd, st.just(SID), _ts,
               subtype=st.sampled_from([None, "success", "error_max_turns", "interrupted"]),
               num_turns=st.one_of(st.none(), st.integers(0, 5)),
-              usage=st.one_of(st.none(), _usage), total_cost_usd=st.one_of(st.none(), st.just(0.5))),
+              usage=st.one_of(st.none(), _usage),
+              total_cost_usd=st.one_of(st.none(), st.just(0.5))),
 )
 
 

@@ -127,7 +127,8 @@ def comparable(msg: Any) -> tuple[Any, ...] | None:
 def _streams() -> list[str]:
     if not CORPUS_2_1_332.exists():
         return []
-    return sorted(str(p.relative_to(CORPUS_2_1_332)) for p in CORPUS_2_1_332.glob("*/stream*.jsonl"))
+    streams = CORPUS_2_1_332.glob("*/stream*.jsonl")
+    return sorted(str(p.relative_to(CORPUS_2_1_332)) for p in streams)
 
 
 @pytest.mark.parametrize("name", _streams())

@@ -112,9 +112,10 @@ def test_session_id_from_option_or_file_name(tmp_path: Path) -> None:
     journal.write_bytes(data)
     lines = lines_of(convert_file(journal, "stella")[0])
     assert lines[0]["session_id"] == "sess-42"
+    import io
+
     from translator.convert import Totals, convert_stream
     from translator.sources import sources
-    import io
 
     out = io.BytesIO()
     convert_stream(io.BytesIO(data), "-", out.write, Totals(), source=sources()["stella"],

@@ -201,7 +201,7 @@ def test_from_end_skips_what_files_already_hold(tmp_path: Path) -> None:
     d.tick(changed={str(a)})
     d.stop()
     lines = lines_of(tmp_path / "out.jsonl")
-    assert [x["type"] for x in lines][0] == "system" and lines[-1]["type"] == "result"
+    assert lines[0]["type"] == "system" and lines[-1]["type"] == "result"
     assert lines[-1]["result"].startswith("Yes, this is the second turn")
 
 

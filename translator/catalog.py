@@ -114,12 +114,13 @@ def content_block(raw: Any) -> JSON:
         keys = raw.keys()
         if keys == _TEXT_KEYS and type(raw["text"]) is str:
             return raw
-        if (
-            keys <= _BLOCK_KEYS
-            and "type" in keys
-            and all(_fits(raw[k], CONTENT_BLOCK_FIELDS[k]) for k in keys)
-        ):
-            return raw  # tool_use / tool_result blocks as Anthropic writes them
+        if keys <= _BLOCK_KEYS and "type" in keys:
+            for key in keys:
+                kind = CONTENT_BLOCK_FIELDS[key]
+                if kind is not _ANY and type(raw[key]) is not kind:
+                    break
+            else:
+                return raw  # tool_use / tool_result blocks as Anthropic writes them
     if not isinstance(raw, dict):
         return {"type": "unknown", "extension": {"value": raw}}
     kept, rest = split_fields(raw, CONTENT_BLOCK_FIELDS)

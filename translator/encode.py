@@ -3,7 +3,8 @@
 orjson escapes control characters, so a raw ESC byte can never reach the output;
 the escape *sequences* a tool printed (colour codes in Bash output) would still be
 in the decoded strings, so they are removed from every string before encoding.
-The check is one byte search on the encoded line, so clean lines cost nothing.
+The check is one pass of a multi-pattern scanner over the encoded line
+(:mod:`translator.scan`), so clean lines cost next to nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import re
 from typing import Any
 
 import orjson
+
+from translator.scan import Scanner, literal
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), other two-byte escapes, and the
 # 8-bit CSI (U+009B) form.
@@ -42,15 +45,14 @@ def strip_ansi(value: Any) -> Any:
 _CSI_ENCODED = re.compile(rb"(?<!\\)((?:\\\\)*)\\u001b\[[0-?]*[ !#-/]*[@-\[\]-~]")
 
 
+_MARKS = Scanner([literal(_ESC), literal(_CSI8)])
+
+
 def encode(line: dict[str, Any]) -> bytes:
     data: bytes = orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE)
-    if _ESC in data:
+    if _MARKS.hits(data):
         data = _CSI_ENCODED.sub(rb"\1", data)
-        rare = _ESC in data
-    else:
-        rare = False
-    # One memchr for the rare byte before the two-byte search (\xc2 is common text).
-    if rare or (b"\x9b" in data and _CSI8 in data):
-        # Anything rarer (OSC, two-byte escapes, 8-bit CSI): strip the strings.
-        data = orjson.dumps(strip_ansi(orjson.loads(data)), option=orjson.OPT_APPEND_NEWLINE)
+        if _ESC in data or _CSI8 in data:
+            # Anything rarer (OSC, two-byte escapes, 8-bit CSI): strip the strings.
+            data = orjson.dumps(strip_ansi(orjson.loads(data)), option=orjson.OPT_APPEND_NEWLINE)
     return data

@@ -96,7 +96,7 @@ class Framer:
 
     def push(self, event: Event) -> list[JSON]:
         if self._run is not None and type(event) is Message:
-            return self._line(event)  # the common case, first
+            return [self._message(self._run, event)]  # the common case, first
         out: list[JSON] = []
         if isinstance(event, RunStart):
             if self._run is not None:
@@ -314,10 +314,7 @@ class Framer:
         # Every line of a nested actor's run is that actor's, whatever its kind.
         parent = getattr(event, "parent_tool_use_id", None) or run.parent_tool_use_id
         if type(event) is Message:
-            if event.parent_tool_use_id is None and not event.foreign:
-                event.parent_tool_use_id = parent
-            self._account(run, event)
-            return [self._emit(run, self._message_line(run, event))]
+            return [self._message(run, event)]
         if isinstance(event, Delta):
             line = catalog.envelope(
                 "stream_event",
@@ -376,6 +373,22 @@ class Framer:
             )
             return [self._emit(run, line)]
         raise TypeError(f"not a line event: {event!r}")  # pragma: no cover
+
+    def _message(self, run: _Run, msg: Message) -> JSON:
+        """A message's line (the hot path: _line's steps for it, spelled out)."""
+        ts = msg.ts
+        if ts is not None:
+            if run.first_ts is None or ts < run.first_ts:
+                run.first_ts = ts
+            if run.last_ts is None or ts > run.last_ts:
+                run.last_ts = ts
+        if msg.parent_tool_use_id is None and not msg.foreign:
+            msg.parent_tool_use_id = run.parent_tool_use_id
+        self._account(run, msg)
+        line = self._message_line(run, msg)
+        run.seq += 1
+        self.stats.lines_out += 1
+        return line
 
     def _account(self, run: _Run, msg: Message) -> None:
         run.messages += 1

@@ -273,8 +273,8 @@ def _rest_into(out: JSON, ext: JSON, skip: tuple[str, ...]) -> None:
 class StreamV1Encoder:
     """The default: stream_v1 lines as they are."""
 
-    def encode(self, line: JSON) -> bytes:
-        return encode_v1(line)
+    # The plain function, not a method calling it: one call less on every line.
+    encode = staticmethod(encode_v1)
 
 
 def encoder_for(target: str, extra_types: bool = False) -> Any:

@@ -113,7 +113,9 @@ class Translation:
                     source_type=event.source_type,
                 )
             lines = frame(event)
-            if lines:
+            if len(lines) == 1:
+                write(encode(lines[0]))
+            elif lines:
                 write(b"".join([encode(line) for line in lines]))
 
     def record(self, rec: dict[str, Any], where: Where) -> None:
