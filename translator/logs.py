@@ -8,19 +8,15 @@ start-up: a quiet run (``--log-level error`` with nothing wrong) never pays the
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import MutableMapping
 from typing import Any
 
-_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-}
+# The stdlib logging module's numbers, without importing it for four constants.
+DEBUG, INFO, WARNING, ERROR = 10, 20, 30, 40
+_LEVELS = {"debug": DEBUG, "info": INFO, "warning": WARNING, "error": ERROR}
 
-_level: int = logging.INFO
+_level: int = INFO
 _fmt: str = "console"
 _real: Any = None
 
@@ -47,7 +43,7 @@ def _value(v: Any) -> str:
 def configure(level: str = "info", fmt: str = "console") -> None:
     """``fmt``: "console" (one readable line) or "json" (one JSON object a line)."""
     global _real, _level, _fmt
-    _level = _LEVELS.get(level, logging.INFO)
+    _level = _LEVELS.get(level, INFO)
     _fmt = fmt
     _real = None  # (re)configured on the next event that is written
 
@@ -80,16 +76,16 @@ class _Logger:
             getattr(_structlog(), method)(event, **kw)
 
     def debug(self, event: str, **kw: Any) -> None:
-        self._emit(logging.DEBUG, "debug", event, **kw)
+        self._emit(DEBUG, "debug", event, **kw)
 
     def info(self, event: str, **kw: Any) -> None:
-        self._emit(logging.INFO, "info", event, **kw)
+        self._emit(INFO, "info", event, **kw)
 
     def warning(self, event: str, **kw: Any) -> None:
-        self._emit(logging.WARNING, "warning", event, **kw)
+        self._emit(WARNING, "warning", event, **kw)
 
     def error(self, event: str, **kw: Any) -> None:
-        self._emit(logging.ERROR, "error", event, **kw)
+        self._emit(ERROR, "error", event, **kw)
 
 
 _LOGGER = _Logger()

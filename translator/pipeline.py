@@ -84,10 +84,16 @@ class Translation:
         """One line of input: its damage reported, its records translated."""
         line = parsed.line
         self.lines += 1
+        records = parsed.records
+        adapter = self.adapter
+        if adapter is not None and len(records) == 1 and not parsed.damage:
+            # The common case, first: one clean record for a known source.
+            self.totals.records += 1
+            self.push(adapter.feed(records[0], Where(self.path, line.number)))
+            return
         if parsed.damage:
             for damage in parsed.damage:
                 self.problem(_damage_problem(line.path, line.number, line.offset, damage))
-        records = parsed.records
         if not records:
             return
         self.totals.records += len(records)
