@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -31,11 +32,28 @@ def normalize_ts(value: Any) -> str | None:
             moment = moment.replace(tzinfo=UTC)
         return format_ts(moment)
     if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            return format_ts(datetime.fromtimestamp(value / 1000, UTC))
-        except (OverflowError, OSError, ValueError):
-            return None
+        return _from_millis(value)
     return None
+
+
+# Epoch-ms sources (stella) stamp every event, and events come many to a second:
+# the formatted second is kept, so most calls only add the milliseconds.
+_last_second: int | None = None
+_last_prefix = ""
+
+
+def _from_millis(value: float) -> str | None:
+    global _last_second, _last_prefix
+    try:
+        millis = math.floor(value)  # the millisecond it falls in
+        second, ms = divmod(millis, 1000)
+        if second != _last_second:
+            moment = datetime.fromtimestamp(second, UTC)
+            _last_prefix = moment.strftime("%Y-%m-%dT%H:%M:%S.")
+            _last_second = second
+    except (OverflowError, OSError, ValueError):
+        return None
+    return f"{_last_prefix}{ms:03d}Z"
 
 
 def ts_millis(ts: str) -> int:
