@@ -9,10 +9,8 @@ memory stays flat however large an input is.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
 _BINARY_PROBE = 8192
+OUT_BUFFER = 1 << 20  # bytes an output file is written in
 GROUP_BYTES = 16_000_000
 GROUP_FILES = 64
 _PRINTABLE = bytes([9, 10, 13, *range(0x20, 0x100)])
@@ -119,10 +118,12 @@ def _worker(group: list[Job], options: Options, spool: str) -> list[tuple[Totals
         totals = Totals()
         if job.target is not None:
             Path(job.target).parent.mkdir(parents=True, exist_ok=True)
-            with open(job.target, "wb") as sink:
+            with open(job.target, "wb", buffering=OUT_BUFFER) as sink:
                 convert_one(job, sink, options, totals)
             done.append((totals, None))
             continue
+        import tempfile
+
         fd, name = tempfile.mkstemp(dir=spool, suffix=".jsonl")
         with os.fdopen(fd, "wb") as sink:
             convert_one(job, sink, options, totals)
@@ -217,7 +218,7 @@ def run(
         for job in jobs:
             if job.target is not None:
                 Path(job.target).parent.mkdir(parents=True, exist_ok=True)
-                with open(job.target, "wb") as sink:
+                with open(job.target, "wb", buffering=OUT_BUFFER) as sink:
                     convert_one(job, sink, options, totals)
             else:
                 assert shared is not None
@@ -225,7 +226,8 @@ def run(
             bar.done(job)
         bar.close()
         return totals
-    # Imported here: a one-input run should not pay for the process pool.
+    # Imported here: a serial run should not pay for the process pool or temp files.
+    import tempfile
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
@@ -267,6 +269,8 @@ def _append(spooled: str, shared: IO[bytes]) -> None:
             fh.seek(sent)
         except (OSError, ValueError, AttributeError):
             fh.seek(0)  # not a file descriptor sendfile takes: copy in user space
+        import shutil
+
         shutil.copyfileobj(fh, shared, 1 << 20)
 
 

@@ -12,7 +12,6 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, nullcontext
-from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
@@ -176,8 +175,15 @@ def convert(
         if out_dir is None:
             if output is None or str(output) == "-":
                 shared = sys.stdout.buffer
+                if not sys.stdout.isatty():
+                    # Whole megabytes a write, not 8 KiB: lines are flushed at the end
+                    # of each input anyway, and after each line of a live pipe.
+                    sys.stdout.flush()
+                    shared = stack.enter_context(
+                        open(sys.stdout.fileno(), "wb", buffering=batch.OUT_BUFFER, closefd=False)
+                    )
             else:
-                shared = stack.enter_context(open(output, "wb"))
+                shared = stack.enter_context(open(output, "wb", buffering=batch.OUT_BUFFER))
         workers = jobs if jobs is not None else (os.cpu_count() or 1 if len(work) > 1 else 1)
         totals = batch.run(work, shared, options, workers, progress=sys.stderr.isatty())
     totals.failed_inputs += failed
@@ -201,6 +207,8 @@ def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tup
             for f in found:
                 yield f, str(f.relative_to(home))
             return
+        from importlib import resources  # only when the bundled sample is used
+
         sample = resources.files("translator").joinpath(SAMPLE)
         log.info(
             "no PATH given and no ~/.claude/projects: converting the bundled sample",

@@ -9,7 +9,6 @@ checkpoints carry it, so a run open mid-turn survives a restart.
 
 from __future__ import annotations
 
-import pickle
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -182,6 +181,8 @@ class Translation:
 
     def snapshot(self) -> bytes:
         """Everything needed to go on translating after a restart (pickled)."""
+        import pickle  # here: only the tail daemon checkpoints, conversions never do
+
         framer_state = self.framer.state()
         return pickle.dumps(
             (
@@ -199,6 +200,8 @@ class Translation:
 
     def restore(self, blob: bytes) -> None:
         """Go on from a snapshot (raises ValueError if it is not one of ours)."""
+        import pickle
+
         try:
             state = pickle.loads(blob)
             version, name, adapter, framer_state, held, problems, lines, encoder = state
