@@ -1,26 +1,32 @@
-"""The multi-pattern scanner: Hyperscan and the re fallback give the same answers,
-and the encoder removes ANSI escapes whichever engine found them."""
+"""The multi-pattern scanner and the scrubber: Hyperscan and the re fallback give
+the same answers, ANSI escapes go whichever engine found them, and a buffer of
+many lines is scrubbed exactly as its lines one by one (as the tail daemon's
+subscribers and the encoders see them)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from translator import encode as enc
 from translator.scan import Scanner, hyperscan, literal
+from translator.scrub import Scrubber
 
 PATTERNS = [
     literal(b"\\u001b"),
     literal(b"\xc2\x9b"),
-    rb"sk-ant-[A-Za-z0-9_-]{8,}",
+    rb"sk-ant-[A-Za-z0-9_-]{8}",
     rb"AKIA[0-9A-Z]{16}",
 ]
 ENGINES = ["re"] + (["hyperscan"] if hyperscan is not None else [])
 
-_ALPHABET = st.sampled_from(
-    ["a", "Z", "0", "-", "_", "\\u001b", "\x1b", "\x9b", "sk-ant-", "AKIA", "ABCDEFGH", "[31m", " "]
+_PIECES = st.sampled_from(
+    ["a", "Z", "0", "-", "_", " ", "\n", "\x1b", "\x9b", "[31m", "\\u001b",
+     "sk-ant-", "AKIA", "ABCDEFGH12345678", "ghp_", "x" * 36, "Bearer ", "eyJhbGciOiJIUzI1",
+     ".", "://user:", "pw@host", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----"]
 )
 
 
@@ -31,10 +37,17 @@ def test_each_pattern_is_reported(engine: str) -> None:
     assert scanner.hits(b"x \\u001b[31m y") == {0}
     assert scanner.hits("a \x9b b".encode()) == {1}
     assert scanner.hits(b"sk-ant-abcdefgh1234 and AKIAABCDEFGHIJKLMNOP") == {2, 3}
-    assert scanner.hits(b"plain again") == frozenset()  # no hits left over
+    assert scanner.hits(b"plain again") == frozenset()  # nothing left over
 
 
-@given(st.lists(_ALPHABET, max_size=40).map("".join))
+def test_a_literal_at_the_end_of_a_short_buffer_is_found() -> None:
+    # Hyperscan 0.9.1 misses this one on its own (see translator.scan.SHORT).
+    data = "aABCDEFGH12345678\x9b".encode()
+    for engine in ENGINES:
+        assert Scanner(PATTERNS, engine=engine).hits(data) == {1}
+
+
+@given(st.lists(_PIECES, max_size=30).map("".join))
 def test_engines_agree(text: str) -> None:
     data = text.encode()
     answers = {engine: Scanner(PATTERNS, engine=engine).hits(data) for engine in ENGINES}
@@ -42,13 +55,48 @@ def test_engines_agree(text: str) -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_encode_strips_ansi_with_either_engine(
-    engine: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(enc, "_MARKS", Scanner([literal(enc._ESC), literal(enc._CSI8)], engine))
+def test_ansi_is_removed_with_either_engine(engine: str) -> None:
+    scrub = Scrubber(engine=engine)
     line = {"text": "\x1b[1;31merror\x1b[0m and \x1b]0;title\x07 and \x9b2K done", "n": 1}
-    out = enc.encode(line)
+    out = scrub(orjson.dumps(line) + b"\n")
     assert b"\\u001b" not in out and b"\xc2\x9b" not in out
     assert orjson.loads(out) == {"text": "error and  and  done", "n": 1}
     literal_text = {"text": "a backslash-u text: \\u001b[31m stays"}
-    assert orjson.loads(enc.encode(literal_text)) == literal_text
+    encoded = orjson.dumps(literal_text) + b"\n"
+    assert orjson.loads(scrub(encoded)) == literal_text
+
+
+@given(st.lists(st.lists(_PIECES, max_size=12).map("".join), min_size=1, max_size=8))
+def test_a_buffer_is_scrubbed_as_its_lines_are(texts: list[str]) -> None:
+    lines = [orjson.dumps({"type": "user", "text": t}) + b"\n" for t in texts]
+    results = set()
+    for engine in ENGINES:
+        scrub = Scrubber(engine=engine)
+        whole = scrub(b"".join(lines))
+        assert whole == b"".join(scrub.line(line) for line in lines)
+        for line in whole.splitlines():
+            orjson.loads(line)  # still JSON
+        results.add(whole)
+    assert len(results) == 1
+
+
+@pytest.mark.skipif(hyperscan is None, reason="hyperscan is not installed")
+def test_compiled_database_is_cached_and_a_bad_cache_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = Scrubber(engine="hyperscan")
+    cached = list((tmp_path / "streamv1").glob("scan-*.hsdb"))
+    assert len(cached) == 1 and cached[0].stat().st_size > 0
+    line = orjson.dumps({"k": "AKIAABCDEFGHIJKLMNOP \x1b[1m"}) + b"\n"
+    assert Scrubber(engine="hyperscan")(line) == first(line)  # loaded from the cache
+    cached[0].write_bytes(b"not a database")
+    assert Scrubber(engine="hyperscan")(line) == first(line)  # rebuilt
+    assert cached[0].read_bytes() != b"not a database"
+
+
+@given(st.lists(_PIECES, min_size=20, max_size=200).map("".join))
+def test_the_scrubbers_engines_agree_on_long_lines(text: str) -> None:
+    data = orjson.dumps({"text": text}) + b"\n"
+    outputs = {Scrubber(engine=engine)(data) for engine in ENGINES}
+    assert len(outputs) == 1

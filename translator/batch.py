@@ -46,6 +46,7 @@ class Options:
     session_id: str | None = None
     to: str = "stream_v1"  # or "claude": the print-mode shape for legacy tools
     extra_types: bool = False
+    redact: bool = True  # mask secrets (--no-redact turns it off)
 
     def clock(self) -> Callable[[], str]:
         fixed = normalize_ts(self.fixed_now) if self.fixed_now else None
@@ -80,7 +81,7 @@ def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals) -> 
                 flush=sink.flush if live else None,
                 clock=options.clock(),
                 session_id=options.session_id,
-                encoder=encoder_for(options.to, options.extra_types),
+                encoder=encoder_for(options.to, options.extra_types, options.redact),
             )
         finally:
             if job.path != "-":

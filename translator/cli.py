@@ -37,7 +37,14 @@ def _source_choice(name: str) -> Source | None:
 
 
 def output_shape_options(command: Any) -> Any:
-    """--to and --claude-extra-types, shared by convert and tail."""
+    """--to, --claude-extra-types and --no-redact, shared by convert and tail."""
+    command = click.option(
+        "--no-redact",
+        "no_redact",
+        is_flag=True,
+        help="Keep secrets (API keys, tokens, private keys, URL passwords) as they are; "
+        "by default each is replaced with [REDACTED:<kind>].",
+    )(command)
     command = click.option(
         "--claude-extra-types",
         is_flag=True,
@@ -140,6 +147,7 @@ def convert(
     session_id: str | None,
     to: str,
     claude_extra_types: bool,
+    no_redact: bool,
     jobs: int | None,
 ) -> None:
     """Convert PATHs (files, directories, or - for stdin) to stream_v1 on stdout.
@@ -156,7 +164,12 @@ def convert(
     if jobs is not None and jobs < 1:
         raise click.UsageError("--jobs takes a whole number from 1")
     options = batch.Options(
-        source.name if source else None, fixed_now, session_id, to, claude_extra_types
+        source.name if source else None,
+        fixed_now,
+        session_id,
+        to,
+        claude_extra_types,
+        redact=not no_redact,
     )
     failed = 0
     with ExitStack() as stack:
@@ -339,6 +352,7 @@ def tail(
     commit_every: float,
     to: str,
     claude_extra_types: bool,
+    no_redact: bool,
 ) -> None:
     """Follow Claude Code's session files (default ${CLAUDE_CONFIG_DIR:-~/.claude}/projects)
     and write one stream_v1 stream of all sessions as they happen."""
@@ -385,7 +399,7 @@ def tail(
         idle_close=idle_close,
         rescan_every=rescan_every,
         commit_every=commit_every,
-        encoder=lambda: encoder_for(to, claude_extra_types),
+        encoder=lambda: encoder_for(to, claude_extra_types, not no_redact),
     )
     try:
         daemon.start()

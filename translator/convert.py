@@ -24,7 +24,7 @@ def convert_stream(
     write: Callable[[bytes], object],
     totals: Totals,
     source: Source | None = None,
-    flush: Callable[[], None] | None = None,
+    flush: Callable[[], object] | None = None,
     clock: Callable[[], str] = now_ts,
     session_id: str | None = None,
     encoder: Any = None,

@@ -22,6 +22,7 @@ from typing import Any
 
 from translator.encode import encode as encode_v1
 from translator.events import JSON
+from translator.scrub import scrubber
 
 SYNTHETIC_MODEL = "<synthetic>"
 OLD_TYPES = frozenset({"system", "assistant", "user", "stream_event", "result"})
@@ -34,10 +35,30 @@ _TYPED_SYSTEM = {
 }
 
 
-class ClaudeEncoder:
+class _Scrubbed:
+    """An encoder's bytes leave through the scrubber (no ANSI; secrets masked unless
+    ``redact`` is off). The scrubber is the process's own, never pickled with the
+    encoder into a tail checkpoint."""
+
+    def __init__(self, redact: bool = True) -> None:
+        self.redact = redact
+        self._scrub = scrubber(redact)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_scrub"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._scrub = scrubber(self.redact)
+
+
+class ClaudeEncoder(_Scrubbed):
     """Stateful per input: a run's init tells the model its messages default to."""
 
-    def __init__(self, extra_types: bool = False) -> None:
+    def __init__(self, extra_types: bool = False, redact: bool = True) -> None:
+        super().__init__(redact)
         self.extra_types = extra_types
         self._model: str | None = None
         self.skipped = 0
@@ -47,8 +68,7 @@ class ClaudeEncoder:
         if out is None:
             self.skipped += 1
             return b""
-        # The same ANSI guarantee as stream_v1: encode through the same path.
-        return encode_v1(out)
+        return self._scrub(encode_v1(out))
 
     # -- one line ---------------------------------------------------------------
 
@@ -270,17 +290,17 @@ def _rest_into(out: JSON, ext: JSON, skip: tuple[str, ...]) -> None:
             out.setdefault(key, value)
 
 
-class StreamV1Encoder:
+class StreamV1Encoder(_Scrubbed):
     """The default: stream_v1 lines as they are."""
 
-    # The plain function, not a method calling it: one call less on every line.
-    encode = staticmethod(encode_v1)
+    def encode(self, line: JSON) -> bytes:
+        return self._scrub(encode_v1(line))
 
 
-def encoder_for(target: str, extra_types: bool = False) -> Any:
+def encoder_for(target: str, extra_types: bool = False, redact: bool = True) -> Any:
     if target == "claude":
-        return ClaudeEncoder(extra_types)
-    return StreamV1Encoder()
+        return ClaudeEncoder(extra_types, redact)
+    return StreamV1Encoder(redact)
 
 
 def _obj(value: Any) -> dict[str, Any]:
