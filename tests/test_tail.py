@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -40,6 +41,18 @@ def fixed() -> str:
     return FIXED_NOW
 
 
+_ORIGIN = re.compile(rb',"_meta":\{"origin":"transcript"\}\}$', re.MULTILINE)
+
+
+def tail_output(path: Path) -> bytes:
+    """The daemon's output, each line's origin mark checked and taken off: what is
+    left is what ``convert`` writes for the same files."""
+    data = path.read_bytes()
+    stripped, marked = _ORIGIN.subn(b"}", data)
+    assert marked == data.count(b"\n"), "every tail line carries _meta.origin"
+    return stripped
+
+
 def by_actor(data: bytes) -> dict[tuple[str, str | None], list[bytes]]:
     """Lines per source file: a session's main file, or one subagent's file."""
     groups: dict[tuple[str, str | None], list[bytes]] = defaultdict(list)
@@ -62,7 +75,7 @@ def daemon(tmp: Path, clock: Clock, **kw: Any) -> TailDaemon:
 
 
 def lines_of(path: Path) -> list[dict[str, Any]]:
-    return [orjson.loads(x) for x in path.read_bytes().splitlines()]
+    return [orjson.loads(x) for x in tail_output(path).splitlines()]
 
 
 # -- in-process: the daemon's logic, driven by tick() ------------------------------------
@@ -78,14 +91,14 @@ def test_partial_lines_wait_and_restart_goes_on_mid_turn(tmp_path: Path) -> None
     target.write_bytes(src[: half + 40])  # ends inside a line
     d.tick(changed={str(target.parent), str(target)})
     d.stop()
-    first = (tmp_path / "out.jsonl").read_bytes()
+    first = tail_output(tmp_path / "out.jsonl")
     assert first and b'"type":"result"' not in first  # the run is open mid-turn
     d2 = daemon(tmp_path, clock, idle_close=0)
     with target.open("ab") as fh:
         fh.write(src[half + 40 :])
     d2.tick(changed={str(target)})
     d2.stop()
-    assert (tmp_path / "out.jsonl").read_bytes() == convert_file(target, "claude-session")[0]
+    assert tail_output(tmp_path / "out.jsonl") == convert_file(target, "claude-session")[0]
 
 
 def test_idle_close_ends_a_run_as_batch_does_at_eof(tmp_path: Path) -> None:
@@ -98,11 +111,11 @@ def test_idle_close_ends_a_run_as_batch_does_at_eof(tmp_path: Path) -> None:
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=30)
     d.tick()
-    assert b'"type":"result"' not in (tmp_path / "out.jsonl").read_bytes()
+    assert b'"type":"result"' not in tail_output(tmp_path / "out.jsonl")
     clock.t += 31
     d.tick()
     d.stop()
-    assert (tmp_path / "out.jsonl").read_bytes() == convert_file(agent, "claude-session")[0]
+    assert tail_output(tmp_path / "out.jsonl") == convert_file(agent, "claude-session")[0]
 
 
 def test_new_subagent_file_mid_run(tmp_path: Path) -> None:
@@ -125,7 +138,7 @@ def test_new_subagent_file_mid_run(tmp_path: Path) -> None:
     clock.t += 6
     d.tick()
     d.stop()
-    got = by_actor((tmp_path / "out.jsonl").read_bytes())
+    got = by_actor(tail_output(tmp_path / "out.jsonl"))
     want = expected([main, *sorted((proj / SID / "subagents").glob("*.jsonl"))])
     assert got == want
     assert ("7ab05073-03bd-480e-bfab-7ae89322bf51", "toolu_01Ol0AGLKlFXti4j8cFdnOcj") in got
@@ -141,14 +154,14 @@ def test_truncated_and_replaced_files_are_followed_anew(tmp_path: Path) -> None:
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=0)
     d.tick(changed={str(a)})
-    once = (tmp_path / "out.jsonl").read_bytes()
+    once = tail_output(tmp_path / "out.jsonl")
     assert once == convert_file(a, "claude-session")[0]
     # truncated in place, then rewritten with other (shorter) content
     with a.open("r+b") as fh:
         fh.truncate(0)
     a.write_bytes(thinking)  # shorter than what was read: noticed as a truncation
     d.tick(changed={str(a)})
-    after_trunc = (tmp_path / "out.jsonl").read_bytes()[len(once) :]
+    after_trunc = tail_output(tmp_path / "out.jsonl")[len(once) :]
     assert b'"subtype":"init"' in after_trunc
     # replaced: a new file renamed over the old name
     repl = proj / "tmp.new"
@@ -156,7 +169,7 @@ def test_truncated_and_replaced_files_are_followed_anew(tmp_path: Path) -> None:
     os.replace(repl, a)
     d.tick(changed={str(a)})
     d.stop()
-    out = (tmp_path / "out.jsonl").read_bytes()
+    out = tail_output(tmp_path / "out.jsonl")
     assert out.endswith(once)  # the replacement was read from its start, whole
     assert framing_violations(out) == []
 
@@ -177,7 +190,7 @@ def test_a_deleted_file_is_forgotten_after_its_last_lines(tmp_path: Path) -> Non
     d.stop()
     full = tmp_path / "full.jsonl"
     full.write_bytes(b"".join(src))
-    assert by_actor((tmp_path / "out.jsonl").read_bytes()) == by_actor(
+    assert by_actor(tail_output(tmp_path / "out.jsonl")) == by_actor(
         convert_file(full, "claude-session")[0]
     )
     state = json.loads((tmp_path / "state.json").read_text())
@@ -195,7 +208,7 @@ def test_from_end_skips_what_files_already_hold(tmp_path: Path) -> None:
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=0, start_at_end=True)
     d.tick(changed={str(a)})
-    assert (tmp_path / "out.jsonl").read_bytes() == b""
+    assert tail_output(tmp_path / "out.jsonl") == b""
     with a.open("ab") as fh:
         fh.write(src[cut:])
     d.tick(changed={str(a)})
@@ -231,7 +244,8 @@ def _start(bin_: str, tmp: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [bin_, "tail", str(tmp / "projects"), "--output", str(tmp / "out.jsonl"),
          "--state", str(tmp / "state.json"), "--idle-close", "4", "--rescan-every", "1",
-         "--commit-every", "0.05", "--log-format", "json"],
+         "--commit-every", "0.05", "--log-format", "json",
+         "--ingest-socket", str(tmp / "ingest.sock")],
         stdout=subprocess.DEVNULL, stderr=open(tmp / "daemon.log", "ab"),
     )
 
@@ -289,9 +303,9 @@ def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
         time.sleep(0.2)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 0
-    got = by_actor(out.read_bytes())
+    got = by_actor(tail_output(out))
     want = expected(targets)
     assert set(got) == set(want)
     for key in want:
         assert got[key] == want[key], key
-    assert framing_violations(out.read_bytes()) == []
+    assert framing_violations(tail_output(out)) == []

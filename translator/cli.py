@@ -332,6 +332,21 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool) -> None:
 )
 @output_shape_options
 @click.option(
+    "--ingest-socket",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Unix socket for relays, subscribers and status "
+    "(default: $XDG_RUNTIME_DIR/streamv1/ingest.sock).",
+)
+@click.option("--no-ingest", is_flag=True, help="Listen on no socket: transcripts only.")
+@click.option(
+    "--stats-every",
+    type=float,
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Log the counters this often (0: never).",
+)
+@click.option(
     "--commit-every",
     type=float,
     default=0.5,
@@ -353,6 +368,9 @@ def tail(
     to: str,
     claude_extra_types: bool,
     no_redact: bool,
+    ingest_socket: Path | None,
+    no_ingest: bool,
+    stats_every: float,
 ) -> None:
     """Follow Claude Code's session files (default ${CLAUDE_CONFIG_DIR:-~/.claude}/projects)
     and write one stream_v1 stream of all sessions as they happen."""
@@ -361,6 +379,7 @@ def tail(
     import threading
 
     from translator.legacy import encoder_for
+    from translator.tail import protocol
     from translator.tail.checkpoint import CheckpointError
     from translator.tail.daemon import OutputSink, TailDaemon
 
@@ -383,13 +402,6 @@ def tail(
         if not root.is_dir():
             log.warning("not a directory (yet); watching for it on each rescan", path=str(root))
     stop = threading.Event()
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        log.info("stopping", signal=signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     sink = OutputSink(output.resolve() if output else None)
     daemon = TailDaemon(
         roots,
@@ -400,7 +412,22 @@ def tail(
         rescan_every=rescan_every,
         commit_every=commit_every,
         encoder=lambda: encoder_for(to, claude_extra_types, not no_redact),
+        ingest_socket=None if no_ingest else (ingest_socket or protocol.default_socket()),
+        stats_every=stats_every,
     )
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        log.info("stopping", signal=signal.Signals(signum).name)
+        stop.set()
+        daemon.wake()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        daemon.listen()
+    except OSError as exc:  # another daemon holds the socket (and so this job), or no right
+        log.error(f"cannot listen: {exc}", path=str(daemon.ingest_socket))
+        sys.exit(1)
     try:
         daemon.start()
         log.info(
@@ -425,3 +452,67 @@ def tail(
 
 if __name__ == "__main__":  # pragma: no cover
     run()
+
+
+_SOCKET_OPTION = click.option(
+    "--socket",
+    "socket_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The daemon's socket (default: $XDG_RUNTIME_DIR/streamv1/ingest.sock).",
+)
+
+
+@main.command(context_settings={"ignore_unknown_options": True,
+                                "allow_interspersed_args": False})
+@_SOCKET_OPTION
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
+    """Run COMMAND (or read stdin), pass its stdout through unchanged, and hand each
+    line to the tail daemon as a live stream. Never slowed by the daemon; exits
+    with COMMAND's status.
+
+    \b
+      streamv1 relay -- claude -p --output-format stream-json --verbose "..."
+    """
+    from translator.relay import relay as run_relay
+    from translator.tail import protocol
+
+    sys.exit(run_relay(list(command), socket_path or protocol.default_socket()))
+
+
+@main.command()
+@_SOCKET_OPTION
+def subscribe(socket_path: Path | None) -> None:
+    """Print the daemon's unified stream live, until it stops. A reader too slow
+    for it loses lines (counted; a system/warning line says how many)."""
+    from translator.tail import client, protocol
+
+    path = socket_path or protocol.default_socket()
+    try:
+        client.subscribe(path)
+    except client.NoDaemon as exc:
+        logs.get().error(str(exc), path=str(path))
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+@main.command()
+@_SOCKET_OPTION
+def status(socket_path: Path | None) -> None:
+    """The daemon's counters, as one JSON object: items per origin, suppressed,
+    stream_dropped, stream_parse_errors, ambiguous, subscriber drops, claims."""
+    import orjson
+
+    from translator.tail import client, protocol
+
+    path = socket_path or protocol.default_socket()
+    try:
+        value = client.status(path)
+    except client.NoDaemon as exc:
+        logs.get().error(str(exc), path=str(path))
+        sys.exit(1)
+    except (OSError, ValueError) as exc:
+        logs.get().error(f"no status from the daemon: {exc}", path=str(path))
+        sys.exit(1)
+    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")

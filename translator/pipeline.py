@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from translator import logs
-from translator.events import Problem, Unrecognized
+from translator.events import JSON, Problem, Unrecognized
 from translator.framing import Framer, FramerStats
 from translator.legacy import StreamV1Encoder
 from translator.reader import Damage, ParsedLine
@@ -25,7 +25,7 @@ from translator.timefmt import now_ts
 #: How many records auto-detection may look at before it gives up.
 SNIFF_LIMIT = 50
 DECISIVE = 90
-STATE_VERSION = 2
+STATE_VERSION = 3
 
 
 class InputError(Exception):
@@ -71,6 +71,11 @@ class Translation:
         self.framer = Framer(clock, hint, totals.framing)
         self.source: Source | None = None
         self.adapter: Adapter | None = None
+        #: The last step before encoding, where a caller has one (the tail daemon
+        #: marks each line's origin, and suppresses the runs a live stream carries):
+        #: a line, or None to drop it. Not checkpointed; ``extra`` is, for its state.
+        self.decorate: Callable[[JSON], JSON | None] | None = None
+        self.extra: dict[str, Any] = {}
         self.held: list[tuple[dict[str, Any], Where]] = []
         self.held_problems: list[Problem] = []
         self.lines = 0
@@ -118,10 +123,18 @@ class Translation:
                     source_type=event.source_type,
                 )
             lines = frame(event)
+            if self.decorate is not None and lines:
+                lines = [d for d in map(self.decorate, lines) if d is not None]
             if len(lines) == 1:
                 write(encode(lines[0]))
             elif lines:
                 write(b"".join([encode(line) for line in lines]))
+
+    def _write_lines(self, lines: list[JSON]) -> None:
+        if self.decorate is not None:
+            lines = [d for d in map(self.decorate, lines) if d is not None]
+        if lines:
+            self.write(b"".join([self.encoder.encode(line) for line in lines]))
 
     def record(self, rec: dict[str, Any], where: Where) -> None:
         if self.adapter is None:
@@ -173,9 +186,7 @@ class Translation:
                 raise InputError("no JSON record could be read from this input")
         if self.adapter is not None:
             self.push(self.adapter.finish())
-        lines = self.framer.finish()
-        if lines:
-            self.write(b"".join([self.encoder.encode(line) for line in lines]))
+        self._write_lines(self.framer.finish())
 
     # -- checkpoints -----------------------------------------------------------------
 
@@ -194,6 +205,7 @@ class Translation:
                 self.held_problems,
                 self.lines,
                 self.encoder,
+                self.extra,
             ),
             protocol=pickle.HIGHEST_PROTOCOL,
         )
@@ -204,7 +216,7 @@ class Translation:
 
         try:
             state = pickle.loads(blob)
-            version, name, adapter, framer_state, held, problems, lines, encoder = state
+            version, name, adapter, framer_state, held, problems, lines, encoder, extra = state
         except Exception as exc:  # a snapshot of another version, or damaged
             raise ValueError(f"translator state cannot be restored: {exc}") from exc
         if version != STATE_VERSION:
@@ -214,6 +226,8 @@ class Translation:
         self.framer.load_state(framer_state)
         self.held, self.held_problems, self.lines = held, problems, lines
         self.encoder = encoder
+        self.extra.clear()
+        self.extra.update(extra)  # in place: a gate may hold this very dict
 
 
 def _hint_any(path: str) -> str | None:

@@ -17,7 +17,10 @@ again, byte for byte, from the checkpointed state). For stdout, at least once.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,9 +28,12 @@ from typing import IO, Any
 
 from translator import logs
 from translator.discover import walk_paths
-from translator.pipeline import Totals
+from translator.pipeline import InputError, Totals, Translation
+from translator.reader import Line, parse_line
 from translator.tail import checkpoint as cp
+from translator.tail.claims import Claims, Counters, TranscriptGate, mark_origin
 from translator.tail.follower import FileFollower
+from translator.tail.ingest import IngestServer, LiveStream
 from translator.timefmt import now_ts
 
 #: Followers idle this long give their file descriptor back.
@@ -101,6 +107,8 @@ class TailDaemon:
         clock: Callable[[], str] = now_ts,
         now: Callable[[], float] = time.monotonic,
         encoder: Callable[[], Any] | None = None,
+        ingest_socket: Path | None = None,
+        stats_every: float = 60.0,
     ) -> None:
         self.roots = roots
         self._encoder = encoder  # makes each file's encoder (--to)
@@ -121,6 +129,19 @@ class TailDaemon:
         self._first_scan = True
         self._resume: dict[str, cp.FileMark] = {}
         self.log = logs.get()
+        # The live part (ADR-0053): streams in through the socket, one source per session.
+        self.counters = Counters()
+        self.claims = Claims(self.counters, clock)
+        self.ingest_socket = ingest_socket
+        self.server: IngestServer | None = None
+        self.streams: list[LiveStream] = []
+        self._stream_totals = Totals()
+        self._stream_out: list[bytes] = []
+        self._woken = threading.Event()
+        self._changes: queue.SimpleQueue[set[str]] = queue.SimpleQueue()
+        self.stats_every = stats_every
+        self._last_stats = now()
+        self._born = now()
 
     # -- start and stop ------------------------------------------------------------
 
@@ -137,19 +158,40 @@ class TailDaemon:
                 self.sink.cut_back(saved.output_length)
             self._resume = dict(saved.files)
             self._first_scan = False
+        self.listen()
         self.tick(rescan=True)
 
+    def listen(self) -> None:
+        """Open the socket (if asked for), before anything else is touched: a
+        second daemon for the same job stops here (OSError), its state untouched."""
+        if self.ingest_socket is not None and self.server is None:
+            self.server = IngestServer(self.ingest_socket, self.wake, self.status)
+            self.server.start()
+            self.log.info("listening for relays and subscribers", path=str(self.ingest_socket))
+
     def stop(self) -> None:
-        """Finish the round in hand, flush, checkpoint; open runs stay open."""
+        """Finish the round in hand, flush, checkpoint; open transcript runs stay
+        open (a restart goes on with them). A live stream's run is closed here, as
+        at the stream's end: no claim outlives the daemon."""
+        for stream in list(self.streams):
+            stream.closed = True
+        self._drain_streams()
+        if self.server is not None:
+            self.server.close()
         self._commit(force=True)
         for follower in self.followers.values():
             follower.close_fd()
         self.sink.close()
 
+    def wake(self) -> None:
+        """Any thread: there is work (stream lines, file events, a stop)."""
+        self._woken.set()
+
     # -- one round ---------------------------------------------------------------------
 
     def tick(self, changed: set[str] | None = None, rescan: bool = False) -> int:
         """One round of work; returns how many lines it wrote."""
+        written = self._drain_streams()  # first: a claim must be in before its transcript
         now = self._now()
         if changed and any(p not in self.followers and os.path.isdir(p) for p in changed):
             rescan = True  # a new folder (a new project, a subagents/ dir): look inside
@@ -165,13 +207,15 @@ class TailDaemon:
                     targets.append(path)
         else:
             targets = []  # a quiet round: idle checks only; rescans catch missed events
-        written = 0
         for path in targets:
             follower = self.followers.get(path)
             if follower is not None:
                 written += self._poll(follower)
         written += self._close_idle(now)
         self._commit()
+        if self.stats_every > 0 and now - self._last_stats >= self.stats_every:
+            self._last_stats = now
+            self.log.info("counters", **_flat(self.status()))
         return written
 
     def _poll(self, follower: FileFollower) -> int:
@@ -197,11 +241,17 @@ class TailDaemon:
         lines = follower.out
         if not lines:
             return 0
-        self.sink.write(lines)
-        n = len(lines)
+        n = self._write(lines)
         lines.clear()
-        self._uncommitted = True
         return n
+
+    def _write(self, lines: list[bytes]) -> int:
+        """To the output, then to every subscriber (who may lose some; the output never)."""
+        self.sink.write(lines)
+        if self.server is not None:
+            self.server.publish(b"".join(lines))
+        self._uncommitted = True
+        return len(lines)
 
     def _close_idle(self, now: float) -> int:
         written = 0
@@ -233,6 +283,8 @@ class TailDaemon:
 
     def _add(self, path: str, new: bool) -> FileFollower | None:
         follower = FileFollower(path, self.totals, self._clock, self._now, self._encoder)
+        translation = follower.translation
+        translation.decorate = TranscriptGate(self.claims, translation.extra)
         mark = self._resume.pop(path, None)
         if mark is not None and follower.resume(mark):
             state = "resumed"
@@ -275,29 +327,144 @@ class TailDaemon:
         self._last_commit = now
         self._uncommitted = False
 
+    # -- live streams --------------------------------------------------------------------
+
+    def _drain_streams(self) -> int:
+        if self.server is not None:
+            for stream in self.server.take_streams():
+                self._open_stream(stream)
+        for stream in list(self.streams):
+            while True:
+                try:
+                    raw = stream.queue.get_nowait()
+                except queue.Empty:
+                    break
+                self._feed_stream(stream, raw)
+            if stream.closed and stream.queue.empty():
+                self._end_stream(stream)
+        if not self._stream_out:
+            return 0
+        n = self._write(self._stream_out)
+        self._stream_out.clear()
+        return n
+
+    def _open_stream(self, stream: LiveStream) -> None:
+        self.counters.streams_total += 1
+        stream.translation = Translation(
+            stream.id,
+            self._stream_out.append,
+            self._stream_totals,
+            clock=self._clock,
+            encoder=self._encoder() if self._encoder else None,
+        )
+
+        def decorate(line: dict[str, Any]) -> dict[str, Any]:
+            session = line.get("session_id")
+            if stream.session is None and isinstance(session, str):
+                stream.session = session  # the first session it announces is its claim
+                if not self.claims.claim(session, stream.id):
+                    self.log.warning("session already claimed by a live stream; ambiguous",
+                                     session_id=session, stream=stream.id)
+            self.counters.items_stream += 1
+            return mark_origin(line, "stream")
+
+        stream.translation.decorate = decorate
+        self.streams.append(stream)
+        self.log.info("live stream connected", stream=stream.id,
+                      command=" ".join(map(str, stream.hello.get("command") or [])) or "-")
+
+    def _feed_stream(self, stream: LiveStream, raw: bytes) -> None:
+        stream.lines += 1
+        if stream.broken:
+            self.counters.stream_parse_errors += 1  # drained and counted, never guessed at
+            return
+        line = Line(stream.id, stream.lines, 0, raw[:-1] if raw.endswith(b"\r") else raw, True)
+        parsed = parse_line(line)
+        if parsed.damage:
+            self.counters.stream_parse_errors += 1
+        try:
+            stream.translation.feed(parsed)
+        except InputError as exc:
+            stream.broken = True
+            self.counters.stream_parse_errors += 1
+            self.log.error(f"live stream unreadable: {exc}", stream=stream.id)
+
+    def _end_stream(self, stream: LiveStream) -> None:
+        with contextlib.suppress(InputError):
+            stream.translation.finish()  # a killed run ends as a file does at EOF
+        self.streams.remove(stream)
+        self.counters.stream_dropped += stream.dropped + stream.relay_dropped
+        handed_back = self.claims.release(stream.id)
+        self.log.info("live stream ended", stream=stream.id, lines=stream.lines,
+                      session_id=stream.session or "-", dropped=stream.dropped +
+                      stream.relay_dropped, handed_back=",".join(handed_back) or "-")
+
+    def status(self) -> dict[str, Any]:
+        """The counters (any thread: only copies are read)."""
+        streams = list(self.streams)
+        subs = self.server.subscribers_now() if self.server is not None else []
+        out = self.counters.as_json()
+        out["stream_dropped"] += sum(s.dropped + s.relay_dropped for s in streams)
+        out["subscriber_dropped"] += sum(s.dropped for s in subs)
+        out.update(
+            streams_active=len(streams),
+            subscribers=len(subs),
+            subscriber_drops={str(s.number): s.dropped for s in subs},
+            claims=dict(self.claims.holder),
+            floors=len(self.claims.floors),
+            files=len(self.followers),
+            uptime_s=round(self._now() - self._born, 1),
+        )
+        return out
+
     # -- the loop ---------------------------------------------------------------------------
 
     def run(self, stop: Any) -> None:
-        """Wait for file events (or a quiet second) and do a round, until ``stop``."""
+        """Rounds of work, each when something happened (a file event, stream lines,
+        a stop) or after a quiet second, until ``stop``."""
+        watch_roots = [str(r) for r in self.roots if r.is_dir()]
+        if watch_roots:
+            threading.Thread(
+                target=self._watch, args=(watch_roots, stop), name="watch", daemon=True
+            ).start()
+        while not stop.is_set():
+            self._woken.wait(1.0)
+            self._woken.clear()
+            changed: set[str] = set()
+            while True:
+                try:
+                    changed |= self._changes.get_nowait()
+                except queue.Empty:
+                    break
+            if stop.is_set():
+                break
+            self.tick(changed or None)
+
+    def _watch(self, roots: list[str], stop: Any) -> None:
         import watchfiles
 
-        watch_roots = [str(r) for r in self.roots if r.is_dir()]
-        if not watch_roots:
-            while not stop.is_set():
-                stop.wait(1.0)
-                self.tick()
-            return
         for changes in watchfiles.watch(
-            *watch_roots,
+            *roots,
             watch_filter=None,
             debounce=50,
             step=10,
             rust_timeout=1000,
-            yield_on_timeout=True,
+            yield_on_timeout=False,
             stop_event=stop,
             raise_interrupt=False,
         ):
-            if stop.is_set():
-                break
-            changed = {path for _, path in changes}
-            self.tick(changed or None)
+            self._changes.put({path for _, path in changes})
+            self.wake()
+
+
+def _flat(status: dict[str, Any]) -> dict[str, Any]:
+    """The counters as one level of keys, for a log event."""
+    out: dict[str, Any] = {}
+    for key, value in status.items():
+        if key in ("claims", "subscriber_drops"):
+            out[key] = len(value)
+        elif isinstance(value, dict):
+            out.update({f"{key}_{k}": v for k, v in value.items()})
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,294 @@
+"""The daemon's socket side: live streams in, subscribers out, status on request.
+
+Threads here only move bytes; every translation, claim and output write happens on
+the daemon's main thread (:mod:`translator.tail.daemon`). That keeps the rules
+simple and makes the one promise this module exists for easy to keep: nothing on
+the socket side ever waits for anything slower than a socket.
+
+* A relay's lines go into a bounded queue (512 lines) for the main thread; when it
+  is full the line is dropped and counted (``stream_dropped``). The reader never
+  waits for the translator, so the relay's writes never wait for it either.
+* Each subscriber has a bounded queue of its own and a thread that writes it out.
+  The main thread only offers lines; a full queue drops them for that subscriber
+  alone (counted), and when the subscriber has caught up it is told how many it
+  lost with a system/warning line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import socket
+import stat
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from translator import logs
+from translator.tail import protocol
+from translator.timefmt import now_ts
+
+STREAM_QUEUE = 512
+SUBSCRIBER_QUEUE = 4096
+HELLO_TIMEOUT = 5.0
+_MAX_HELLO = 64 * 1024
+
+
+class LiveStream:
+    """One relay's run: its lines, waiting for the main thread."""
+
+    def __init__(self, stream_id: str, conn: socket.socket, hello: dict[str, Any],
+                 wake: Callable[[], None]) -> None:
+        self.id = stream_id
+        self.conn = conn
+        self.hello = hello
+        self.queue: queue.Queue[bytes] = queue.Queue(maxsize=STREAM_QUEUE)
+        self.closed = False
+        self.dropped = 0  # lines the queue had no room for
+        self.relay_dropped = 0  # lines the relay could not send (it says so at the end)
+        self._wake = wake
+        # The main thread's part (see TailDaemon): its translation and claim.
+        self.translation: Any = None
+        self.session: str | None = None
+        self.lines = 0
+        self.broken = False
+
+    def read(self, pending: bytes = b"") -> None:
+        """In the stream's own thread: socket → queue, until the relay closes."""
+        try:
+            buf = pending
+            while True:
+                if b"\n" in buf:
+                    *lines, buf = buf.split(b"\n")
+                    for line in lines:
+                        self._offer(line)
+                    self._wake()
+                data = self.conn.recv(1 << 16)
+                if not data:
+                    break
+                buf += data
+            if buf:
+                self._offer(buf)
+        except OSError:
+            pass  # the relay went away: what arrived stands
+        finally:
+            self.closed = True
+            with contextlib.suppress(OSError):
+                self.conn.close()
+            self._wake()
+
+    def _offer(self, line: bytes) -> None:
+        if line.startswith(protocol.CONTROL):
+            with contextlib.suppress(orjson.JSONDecodeError, AttributeError, TypeError):
+                self.relay_dropped += int(orjson.loads(line[1:]).get("relay_dropped", 0))
+            return
+        try:
+            self.queue.put_nowait(line)
+        except queue.Full:
+            self.dropped += 1
+
+
+class Subscriber:
+    """One ``streamv1 subscribe``: a bounded queue and a thread that writes it out."""
+
+    def __init__(self, conn: socket.socket, number: int, limit: int = SUBSCRIBER_QUEUE) -> None:
+        self.conn = conn
+        self.number = number
+        self.queue: queue.Queue[bytes | None] = queue.Queue(maxsize=limit)
+        self.dropped = 0  # lines lost in all
+        self._lost = 0  # lost since the last warning
+        self._lock = threading.Lock()
+        self.alive = True
+        self._warnings = 0
+
+    def offer(self, data: bytes) -> None:
+        """Main thread: never waits; a full queue loses the data for this one only."""
+        try:
+            self.queue.put_nowait(data)
+        except queue.Full:
+            n = data.count(b"\n") or 1
+            with self._lock:
+                self.dropped += n
+                self._lost += n
+
+    def write(self) -> None:
+        """In the subscriber's own thread, until it goes away or the daemon stops."""
+        try:
+            while self.alive:
+                data = self.queue.get()
+                if data is None:
+                    break
+                self.conn.sendall(data)
+                if self.queue.empty():
+                    with self._lock:
+                        lost, self._lost = self._lost, 0
+                    if lost:
+                        self.conn.sendall(self._warning(lost))
+        except OSError:
+            pass
+        finally:
+            self.alive = False
+            with contextlib.suppress(OSError):
+                self.conn.close()
+
+    def _warning(self, lost: int) -> bytes:
+        self._warnings += 1
+        line = {
+            "type": "system",
+            "subtype": "warning",
+            "session_id": "streamv1",
+            "seq": self._warnings - 1,
+            "ts": now_ts(),
+            "kind": "subscriber_dropped",
+            "count": lost,
+            "body": f"{lost} lines were not sent to this subscriber: it read too slowly",
+            "_meta": {"origin": "daemon"},
+        }
+        return orjson.dumps(line) + b"\n"
+
+    def stop(self) -> None:
+        self.alive = False
+        with contextlib.suppress(queue.Full):
+            self.queue.put_nowait(None)
+        with contextlib.suppress(OSError):
+            self.conn.shutdown(socket.SHUT_RDWR)
+
+
+class IngestServer:
+    """The listening socket and the threads behind it."""
+
+    def __init__(self, path: Path, wake: Callable[[], None],
+                 status: Callable[[], dict[str, Any]]) -> None:
+        self.path = path
+        self._wake = wake
+        self._status = status
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        self.new_streams: list[LiveStream] = []  # taken by the main thread
+        self.subscribers: list[Subscriber] = []
+        self._count = 0
+        self.log = logs.get()
+
+    # -- life -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.path.exists() or self.path.is_symlink():
+            if not stat.S_ISSOCK(os.lstat(self.path).st_mode):
+                raise OSError(f"{self.path} exists and is not a socket")
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(str(self.path))
+            except OSError:
+                self.path.unlink()  # a socket no daemon listens on: left by a crash
+            else:
+                probe.close()
+                raise OSError(f"another daemon is listening on {self.path}")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(str(self.path))
+        os.chmod(self.path, 0o600)  # the user's runs and streams only
+        sock.listen(64)
+        self._sock = sock
+        threading.Thread(target=self._accept, name="ingest-accept", daemon=True).start()
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+        for sub in self.subscribers_now():
+            sub.stop()
+
+    # -- the main thread's view ---------------------------------------------------------
+
+    def take_streams(self) -> list[LiveStream]:
+        with self._lock:
+            streams, self.new_streams = self.new_streams, []
+        return streams
+
+    def subscribers_now(self) -> list[Subscriber]:
+        with self._lock:
+            self.subscribers = [s for s in self.subscribers if s.alive]
+            return list(self.subscribers)
+
+    def publish(self, data: bytes) -> None:
+        for sub in self.subscribers_now():
+            sub.offer(data)
+
+    # -- threads ---------------------------------------------------------------------------
+
+    def _accept(self) -> None:
+        while self._sock is not None:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        conn.settimeout(HELLO_TIMEOUT)
+        buf = b""
+        try:
+            while b"\n" not in buf and len(buf) < _MAX_HELLO:
+                data = conn.recv(4096)
+                if not data:
+                    break
+                buf += data
+        except OSError:
+            conn.close()
+            return
+        first, _, rest = buf.partition(b"\n")
+        hello = protocol.read_hello(first)
+        if hello is None:
+            self.log.warning("socket client without a valid hello; closed", path=str(self.path))
+            conn.close()
+            return
+        conn.settimeout(None)
+        with self._lock:
+            self._count += 1
+            number = self._count
+        role = hello["role"]
+        if role == "status":
+            with contextlib.suppress(OSError):
+                conn.sendall(orjson.dumps(self._status()) + b"\n")
+            conn.close()
+        elif role == "subscribe":
+            sub = Subscriber(conn, number)
+            with self._lock:
+                self.subscribers.append(sub)
+            self.log.info("subscriber connected", subscriber=number)
+            sub.write()
+            self.log.info("subscriber gone", subscriber=number, dropped=sub.dropped)
+        else:
+            pid = hello.get("pid")
+            stream = LiveStream(f"relay-{number}" + (f":{pid}" if pid else ""), conn, hello,
+                                self._wake)
+            with self._lock:
+                self.new_streams.append(stream)
+            self._wake()
+            stream.read(rest)
+
+
+def wait_for_socket(path: Path, timeout: float) -> bool:
+    """Test and tool helper: is a daemon accepting on ``path`` within ``timeout``?"""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(path))
+            probe.sendall(protocol.hello("status"))
+            probe.recv(1 << 16)
+            return True
+        except OSError:
+            time.sleep(0.05)
+        finally:
+            probe.close()
+    return False
