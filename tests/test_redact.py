@@ -125,3 +125,71 @@ def test_no_secret_survives_tail(tmp_path: Path) -> None:
     data = out.read_bytes()
     assert data.count(b"[REDACTED:") >= 5 * len(SECRETS)
     assert_clean(data)
+
+
+def test_no_secret_survives_tail_in_the_claude_shape(tmp_path: Path) -> None:
+    from translator.legacy import encoder_for
+    from translator.tail.daemon import OutputSink, TailDaemon
+
+    watched = tmp_path / "projects" / "p"
+    watched.mkdir(parents=True)
+    (watched / "0f0e0d0c-0b0a-0908-0706-050403020100.jsonl").write_bytes(FIXTURES[0].read_bytes())
+    out = tmp_path / "out.jsonl"
+    daemon = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
+                        idle_close=0, encoder=lambda: encoder_for("claude"))
+    daemon.start()
+    daemon.stop()
+    data = out.read_bytes()
+    assert b'"type":"assistant"' in data and b'"origin":"transcript"' in data
+    assert data.count(b"[REDACTED:") >= 5 * len(SECRETS)
+    assert_clean(data)
+
+
+def test_no_secret_reaches_a_subscriber(streamv1_bin: str, tmp_path: Path) -> None:
+    """A live stream and a transcript, both full of secrets, through a real daemon
+    to its output file and to a subscriber."""
+    import sys
+    import time
+
+    projects = tmp_path / "projects" / "p"
+    projects.mkdir(parents=True)
+    sock = tmp_path / "s.sock"
+    out = tmp_path / "out.jsonl"
+    daemon = subprocess.Popen(
+        [streamv1_bin, "tail", str(tmp_path / "projects"), "--output", str(out), "--state",
+         str(tmp_path / "state.json"), "--ingest-socket", str(sock), "--idle-close", "0",
+         "--commit-every", "0.05", "--log-format", "json"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        sub_out = tmp_path / "sub.jsonl"
+        sub = subprocess.Popen([streamv1_bin, "subscribe", "--socket", str(sock)],
+                               stdout=sub_out.open("wb"))
+        time.sleep(0.5)
+        # another session's transcript (the stream's own would be suppressed)
+        durable = FIXTURES[0].read_bytes().replace(
+            b"5eccd76e-a2bd-46d3-9ac7-285807858239", b"0f0e0d0c-0b0a-0908-0706-050403020100")
+        (projects / "0f0e0d0c-0b0a-0908-0706-050403020100.jsonl").write_bytes(durable)
+        relay = subprocess.run(
+            [streamv1_bin, "relay", "--socket", str(sock), "--", sys.executable, "-c",
+             "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())",
+             str(FIXTURES[1])], capture_output=True, check=True, timeout=30)
+        assert relay.stdout == FIXTURES[1].read_bytes()  # the pass-through is the run's own
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            data = out.read_bytes() if out.exists() else b""
+            if data.count(b'"type":"result"') >= 2 and sub_out.read_bytes() == data:
+                break
+            time.sleep(0.1)
+    finally:
+        daemon.send_signal(15)
+        daemon.wait(30)
+    sub.wait(15)
+    data = out.read_bytes()
+    assert b'"origin":"stream"' in data and b'"origin":"transcript"' in data
+    assert sub_out.read_bytes() == data
+    assert data.count(b"[REDACTED:") >= 10 * len(SECRETS)
+    assert_clean(data)

@@ -68,6 +68,9 @@ class ClaudeEncoder(_Scrubbed):
         if out is None:
             self.skipped += 1
             return b""
+        meta = line.get("_meta")
+        if meta is not None:
+            out["_meta"] = meta  # the tail daemon's origin mark rides along, in either shape
         return self._scrub(encode_v1(out))
 
     # -- one line ---------------------------------------------------------------
