@@ -64,6 +64,8 @@ class Scanner:
                 raise RuntimeError("the hyperscan engine is not installed")
             self._db: Any = _database(self.patterns, self.caseless)
             self._scan = self._db.scan
+        self._fast = engine == "hyperscan"
+        self._handler = self._on_match  # one bound method, not one a call
 
     def _on_match(self, pattern: int, start: int, end: int, flags: int, context: Any) -> None:
         self._found.append((pattern, end))
@@ -75,8 +77,8 @@ class Scanner:
         """
         if not data:
             return _NONE  # (Hyperscan refuses an empty buffer)
-        if self.engine == "hyperscan" and len(data) >= SHORT:
-            self._scan(data, match_event_handler=self._on_match)
+        if self._fast and len(data) >= SHORT:
+            self._scan(data, match_event_handler=self._handler)
             if not self._found:
                 return _NONE
             found, self._found = self._found, []

@@ -30,10 +30,11 @@ class Scrubber:
             caseless=[False, False, *(k.caseless for k in kinds)],
             engine=engine,
         )
+        self._matches = self.scanner.matches
 
     def __call__(self, data: bytes) -> bytes:
         """Scrub a buffer of whole lines (each ending in a newline)."""
-        found = self.scanner.matches(data)
+        found = self._matches(data)
         if not found:
             return data
         spans: dict[int, set[int]] = {}
