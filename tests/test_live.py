@@ -210,11 +210,11 @@ def test_a_relay_without_a_daemon_passes_everything_through(
 
 def test_a_stuck_subscriber_loses_lines_alone(daemon: Daemon, streamv1_bin: str,
                                              tmp_path: Path) -> None:
-    # A long run: 6,000 assistant lines, printed at ~3,000 lines a second.
+    # A long run: 12,000 assistant lines (~8 MB out), printed at ~3,000 lines a second.
     lines = STREAM.read_bytes().splitlines(keepends=True)
     body = next(x for x in lines if b'"type":"assistant"' in x)
     big = tmp_path / "big.jsonl"
-    big.write_bytes(lines[0] + body * 6000 + lines[-1])
+    big.write_bytes(lines[0] + body * 12000 + lines[-1])
     stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     stuck.connect(str(daemon.sock))

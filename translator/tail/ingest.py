@@ -8,7 +8,8 @@ the socket side ever waits for anything slower than a socket.
 * A relay's lines go into a bounded queue (512 lines) for the main thread; when it
   is full the line is dropped and counted (``stream_dropped``). The reader never
   waits for the translator, so the relay's writes never wait for it either.
-* Each subscriber has a bounded queue of its own and a thread that writes it out.
+* Each subscriber has a bounded queue of its own (4 MiB) and a thread that writes
+  it out.
   The main thread only offers lines; a full queue drops them for that subscriber
   alone (counted), and when the subscriber has caught up it is told how many it
   lost with a system/warning line.
@@ -34,7 +35,9 @@ from translator.tail import protocol
 from translator.timefmt import now_ts
 
 STREAM_QUEUE = 512
-SUBSCRIBER_QUEUE = 4096
+#: What may wait for one subscriber. Bytes, not items: one item can be a whole
+#: file's first read.
+SUBSCRIBER_BYTES = 4 << 20
 HELLO_TIMEOUT = 5.0
 _MAX_HELLO = 64 * 1024
 
@@ -96,10 +99,12 @@ class LiveStream:
 class Subscriber:
     """One ``streamv1 subscribe``: a bounded queue and a thread that writes it out."""
 
-    def __init__(self, conn: socket.socket, number: int, limit: int = SUBSCRIBER_QUEUE) -> None:
+    def __init__(self, conn: socket.socket, number: int, limit: int = SUBSCRIBER_BYTES) -> None:
         self.conn = conn
         self.number = number
-        self.queue: queue.Queue[bytes | None] = queue.Queue(maxsize=limit)
+        self.queue: queue.Queue[bytes | None] = queue.Queue()
+        self.limit = limit
+        self.waiting = 0  # bytes in the queue
         self.dropped = 0  # lines lost in all
         self._lost = 0  # lost since the last warning
         self._lock = threading.Lock()
@@ -108,13 +113,14 @@ class Subscriber:
 
     def offer(self, data: bytes) -> None:
         """Main thread: never waits; a full queue loses the data for this one only."""
-        try:
-            self.queue.put_nowait(data)
-        except queue.Full:
-            n = data.count(b"\n") or 1
-            with self._lock:
+        with self._lock:
+            if self.waiting + len(data) > self.limit:
+                n = data.count(b"\n") or 1
                 self.dropped += n
                 self._lost += n
+                return
+            self.waiting += len(data)
+        self.queue.put_nowait(data)
 
     def write(self) -> None:
         """In the subscriber's own thread, until it goes away or the daemon stops."""
@@ -124,6 +130,8 @@ class Subscriber:
                 if data is None:
                     break
                 self.conn.sendall(data)
+                with self._lock:
+                    self.waiting -= len(data)
                 if self.queue.empty():
                     with self._lock:
                         lost, self._lost = self._lost, 0
@@ -153,8 +161,7 @@ class Subscriber:
 
     def stop(self) -> None:
         self.alive = False
-        with contextlib.suppress(queue.Full):
-            self.queue.put_nowait(None)
+        self.queue.put_nowait(None)
         with contextlib.suppress(OSError):
             self.conn.shutdown(socket.SHUT_RDWR)
 
