@@ -110,24 +110,8 @@ def test_no_redact_keeps_them(streamv1_bin: str) -> None:
     assert b"[REDACTED:" not in proc.stdout
 
 
-def test_no_secret_survives_tail(tmp_path: Path) -> None:
-    from translator.tail.daemon import OutputSink, TailDaemon
-
-    watched = tmp_path / "projects" / "p"
-    watched.mkdir(parents=True)
-    (watched / "0f0e0d0c-0b0a-0908-0706-050403020100.jsonl").write_bytes(FIXTURES[0].read_bytes())
-    out = tmp_path / "out.jsonl"
-    daemon = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
-                        idle_close=0)
-    daemon.start()
-    daemon.tick(rescan=True)
-    daemon.stop()
-    data = out.read_bytes()
-    assert data.count(b"[REDACTED:") >= 5 * len(SECRETS)
-    assert_clean(data)
-
-
-def test_no_secret_survives_tail_in_the_claude_shape(tmp_path: Path) -> None:
+def _tail_once(tmp_path: Path, to: str) -> bytes:
+    """The durable fixture through an in-process tail daemon, one round."""
     from translator.legacy import encoder_for
     from translator.tail.daemon import OutputSink, TailDaemon
 
@@ -136,10 +120,15 @@ def test_no_secret_survives_tail_in_the_claude_shape(tmp_path: Path) -> None:
     (watched / "0f0e0d0c-0b0a-0908-0706-050403020100.jsonl").write_bytes(FIXTURES[0].read_bytes())
     out = tmp_path / "out.jsonl"
     daemon = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
-                        idle_close=0, encoder=lambda: encoder_for("claude"))
+                        idle_close=0, encoder=lambda: encoder_for(to))
     daemon.start()
     daemon.stop()
-    data = out.read_bytes()
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("to", ["stream_v1", "claude"])
+def test_no_secret_survives_tail(tmp_path: Path, to: str) -> None:
+    data = _tail_once(tmp_path, to)
     assert b'"type":"assistant"' in data and b'"origin":"transcript"' in data
     assert data.count(b"[REDACTED:") >= 5 * len(SECRETS)
     assert_clean(data)
