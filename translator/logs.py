@@ -1,9 +1,12 @@
-"""Logs are structlog events on stderr, one line each, same keys everywhere
-(``path``, ``line``, ``session_id``, ``source``). stdout carries events only.
+"""Logs on stderr, one line each, same keys everywhere (``path``, ``line``,
+``session_id``, ``source``). stdout carries events only.
 
-structlog is imported on the first event that passes the level filter, not at
-start-up: a quiet run (``--log-level error`` with nothing wrong) never pays the
-~50 ms its import costs, which matters for short conversions.
+Two formats. ``json`` (the daemon's default off a terminal, read by machines) is
+structlog's: level, ISO timestamp, the event and its keys as one JSON object.
+``console`` is one readable line, ``streamv1: error: path:line: message (k=v)``,
+written directly: importing structlog costs ~40 ms (asyncio comes with it), as
+much as converting a few megabytes, and a conversion that logs one bad input
+should not pay it. structlog is imported on the first JSON event, not at start-up.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ _fmt: str = "console"
 _real: Any = None
 
 
-def _render(_logger: Any, method: str, event: MutableMapping[str, Any]) -> str:
+def _render(method: str, event: MutableMapping[str, Any]) -> str:
+    """The console line."""
     message = str(event.pop("event", ""))
     path = event.pop("path", None)
     line = event.pop("line", None)
@@ -53,13 +57,12 @@ def _structlog() -> Any:
     if _real is None:
         import structlog
 
-        pre: list[Any] = [structlog.processors.add_log_level]
-        renderer: Any = _render
-        if _fmt == "json":
-            pre.append(structlog.processors.TimeStamper(fmt="iso", utc=True))
-            renderer = structlog.processors.JSONRenderer()
         structlog.configure(
-            processors=[*pre, renderer],
+            processors=[
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.processors.JSONRenderer(),
+            ],
             wrapper_class=structlog.make_filtering_bound_logger(_level),
             logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
             cache_logger_on_first_use=False,
@@ -69,10 +72,16 @@ def _structlog() -> Any:
 
 
 class _Logger:
-    """Filters by level first; hands the event to structlog only when it is written."""
+    """Filters by level first; a written event is rendered (console) or handed to
+    structlog (json)."""
 
     def _emit(self, level: int, method: str, event: str, **kw: Any) -> None:
-        if level >= _level:
+        if level < _level:
+            return
+        if _fmt == "console":
+            sys.stderr.write(_render(method, {"event": event, **kw}) + "\n")
+            sys.stderr.flush()
+        else:
             getattr(_structlog(), method)(event, **kw)
 
     def debug(self, event: str, **kw: Any) -> None:
