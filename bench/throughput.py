@@ -9,12 +9,13 @@ Figures (each its own command; `all` runs them in turn):
            (b) the public corpus repeated to ~100 MB,
            (c) stella events (the testdata runs repeated to ~100 MB).
            Target: >= 0.5x the bare pass on (a) and (b).
+  redact   what masking secrets costs: convert vs convert --no-redact (public corpus).
   jobs     `--jobs 2` vs `--jobs 1` on an archive of >= 200 session files (the public
            corpus repeated to ~300 MB, ~900 files). Target >= 1.8x.
   rss      peak RSS converting one 1 GB session file, next to a 100 MB one (both
            generated from the corpus). Target < 100 MB, not growing with size.
 
-Usage: .venv/bin/python bench/throughput.py [ratio|jobs|rss|all] [--size-mb 100] [--repeat 5]
+Usage: .venv/bin/python bench/throughput.py [ratio|redact|jobs|rss|all] [--size-mb 100] [--repeat 5]
 The corpora come from ../shared when it is there, else from testdata/ (smaller mix).
 """
 
@@ -135,6 +136,20 @@ def ratio(size_mb: int, repeat: int, only: str | None = None) -> None:
                   f"({target})")
 
 
+def redact_cost(size_mb: int, repeat: int) -> None:
+    """What masking secrets costs: convert vs convert --no-redact, public corpus."""
+    with tempfile.TemporaryDirectory() as tmp:
+        build_archive("public", Path(tmp), size_mb)
+        on, off = [], []
+        base = [BIN, "--log-level", "error", "convert", "--jobs", "1", "-o", "/dev/null"]
+        for _ in range(repeat):
+            off.append(timed([*base, "--no-redact", tmp])[0])
+            on.append(timed([*base, tmp])[0])
+        a, b = statistics.median(off), statistics.median(on)
+        print(f"redaction on vs --no-redact, public corpus: {b:.2f}s vs {a:.2f}s -> "
+              f"{a / b:.2f}x the throughput ({(b / a - 1) * 100:+.1f}% time)")
+
+
 def jobs(repeat: int, size_mb: int = 300) -> None:
     """Real session files (the public corpus) repeated: hundreds of files, ~300 MB,
     so the fixed cost of starting a process weighs as it does on a real archive."""
@@ -189,7 +204,8 @@ def rss() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("figure", nargs="?", default="all", choices=["ratio", "jobs", "rss", "all"])
+    ap.add_argument("figure", nargs="?", default="all",
+                    choices=["ratio", "redact", "jobs", "rss", "all"])
     ap.add_argument("--size-mb", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", choices=["claude", "public", "stella"],
@@ -201,6 +217,8 @@ def main() -> None:
                     str(ROOT / "adapters")], check=True, stdout=subprocess.DEVNULL)
     if a.figure in ("ratio", "all"):
         ratio(a.size_mb, a.repeat, a.only)
+    if a.figure in ("redact", "all"):
+        redact_cost(a.size_mb, a.repeat)
     if a.figure in ("jobs", "all"):
         jobs(a.repeat)
     if a.figure in ("rss", "all"):
