@@ -176,3 +176,36 @@ def test_no_path_at_a_terminal_falls_back_to_the_sample(streamv1_bin: str, tmp_p
                           capture_output=True, env=env, timeout=60, check=False)
     assert proc.returncode == 0, proc.stdout
     assert b"bundled sample" in proc.stdout and b'"subtype":"init"' in proc.stdout
+
+
+def test_jobs_give_the_same_output_in_input_order(streamv1_bin: str, tmp_path: Path) -> None:
+    """--jobs N: byte for byte the serial output, per input in input order, for the
+    shared output and for --out-dir (many small files: several groups a worker)."""
+    archive = tmp_path / "archive"
+    cases = sorted(p for p in (ROOT / "testdata").rglob("*.jsonl")
+                   if ".expected." not in p.name and p.parent.name in ("claude-session",
+                                                                      "claude-stream"))
+    for copy in range(12):
+        for case in cases:
+            dest = archive / f"c{copy:02d}" / case.parent.name / case.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(case.read_bytes())
+    outputs = {}
+    for jobs in ("1", "2", "3"):
+        proc = subprocess.run(
+            [streamv1_bin, "--log-level", "error", "convert", "--now", "2026-01-01T00:00:00.000Z",
+             "--jobs", jobs, str(archive)], capture_output=True, check=False)
+        outputs[jobs] = proc.stdout
+        subprocess.run(
+            [streamv1_bin, "--log-level", "error", "convert", "--now", "2026-01-01T00:00:00.000Z",
+             "--jobs", jobs, "--out-dir", str(tmp_path / f"out{jobs}"), str(archive)],
+            capture_output=True, check=False)
+    assert outputs["1"] and outputs["1"] == outputs["2"] == outputs["3"]
+    serial = sorted(p.relative_to(tmp_path / "out1") for p in (tmp_path / "out1").rglob("*"))
+    assert len(serial) > 12 * len(cases)  # the files and their folders
+    for jobs in ("2", "3"):
+        for rel in serial:
+            a, b = tmp_path / "out1" / rel, tmp_path / f"out{jobs}" / rel
+            assert a.is_dir() == b.is_dir()
+            if a.is_file():
+                assert a.read_bytes() == b.read_bytes(), rel

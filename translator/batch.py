@@ -110,26 +110,31 @@ def _refuse_binary(stream: IO[bytes]) -> None:
         raise InputError("binary data, not a JSONL transcript")
 
 
-def _worker(group: list[Job], options: Options, spool: str) -> list[tuple[Totals, str | None]]:
-    """In a worker process: convert a group of inputs, each to its target or to a
-    spool file of its own (a group, not one input a task: small files would
-    otherwise cost more in hand-offs than in work)."""
-    done: list[tuple[Totals, str | None]] = []
-    for job in group:
-        totals = Totals()
-        if job.target is not None:
-            Path(job.target).parent.mkdir(parents=True, exist_ok=True)
-            with open(job.target, "wb", buffering=OUT_BUFFER) as sink:
-                convert_one(job, sink, options, totals)
-            done.append((totals, None))
-            continue
-        import tempfile
+def _worker(group: list[Job], options: Options, spool: str) -> tuple[Totals, str | None]:
+    """In a worker process: convert a group of inputs, each to its own target or,
+    in input order, to the group's one spool file (a group, not one input a task,
+    and one spool a group: small files would otherwise cost more in hand-offs and
+    file operations than in work)."""
+    import tempfile
 
-        fd, name = tempfile.mkstemp(dir=spool, suffix=".jsonl")
-        with os.fdopen(fd, "wb") as sink:
-            convert_one(job, sink, options, totals)
-        done.append((totals, name))
-    return done
+    totals = Totals()
+    name: str | None = None
+    spooled: IO[bytes] | None = None
+    try:
+        for job in group:
+            if job.target is not None:
+                Path(job.target).parent.mkdir(parents=True, exist_ok=True)
+                with open(job.target, "wb", buffering=OUT_BUFFER) as sink:
+                    convert_one(job, sink, options, totals)
+                continue
+            if spooled is None:
+                fd, name = tempfile.mkstemp(dir=spool, suffix=".jsonl")
+                spooled = os.fdopen(fd, "wb", buffering=OUT_BUFFER)
+            convert_one(job, spooled, options, totals)
+    finally:
+        if spooled is not None:
+            spooled.close()
+    return totals, name
 
 
 def _groups(jobs: list[Job], workers: int) -> list[list[Job]]:
@@ -240,7 +245,7 @@ def run(
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             # A bounded window: spool files never pile up far ahead of the writer.
             window = workers * 8
-            pending: list[tuple[list[Job], Future[list[tuple[Totals, str | None]]]]] = []
+            pending: list[tuple[list[Job], Future[tuple[Totals, str | None]]]] = []
             queue: Iterable[list[Job]] = iter(_groups(jobs, workers))
             for group in queue:
                 pending.append((group, pool.submit(_worker, group, options, spool)))
@@ -276,21 +281,21 @@ def _append(spooled: str, shared: IO[bytes]) -> None:
 
 
 def _drain_first(
-    pending: list[tuple[list[Job], Future[list[tuple[Totals, str | None]]]]],
+    pending: list[tuple[list[Job], Future[tuple[Totals, str | None]]]],
     shared: IO[bytes] | None,
     totals: Totals,
     bar: Progress,
 ) -> None:
     group, future = pending.pop(0)
-    for job, (part, spooled) in zip(group, future.result(), strict=True):
-        merge(totals, part)
-        if spooled is not None:
-            assert shared is not None
-            _append(spooled, shared)
-            os.unlink(spooled)
-        bar.done(job)
-    if shared is not None:
+    part, spooled = future.result()
+    merge(totals, part)
+    if spooled is not None:
+        assert shared is not None
+        _append(spooled, shared)
+        os.unlink(spooled)
         shared.flush()
+    for job in group:
+        bar.done(job)
 
 
 def describe(totals: Totals) -> dict[str, Any]:
