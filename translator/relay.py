@@ -53,9 +53,13 @@ class _ToDaemon:
             self.sock = sock
         except OSError:
             self.sock = None
+        self.connected = int(self.sock is not None)
 
     def add(self, line: bytes) -> None:
-        if self.sock is None or self.lines_waiting >= PENDING_LINES:
+        if self.sock is None:
+            self.dropped += self.connected  # lost only if a daemon was there to get it
+            return
+        if self.lines_waiting >= PENDING_LINES:
             self.dropped += 1
             return
         self.buf += line
