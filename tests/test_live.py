@@ -208,6 +208,35 @@ def test_a_relay_without_a_daemon_passes_everything_through(
     assert b"no daemon listening" in proc.stderr
 
 
+def test_a_stopped_daemon_does_not_hold_the_relay_back(
+    daemon: Daemon, streamv1_bin: str, tmp_path: Path
+) -> None:
+    lines = STREAM.read_bytes().splitlines(keepends=True)
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(lines[0] + lines[1] * 20000 + lines[-1])  # ~20 MB, far past any buffer
+    daemon.proc.send_signal(signal.SIGSTOP)  # a daemon that reads nothing at all
+    try:
+        start = time.monotonic()
+        relay = subprocess.run(
+            [streamv1_bin, "relay", "--socket", str(daemon.sock), "--", sys.executable, "-c",
+             "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())", str(big)],
+            capture_output=True, check=False, timeout=60)
+        elapsed = time.monotonic() - start
+    finally:
+        daemon.proc.send_signal(signal.SIGCONT)
+    assert relay.returncode == 0
+    assert relay.stdout == big.read_bytes()
+    assert elapsed < 8.0, elapsed  # the command's time and the 2 s grace, no more
+    assert b"lines not delivered to the daemon" in relay.stderr
+    # Woken, the daemon takes what reached it, a cut-off last line tolerated, and
+    # closes the run it had: the output stays a framed stream.
+    assert wait_until(lambda: (daemon.status() or {}).get("streams_active") == 0, 30)
+    status = daemon.status()
+    assert status is not None and status["stream_parse_errors"] == 0
+    daemon.stop()
+    assert framing_violations(daemon.out.read_bytes()) == []
+
+
 def test_a_stuck_subscriber_loses_lines_alone(daemon: Daemon, streamv1_bin: str,
                                              tmp_path: Path) -> None:
     # A long run: 12,000 assistant lines (~8 MB out), printed at ~3,000 lines a second.

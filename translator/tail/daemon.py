@@ -341,6 +341,9 @@ class TailDaemon:
                     break
                 self._feed_stream(stream, raw)
             if stream.closed and stream.queue.empty():
+                if stream.tail is not None:
+                    self._feed_stream(stream, stream.tail, terminated=False)
+                    stream.tail = None
                 self._end_stream(stream)
         if not self._stream_out:
             return 0
@@ -373,14 +376,14 @@ class TailDaemon:
         self.log.info("live stream connected", stream=stream.id,
                       command=" ".join(map(str, stream.hello.get("command") or [])) or "-")
 
-    def _feed_stream(self, stream: LiveStream, raw: bytes) -> None:
+    def _feed_stream(self, stream: LiveStream, raw: bytes, terminated: bool = True) -> None:
         stream.lines += 1
         if stream.broken:
             self.counters.stream_parse_errors += 1  # drained and counted, never guessed at
             return
-        line = Line(stream.id, stream.lines, 0, raw[:-1] if raw.endswith(b"\r") else raw, True)
-        parsed = parse_line(line)
-        if parsed.damage:
+        data = raw[:-1] if raw.endswith(b"\r") else raw
+        parsed = parse_line(Line(stream.id, stream.lines, 0, data, terminated))
+        if any(not d.tolerated for d in parsed.damage):
             self.counters.stream_parse_errors += 1
         try:
             stream.translation.feed(parsed)

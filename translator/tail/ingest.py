@@ -52,6 +52,7 @@ class LiveStream:
         self.hello = hello
         self.queue: queue.Queue[bytes] = queue.Queue(maxsize=STREAM_QUEUE)
         self.closed = False
+        self.tail: bytes | None = None  # a last line with no newline, read after the queue
         self.dropped = 0  # lines the queue had no room for
         self.relay_dropped = 0  # lines the relay could not send (it says so at the end)
         self._wake = wake
@@ -76,7 +77,7 @@ class LiveStream:
                     break
                 buf += data
             if buf:
-                self._offer(buf)
+                self.tail = buf  # cut off: the relay or its connection ended mid-line
         except OSError:
             pass  # the relay went away: what arrived stands
         finally:
