@@ -1,14 +1,20 @@
 """The tail daemon: every session file under the watched folders, into one stream.
 
 ``tick()`` does one round of work and is kept apart from ``run()``, the loop that
-waits for file events, so tests drive the daemon without sleeping. A round:
+waits for something to happen, so tests drive the daemon without sleeping. A round:
 
-1. find new files (a full rescan every ``rescan_every`` seconds, since file events
+1. take the lines live streams handed over (:mod:`translator.tail.ingest`): claims
+   come first, before the transcripts they silence (:mod:`translator.tail.claims`);
+2. find new files (a full rescan every ``rescan_every`` seconds, since file events
    alone get missed now and then) and poll the ones that changed;
-2. write the lines they made to the output, and flush;
-3. end runs idle for ``idle_close`` seconds, as batch conversion does at EOF;
-4. every ``commit_every`` seconds (and on shutdown): fsync the output, then write
+3. write the lines they made to the output, and flush, then offer them to every
+   subscriber (who may lose some; the output never does);
+4. end runs idle for ``idle_close`` seconds, as batch conversion does at EOF;
+5. every ``commit_every`` seconds (and on shutdown): fsync the output, then write
    the checkpoint — never before the output it covers.
+
+Everything here runs on one thread; the watcher and the socket threads only hand
+over data and call ``wake()``.
 
 Exactly once for ``--output FILE``: the checkpoint records the output's length, and
 a restart cuts the file back to it before going on (the lines after it are made
