@@ -194,6 +194,28 @@ def test_a_second_stream_of_a_claimed_session_is_counted_ambiguous(
     daemon.stop()
 
 
+def test_unreadable_stream_lines_are_counted_and_reported(
+    daemon: Daemon, streamv1_bin: str, tmp_path: Path
+) -> None:
+    noisy = tmp_path / "noisy.jsonl"
+    lines = STREAM.read_bytes().splitlines(keepends=True)
+    noisy.write_bytes(lines[0] + b"not json at all\n" + lines[1] + b'{"cut": \n'
+                      + b"".join(lines[2:]))
+    relay = subprocess.run(
+        [streamv1_bin, "relay", "--socket", str(daemon.sock), "--", sys.executable, "-c",
+         "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())", str(noisy)],
+        capture_output=True, check=False, timeout=30)
+    assert relay.returncode == 0 and relay.stdout == noisy.read_bytes()
+    assert wait_until(lambda: (daemon.status() or {}).get("streams_total") == 1 and
+                      (daemon.status() or {}).get("streams_active") == 0, 15)
+    status = daemon.status()
+    assert status is not None and status["stream_parse_errors"] == 2
+    daemon.stop()
+    errors = [x for x in daemon.lines() if x.get("subtype") == "error"]
+    assert len(errors) == 2 and all(x["_meta"]["origin"] == "stream" for x in errors)
+    assert framing_violations(daemon.out.read_bytes()) == []
+
+
 def test_a_relay_without_a_daemon_passes_everything_through(
     streamv1_bin: str, tmp_path: Path
 ) -> None:
