@@ -111,7 +111,7 @@ class Translation:
                 self.push(adapter.feed(rec, where))
 
     def push(self, events: Any) -> None:
-        write, frame, encode = self.write, self.framer.push, self.encoder.encode
+        frame, write_lines = self.framer.push, self._write_lines
         for event in events:
             kind = type(event)
             if kind is Problem:
@@ -123,17 +123,16 @@ class Translation:
                     source_type=event.source_type,
                 )
             lines = frame(event)
-            if self.decorate is not None and lines:
-                lines = [d for d in map(self.decorate, lines) if d is not None]
-            if len(lines) == 1:
-                write(encode(lines[0]))
-            elif lines:
-                write(b"".join([encode(line) for line in lines]))
+            if lines:
+                write_lines(lines)
 
     def _write_lines(self, lines: list[JSON]) -> None:
+        """Framed lines → the last step (``decorate``) → encoded → ``write``."""
         if self.decorate is not None:
             lines = [d for d in map(self.decorate, lines) if d is not None]
-        if lines:
+        if len(lines) == 1:
+            self.write(self.encoder.encode(lines[0]))  # the common case: no join
+        elif lines:
             self.write(b"".join([self.encoder.encode(line) for line in lines]))
 
     def record(self, rec: dict[str, Any], where: Where) -> None:

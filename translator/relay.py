@@ -44,7 +44,6 @@ class _ToDaemon:
         self.buf = bytearray()  # whole lines, ready to send
         self.lines_waiting = 0
         self.dropped = 0
-        self.sent_lines = 0
         try:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.connect(str(path))
@@ -76,9 +75,7 @@ class _ToDaemon:
         except OSError:
             self._lost()
             return
-        done = self.buf[:n].count(b"\n")
-        self.lines_waiting -= done
-        self.sent_lines += done
+        self.lines_waiting -= self.buf[:n].count(b"\n")
         del self.buf[:n]
 
     def _lost(self) -> None:

@@ -80,9 +80,9 @@ class OutputSink:
                 found=size,
             )
 
-    def write(self, lines: list[bytes]) -> None:
-        if lines:
-            self._fh.write(b"".join(lines))
+    def write(self, data: bytes) -> None:
+        if data:
+            self._fh.write(data)
             self._fh.flush()
 
     def sync(self) -> None:
@@ -253,9 +253,10 @@ class TailDaemon:
 
     def _write(self, lines: list[bytes]) -> int:
         """To the output, then to every subscriber (who may lose some; the output never)."""
-        self.sink.write(lines)
+        data = b"".join(lines)  # once, for the output and every subscriber
+        self.sink.write(data)
         if self.server is not None:
-            self.server.publish(b"".join(lines))
+            self.server.publish(data)
         self._uncommitted = True
         return len(lines)
 

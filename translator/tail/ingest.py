@@ -23,7 +23,6 @@ import queue
 import socket
 import stat
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -284,19 +283,3 @@ class IngestServer:
             self._wake()
             stream.read(rest)
 
-
-def wait_for_socket(path: Path, timeout: float) -> bool:
-    """Test and tool helper: is a daemon accepting on ``path`` within ``timeout``?"""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(str(path))
-            probe.sendall(protocol.hello("status"))
-            probe.recv(1 << 16)
-            return True
-        except OSError:
-            time.sleep(0.05)
-        finally:
-            probe.close()
-    return False
