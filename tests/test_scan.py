@@ -5,13 +5,15 @@ subscribers and the encoders see them)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
+from translator.encode import _CSI_ENCODED, _drop_csi, clean_ansi
 from translator.scan import Scanner, hyperscan, literal
 from translator.scrub import Scrubber
 
@@ -64,6 +66,27 @@ def test_ansi_is_removed_with_either_engine(engine: str) -> None:
     literal_text = {"text": "a backslash-u text: \\u001b[31m stays"}
     encoded = orjson.dumps(literal_text) + b"\n"
     assert orjson.loads(scrub(encoded)) == literal_text
+
+
+# The first form of the encoded-CSI pattern: a look-behind for the backslash parity.
+_CSI_BEHIND = re.compile(rb"(?<!\\)((?:\\\\)*)\\u001b\[[0-?]*[ !#-/]*[@-\[\]-~]")
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["\x1b", "\x1b[31m", "\\u001b[1m", "[0;1m", "\\", "u001b", "[", "m", "a", '"', "\x9b"]
+        ),
+        max_size=16,
+    ).map("".join)
+)
+@example("a backslash-u text: \\u001b[31m stays")
+@example("a backslash, then a real escape: \\\x1b[31m")
+@example("two backslashes, then a text: \\\\\\u001b[0m")
+def test_encoded_csi_goes_exactly_as_the_look_behind_form_took_it(text: str) -> None:
+    line = orjson.dumps({"t": text}) + b"\n"
+    assert _CSI_ENCODED.sub(_drop_csi, line) == _CSI_BEHIND.sub(rb"\1", line)
+    assert "\x1b" not in orjson.loads(clean_ansi(line))["t"]
 
 
 @given(st.lists(st.lists(_PIECES, max_size=12).map("".join), min_size=1, max_size=8))
