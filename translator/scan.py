@@ -20,6 +20,7 @@ import importlib
 import os
 import re
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +56,6 @@ class Scanner:
         self.patterns = list(patterns)
         self.caseless = list(caseless) if caseless is not None else [False] * len(patterns)
         self._found: list[tuple[int, int]] = []
-        self._each = [
-            re.compile(p, re.IGNORECASE if c else 0)
-            for p, c in zip(self.patterns, self.caseless, strict=True)
-        ]
         if engine == "hyperscan":
             if hyperscan is None:
                 raise RuntimeError("the hyperscan engine is not installed")
@@ -66,6 +63,15 @@ class Scanner:
             self._scan = self._db.scan
         self._fast = engine == "hyperscan"
         self._handler = self._on_match  # one bound method, not one a call
+
+    @cached_property
+    def _each(self) -> list[re.Pattern[bytes]]:
+        # The re engine's patterns (short buffers use them too), compiled on first
+        # use: with Hyperscan most runs never need them, and compiling costs a start.
+        return [
+            re.compile(p, re.IGNORECASE if c else 0)
+            for p, c in zip(self.patterns, self.caseless, strict=True)
+        ]
 
     def _on_match(self, pattern: int, start: int, end: int, flags: int, context: Any) -> None:
         self._found.append((pattern, end))
