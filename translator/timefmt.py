@@ -7,7 +7,9 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-_CANONICAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+# ASCII digits only (a str pattern's \d takes any Unicode digit); spelled out, it
+# also matches faster, and this runs for nearly every record.
+_is_canonical = re.compile(r"\d\d\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d\d\dZ", re.ASCII).fullmatch
 
 
 def format_ts(moment: datetime) -> str:
@@ -22,7 +24,7 @@ def now_ts() -> str:
 def normalize_ts(value: Any) -> str | None:
     """A source time (ISO string, or epoch milliseconds) → canonical, else None."""
     if isinstance(value, str):
-        if _CANONICAL.fullmatch(value):
+        if _is_canonical(value):
             return value
         try:
             moment = datetime.fromisoformat(value)
