@@ -508,16 +508,10 @@ def _rest(rec: dict[str, Any], used: tuple[str, ...]) -> JSON:
 _NOT_IN_EXTENSION = CONTEXT_KEYS | {"toolUseResult"}
 
 
-_EXTENSION_DROPS = tuple(_NOT_IN_EXTENSION)
-
-
 def _extension(rec: dict[str, Any], message: dict[str, Any]) -> JSON:
-    # A copy less the known keys: about twice as fast as a filtering comprehension
-    # on these records (a hot path: every conversation record comes through here).
-    ext = rec.copy()
-    pop = ext.pop
-    for key in _EXTENSION_DROPS:
-        pop(key, None)
+    # (A filtering comprehension measured faster on these records than popping the
+    # context keys from a copy, or than a cache of record layouts.)
+    ext = {k: v for k, v in rec.items() if k not in _NOT_IN_EXTENSION}
     inner = message.copy()
     inner.pop("content", None)
     inner.pop("id", None)

@@ -88,8 +88,7 @@ def read_parsed(stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE) -> I
     if first == b"[" or (first == b"{" and _is_document(head)):
         yield from _read_document(_Buffer(read, head, chunk_size), path)
         return
-    for line in read_lines(stream, path, chunk_size, head=head):
-        yield parse_line(line)
+    yield from map(parse_line, read_lines(stream, path, chunk_size, head=head))
 
 
 def read_lines(
