@@ -69,9 +69,11 @@ def read_parsed(stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE) -> I
     ``[``, or with ``{`` on a first line that is not a JSON object by itself (a
     pretty-printed object); otherwise it is JSONL, read line by line.
     """
+    # (lstrip hands back the same bytes when there is nothing to strip: no copy of
+    # the first chunk, which strip() made for every file, its last newline.)
     read = getattr(stream, "read1", stream.read)
     head = b""
-    while not head.strip():
+    while not head.lstrip():
         chunk = read(chunk_size)
         if not chunk:
             break
@@ -80,7 +82,7 @@ def read_parsed(stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE) -> I
     if first == b"{":
         # Read the whole first line: only it tells a JSONL record from the opening
         # of a pretty-printed document.
-        while b"\n" not in head.lstrip():
+        while head.find(b"\n", len(head) - len(head.lstrip())) < 0:
             chunk = read(chunk_size)
             if not chunk:
                 break
@@ -258,9 +260,11 @@ def _show(data: bytes, limit: int = 200) -> str:
 
 def _is_document(head: bytes) -> bool:
     """A pretty-printed object: its first line alone is no complete JSON object."""
-    first_line = head.lstrip().split(b"\n", 1)[0]
-    if b"\n" not in head.lstrip():
+    start = len(head) - len(head.lstrip())
+    end = head.find(b"\n", start)
+    if end < 0:
         return False  # one line, the whole input: JSONL of one record
+    first_line = head[start:end]  # (split() copied the rest of the chunk too)
     try:
         return not isinstance(orjson.loads(first_line), dict)
     except orjson.JSONDecodeError:
