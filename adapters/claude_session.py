@@ -41,6 +41,7 @@ tool call is left unanswered; otherwise it was cut off (``interrupted``).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -125,13 +126,20 @@ def sniff(record: dict[str, Any]) -> int:
 
 
 def session_hint(path: str) -> str | None:
-    p = Path(path)
-    match = _UUIDISH.search(p.stem)
-    if match and match.end() == len(p.stem):
+    """``<session>.jsonl``, or a file under ``<session>/subagents/``: the session id.
+
+    On strings, not Path objects (one call per input; pathlib's parents cost
+    ~30 us a file in a many-file archive)."""
+    parts = [part for part in path.split(os.sep) if part not in ("", ".")]
+    if not parts:
+        return None
+    stem = os.path.splitext(parts[-1])[0]
+    match = _UUIDISH.search(stem)
+    if match and match.end() == len(stem):
         return match.group(0)
-    for parent in p.parents:
-        if parent.name == "subagents" and _UUIDISH.fullmatch(parent.parent.name):
-            return parent.parent.name
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i] == "subagents" and _UUIDISH.fullmatch(parts[i - 1]):
+            return parts[i - 1]
     return None
 
 
