@@ -109,9 +109,12 @@ def text_of(content: Any) -> str | None:
 
 
 def has_tool_result(content: Any) -> bool:
-    return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-    )
+    # A loop, not any() over a generator: this runs for every user record.
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                return True
+    return False
 
 
 def pick(record: dict[str, Any], keys: tuple[str, ...]) -> JSON:
