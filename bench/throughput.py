@@ -14,8 +14,13 @@ Figures (each its own command; `all` runs them in turn):
            corpus repeated to ~300 MB, ~900 files). Target >= 1.8x.
   rss      peak RSS converting one 1 GB session file, next to a 100 MB one (both
            generated from the corpus). Target < 100 MB, not growing with size.
+  instructions
+           the ratio figure for (a) and (b) in instructions counted by valgrind
+           (callgrind) on ~25 MB: no noise, so it is what a change is judged by
+           (docs/performance.md). Not part of `all` (minutes under valgrind).
 
-Usage: .venv/bin/python bench/throughput.py [ratio|redact|jobs|rss|all] [--size-mb 100] [--repeat 5]
+Usage: .venv/bin/python bench/throughput.py [ratio|redact|jobs|rss|instructions|all]
+           [--size-mb 100] [--repeat 5]
 The corpora come from ../shared when it is there, else from testdata/ (smaller mix).
 """
 
@@ -181,6 +186,36 @@ def jobs(repeat: int, size_mb: int = 300) -> None:
               f"one-process run): {a / c:.2f}x; --jobs 2 reaches {c / b:.0%} of it")
 
 
+def instructions(size_mb: int) -> None:
+    """The ratio figure counted in instructions (valgrind's callgrind), not seconds:
+    the same count for the same code and input whatever else the machine does, so
+    a change of a few percent shows where wall time is lost in noise. Not the
+    target's measure (instructions are not time: orjson's SIMD work does more per
+    instruction than the interpreter), but the one to judge a change by."""
+    if shutil.which("valgrind") is None:
+        print("instructions: valgrind is not installed; skipped")
+        return
+    for kind, label in (("claude", "(a) 2.1.332 captures"), ("public", "(b) public corpus")):
+        with tempfile.TemporaryDirectory() as tmp:
+            files = build_archive(kind, Path(tmp), size_mb)
+            mb = sum(f.stat().st_size for f in files) / 1e6
+            bare = _instructions([sys.executable, "-c", BARE, tmp])
+            ours = _instructions([BIN, "--log-level", "error", "convert", "--jobs", "1",
+                                  "-o", "/dev/null", tmp])
+            print(f"{label}: {mb:.0f} MB: bare orjson {bare / 1e9:.3f} G instructions, "
+                  f"streamv1 convert {ours / 1e9:.3f} G -> {bare / ours:.3f}x")
+
+
+def _instructions(cmd: list[str]) -> int:
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          check=False)
+    for line in proc.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    sys.exit(f"callgrind counted nothing: {proc.stderr[-500:]}")
+
+
 def big_session(path: Path, size_mb: int) -> None:
     """One long session: the corpus' turns again and again, one session id."""
     base = SHARED / "claude-code-2.1.332"
@@ -220,8 +255,9 @@ def rss() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("figure", nargs="?", default="all",
-                    choices=["ratio", "redact", "jobs", "rss", "all"])
-    ap.add_argument("--size-mb", type=int, default=100)
+                    choices=["ratio", "redact", "jobs", "rss", "instructions", "all"])
+    ap.add_argument("--size-mb", type=int, default=None,
+                    help="archive size (default 100; instructions: 25)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", choices=["claude", "public", "stella"],
                     help="ratio: one corpus only")
@@ -231,13 +267,15 @@ def main() -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "translator"),
                     str(ROOT / "adapters")], check=True, stdout=subprocess.DEVNULL)
     if a.figure in ("ratio", "all"):
-        ratio(a.size_mb, a.repeat, a.only)
+        ratio(a.size_mb or 100, a.repeat, a.only)
     if a.figure in ("redact", "all"):
-        redact_cost(a.size_mb, a.repeat)
+        redact_cost(a.size_mb or 100, a.repeat)
     if a.figure in ("jobs", "all"):
         jobs(a.repeat)
     if a.figure in ("rss", "all"):
         rss()
+    if a.figure == "instructions":  # not in "all": it takes minutes under valgrind
+        instructions(a.size_mb or 25)
     print(json.dumps({"python": sys.version.split()[0], "cores": os.cpu_count()}))
 
 
