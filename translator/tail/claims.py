@@ -22,9 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from translator.events import JSON
 from translator.timefmt import now_ts
-
-JSON = dict[str, Any]
 
 
 @dataclass(slots=True)
