@@ -142,7 +142,6 @@ def relay(command: list[str], socket_path: Path) -> int:
 def _pump(src: int, out: int, daemon: _ToDaemon) -> None:
     """Command output → our stdout (first, whole) and → the daemon (whole lines)."""
     partial = b""
-    out_open = True
     while True:
         wait_write: list[Any] = [daemon.sock] if daemon.sock is not None and daemon.buf else []
         readable, writable, _ = select.select([src], wait_write, [])
@@ -153,10 +152,8 @@ def _pump(src: int, out: int, daemon: _ToDaemon) -> None:
         data = os.read(src, 1 << 16)
         if not data:
             break
-        if out_open:
-            out_open = _write_all(out, data)
-            if not out_open:
-                return  # our reader went away: the command meets a closed pipe too
+        if not _write_all(out, data):
+            return  # our reader went away: the command meets a closed pipe too
         *lines, partial = (partial + data).split(b"\n")
         for line in lines:
             daemon.add(line)
