@@ -140,14 +140,14 @@ def _worker(group: list[Job], options: Options, spool: str) -> tuple[Totals, str
 def _groups(jobs: list[Job], workers: int) -> list[list[Job]]:
     """Consecutive jobs in groups of about GROUP_BYTES, and enough groups to keep
     every worker busy to the end."""
-    total = sum(_size(j.path) for j in jobs)
-    target = max(1, min(GROUP_BYTES, total // (workers * 16) or 1))
+    sizes = [_size(j.path) for j in jobs]  # one stat an input
+    target = max(1, min(GROUP_BYTES, sum(sizes) // (workers * 16) or 1))
     groups: list[list[Job]] = []
     current: list[Job] = []
     size = 0
-    for job in jobs:
+    for job, job_size in zip(jobs, sizes, strict=True):
         current.append(job)
-        size += _size(job.path)
+        size += job_size
         if size >= target or len(current) >= GROUP_FILES:
             groups.append(current)
             current, size = [], 0
@@ -179,7 +179,9 @@ class Progress:
     def __init__(self, jobs: list[Job], enabled: bool) -> None:
         self.enabled = enabled and len(jobs) > 1
         self.total_files = len(jobs)
-        self.total_bytes = sum(_size(j.path) for j in jobs)
+        # Sizes only for a display that shows them: a stat an input otherwise wasted.
+        self._sizes = {j: _size(j.path) for j in jobs} if self.enabled else {}
+        self.total_bytes = sum(self._sizes[j] for j in jobs) if self.enabled else 0
         self.files = 0
         self.bytes = 0
         self.start = time.monotonic()
@@ -188,7 +190,7 @@ class Progress:
         if not self.enabled:
             return
         self.files += 1
-        self.bytes += _size(job.path)
+        self.bytes += self._sizes.get(job, 0)
         elapsed = max(time.monotonic() - self.start, 1e-6)
         rate = self.bytes / elapsed
         eta = (self.total_bytes - self.bytes) / rate if rate else 0.0
