@@ -308,13 +308,13 @@ class Framer:
             run.dropped[event.kind] += 1
             self.stats.dropped[event.kind] += 1
             return []
+        if type(event) is Message:
+            return [self._message(run, event)]
         ts = getattr(event, "ts", None)
         self._track_time(run, ts)
         sid = run.session_id
         # Every line of a nested actor's run is that actor's, whatever its kind.
         parent = getattr(event, "parent_tool_use_id", None) or run.parent_tool_use_id
-        if type(event) is Message:
-            return [self._message(run, event)]
         if isinstance(event, Delta):
             line = catalog.envelope(
                 "stream_event",
@@ -375,20 +375,12 @@ class Framer:
         raise TypeError(f"not a line event: {event!r}")  # pragma: no cover
 
     def _message(self, run: _Run, msg: Message) -> JSON:
-        """A message's line (the hot path: _line's steps for it, spelled out)."""
-        ts = msg.ts
-        if ts is not None:
-            if run.first_ts is None or ts < run.first_ts:
-                run.first_ts = ts
-            if run.last_ts is None or ts > run.last_ts:
-                run.last_ts = ts
+        """A message's line (the hot path: push calls it straight, not via _line)."""
+        self._track_time(run, msg.ts)
         if msg.parent_tool_use_id is None and not msg.foreign:
             msg.parent_tool_use_id = run.parent_tool_use_id
         self._account(run, msg)
-        line = self._message_line(run, msg)
-        run.seq += 1
-        self.stats.lines_out += 1
-        return line
+        return self._emit(run, self._message_line(run, msg))
 
     def _account(self, run: _Run, msg: Message) -> None:
         run.messages += 1
