@@ -18,7 +18,7 @@ from typing import IO, Any
 import click
 
 from translator import batch, logs
-from translator.discover import walk, walk_paths
+from translator.discover import walk_paths
 from translator.sources import Source, sources
 from translator.timefmt import normalize_ts
 
@@ -213,12 +213,11 @@ def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tup
         if not sys.stdin.isatty():
             yield "-", "stdin.jsonl"
             return
-        home = Path.home() / ".claude" / "projects"
-        found = list(walk(home)) if home.is_dir() else []
+        home = str(Path.home() / ".claude" / "projects")
+        found = walk_paths(home) if os.path.isdir(home) else []
         if found:
-            log.info("no PATH given: converting ~/.claude/projects", path=str(home))
-            for f in found:
-                yield f, str(f.relative_to(home))
+            log.info("no PATH given: converting ~/.claude/projects", path=home)
+            yield from _relative(found, home)
             return
         from importlib import resources  # only when the bundled sample is used
 
@@ -233,22 +232,27 @@ def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tup
         if str(p) == "-":
             yield "-", "stdin.jsonl"
         elif p.is_dir():
-            # Strings, not Path objects: an archive has thousands of files, and
-            # pathlib cost ~10 ms a thousand before any conversion started.
             root = str(p)
             files = walk_paths(root)
             if not files:
                 log.error("directory holds no transcripts (*.jsonl)", path=root)
                 yield None, ""
-            prefix = os.path.join(root, "")
-            for name in files:
-                inside = name.startswith(prefix)
-                yield name, name[len(prefix) :] if inside else os.path.relpath(name, root)
+            yield from _relative(files, root)
         elif p.exists():
             yield p, p.name
         else:
             log.error("no such file or directory", path=str(p))
             yield None, ""
+
+
+def _relative(files: list[str], root: str) -> Iterator[tuple[str, str]]:
+    """(file, its path below ``root``) for files walk_paths found there. Strings, not
+    Path objects: an archive has thousands of files, and pathlib cost ~10 ms a
+    thousand before any conversion started."""
+    prefix = os.path.join(root, "")
+    for name in files:
+        inside = name.startswith(prefix)
+        yield name, name[len(prefix) :] if inside else os.path.relpath(name, root)
 
 
 @main.command()
