@@ -53,12 +53,7 @@ def usage_from_api(raw: Any) -> Usage | None:
     r, c = raw.get("cache_read_input_tokens"), raw.get("cache_creation_input_tokens")
     if type(i) is int and type(o) is int and type(r) is int and type(c) is int:
         return Usage(i, o, r, c)  # the common case: one positional call, no conversions
-    return Usage(
-        input_tokens=_int(raw.get("input_tokens")),
-        output_tokens=_int(raw.get("output_tokens")),
-        cache_read=_int(raw.get("cache_read_input_tokens")),
-        cache_creation=_int(raw.get("cache_creation_input_tokens")),
-    )
+    return Usage(_int(i), _int(o), _int(r), _int(c))
 
 
 def model_usage_from_camel(raw: Any) -> dict[str, Usage] | None:
