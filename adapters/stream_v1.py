@@ -185,25 +185,7 @@ class StreamV1Adapter:
                 str(m): u for m, u in ((m, _usage(u)) for m, u in raw_mu.items()) if u is not None
             }
         cost = rec.get("total_cost_usd")
-        known = {
-            "type",
-            "subtype",
-            "session_id",
-            "seq",
-            "ts",
-            "is_error",
-            "result",
-            "num_turns",
-            "duration_ms",
-            "stop_reason",
-            "usage",
-            "model_usage",
-            "total_cost_usd",
-            "ttft_ms",
-            "extension",
-            "parent_tool_use_id",
-        }
-        extra = {k: v for k, v in rec.items() if k not in known}
+        extra = {k: v for k, v in rec.items() if k not in _RESULT_KEYS}
         ext = {k: v for k, v in ext.items() if k not in ("dropped", "unrecognized")}
         return RunEnd(
             session_id=sid,
@@ -222,6 +204,29 @@ class StreamV1Adapter:
             ttft_ms=typed("ttft_ms", int),
             extension={**ext, **extra},
         )
+
+
+#: The result line's own keys (the rest goes into the run end's extension).
+_RESULT_KEYS = frozenset(
+    {
+        "type",
+        "subtype",
+        "session_id",
+        "seq",
+        "ts",
+        "is_error",
+        "result",
+        "num_turns",
+        "duration_ms",
+        "stop_reason",
+        "usage",
+        "model_usage",
+        "total_cost_usd",
+        "ttft_ms",
+        "extension",
+        "parent_tool_use_id",
+    }
+)
 
 
 SOURCE = Source(
