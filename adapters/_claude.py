@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from translator import catalog, sources
 from translator.events import JSON, Problem, Usage
 from translator.sources import BodyError, Where
@@ -17,8 +19,9 @@ from translator.timefmt import normalize_ts
 AGENT_NAME = "claude-code"
 PROVIDER = "anthropic"
 
-#: stop_reason values after which a turn is complete (no tool call pending).
-TERMINAL_STOP_REASONS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
+#: The model name Claude Code gives the assistant messages it makes itself (an API
+#: error's text, a cancelled request): no API call, so never any usage.
+SYNTHETIC_MODEL = "<synthetic>"
 
 
 __all__ = ["BodyError", "body_problem"]  # BodyError lives with the adapter contract
@@ -112,6 +115,37 @@ def has_tool_result(content: Any) -> bool:
     return False
 
 
-def pick(record: dict[str, Any], keys: tuple[str, ...]) -> JSON:
-    """The given keys of a record that are present and not null (for extension)."""
-    return {k: record[k] for k in keys if record.get(k) is not None}
+def message_usage(message: dict[str, Any]) -> Usage | None:
+    """An assistant message's usage; none for the CLI's own ``<synthetic>`` messages
+    (ccusage's rule too: they are no API call)."""
+    if message.get("model") == SYNTHETIC_MODEL:
+        return None
+    return usage_from_api(message.get("usage"))
+
+
+def is_api_error(record: dict[str, Any]) -> bool:
+    """An assistant record the CLI wrote for a failed API call (both spellings)."""
+    return record.get("isApiErrorMessage") is True or record.get("is_api_error_message") is True
+
+
+def structured_text(data: Any) -> str:
+    """The ``result`` text print mode gives a ``--json-schema`` run: the structured
+    output as compact JSON (JavaScript's ``JSON.stringify``)."""
+    return orjson.dumps(data).decode()
+
+
+class TurnCount:
+    """``num_turns`` as Claude Code counts it: the prompt, plus every main-thread
+    user record of the run after it (each tool result, each message the CLI injects:
+    the max_tokens note, stop-hook feedback); 0 for a local command, which sends
+    nothing to the model. The same rule in both adapters."""
+
+    __slots__ = ("local_command", "user_records")
+
+    def __init__(self) -> None:
+        self.user_records = 0
+        self.local_command = False
+
+    @property
+    def value(self) -> int:
+        return 0 if self.local_command else 1 + self.user_records

@@ -59,6 +59,7 @@ from translator.events import (
     RunEnd,
     RunStart,
     Unrecognized,
+    Usage,
 )
 from translator.sources import Source, Where
 from translator.timefmt import normalize_ts
@@ -144,34 +145,63 @@ def session_hint(path: str) -> str | None:
 
 
 class _Turn:
-    """What the adapter knows of the open run, to end it the way its source did."""
+    """What the adapter knows of an open run, to end it the way its source did."""
 
     def __init__(self) -> None:
-        self.started = False  # RunStart emitted
         self.expects_reply = True
         self.replied = False
+        self.api_call = False  # an assistant message that a real API call made
         self.last_is_model = False
         self.unanswered: set[str] = set()
         self.last_stop: str | None = None
         self.max_turns: int | None = None
         self.interrupted: str | None = None
+        self.count = cc.TurnCount()
+        self.api_error = False  # the model's last word is the CLI's API-error message
+        self.structured: Any = None  # --json-schema output, as the CLI recorded it
+        self.has_structured = False
+        self.budget: tuple[float, float] | None = None  # (total, used) of --max-budget-usd
+        self.held: list[Message] = []  # injected messages waiting for the model's reply
+
+
+class _Side:
+    """An inline subagent's own run (a sidechain kept in its parent's file, 1.0.x-2.0.x).
+
+    Linked (its spawning tool_use found): its events go out at once, as a nested run.
+    Unlinked: held, and emitted as a run of its own after the parent's run ends, so
+    it never interleaves with a run of the same key."""
+
+    def __init__(self, parent: str | None) -> None:
+        self.parent = parent
+        self.turn = _Turn()
+        self.events: list[Event] | None = None if parent is not None else []
 
 
 class ClaudeSessionAdapter:
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
         p = Path(path)
-        self._agent_id: str | None = p.stem[6:] if p.name.startswith("agent-") else None
-        self._subagent = self._agent_id is not None
-        self._meta = _read_meta(p) if self._subagent else {}
+        named_agent = p.name.startswith("agent-")
+        self._agent_id: str | None = p.stem[6:] if named_agent else None
+        # A subagent file by its name, or (decided at the first conversation record)
+        # by its records: an agent file whose name says nothing still holds only
+        # sidechain records.
+        self._subagent: bool | None = True if named_agent else None
+        self._meta = _read_meta(p) if named_agent else {}
         parent = self._meta.get("toolUseId")
         self._parent: str | None = parent if isinstance(parent, str) else None
         self._parent_looked = self._parent is not None
         self._session: str | None = session_id or session_hint(path)
         self._pending: RunStart | None = None
         self._turn: _Turn | None = None
+        self._waiting: list[Event] = []  # lines between turns that open the next run
         self._task_prompts: dict[str, str] = {}  # Task prompt text → tool_use id
-        self._side_parent: dict[str, str | None] = {}  # sidechain uuid → tool_use id
+        self._sides: dict[str, _Side] = {}  # inline sidechain record uuid → its run
+        self._open_sides: list[_Side] = []
+        self._held_sides: list[_Side] = []  # unlinked, ended, waiting for the parent's end
+        self._dequeued: str | None = None  # time the CLI took its current prompt
+        self._inherited = False  # in a fork's copy of its parent's turns
+        self._cost_total = 0.0  # the last cost-state's cumulative cost
 
     # -- the adapter contract -------------------------------------------------
 
@@ -190,6 +220,11 @@ class ClaudeSessionAdapter:
         out: list[Event] = []
         if self._turn is not None:
             self._end(out, None, inferred=True)
+        else:
+            self._end_sides(out)
+            self._flush_held_sides(out)
+        out += self._waiting
+        self._waiting = []
         return out
 
     # -- records ----------------------------------------------------------------
@@ -201,6 +236,18 @@ class ClaudeSessionAdapter:
     def _translate(self, rec: dict[str, Any], where: Where, out: list[Event]) -> None:
         kind = rec.get("type")
         ts = normalize_ts(rec.get("timestamp"))
+        if self._subagent is None and kind in ("user", "assistant"):
+            self._subagent = rec.get("isSidechain") is True
+            agent = rec.get("agentId")
+            if self._subagent and isinstance(agent, str):
+                self._agent_id = agent
+        if (
+            self._inherited
+            and kind in ("user", "assistant", "system")
+            and not (kind == "user" and self._is_prompt(rec) and not self._copied(ts))
+        ):
+            out.append(Dropped(f"inherited/{kind}", self._session))
+            return
         if kind == "user":
             self._user(rec, ts, out)
         elif kind == "assistant":
@@ -211,86 +258,138 @@ class ClaudeSessionAdapter:
             self._cost_state(rec, out)
         elif kind in METADATA_TYPES:
             if kind == "attachment":
-                att = rec.get("attachment")
-                sub = att.get("type") if isinstance(att, dict) else None
-                if sub == "max_turns_reached" and self._turn is not None and isinstance(att, dict):
-                    count = att.get("turnCount")
-                    self._turn.max_turns = count if isinstance(count, int) else -1
-                kind = f"attachment/{sub}" if isinstance(sub, str) else "attachment"
+                kind = self._attachment(rec)
             elif kind == "progress":
                 data = rec.get("data")
                 sub = data.get("type") if isinstance(data, dict) else None
                 kind = f"progress/{sub}" if isinstance(sub, str) else "progress"
+            elif kind == "queue-operation" and rec.get("operation") == "dequeue":
+                self._dequeued = ts or self._dequeued
             out.append(Dropped(str(kind), self._session))
         else:
             name = kind if isinstance(kind, str) else "<no type>"
             out.append(Unrecognized(name, self._session, ts, rec, self._nested_parent(rec)))
+
+    def _attachment(self, rec: dict[str, Any]) -> str:
+        """An attachment is metadata, but three kinds decide how the turn ends."""
+        att = rec.get("attachment")
+        sub = att.get("type") if isinstance(att, dict) else None
+        turn = self._turn
+        if turn is not None and isinstance(att, dict) and self._is_own(rec):
+            if sub == "max_turns_reached":
+                count = att.get("turnCount")
+                turn.max_turns = count if isinstance(count, int) else -1
+            elif sub == "structured_output" and "data" in att:
+                turn.structured = att["data"]
+                turn.has_structured = True
+            elif sub == "budget_usd":
+                total, used = att.get("total"), att.get("used")
+                if isinstance(total, int | float) and isinstance(used, int | float):
+                    turn.budget = (float(total), float(used))
+        return f"attachment/{sub}" if isinstance(sub, str) else "attachment"
+
+    def _copied(self, ts: str | None) -> bool:
+        """A prompt stamped before the CLI took the prompt it is working on was not
+        typed now: a fork (``--fork-session``) copies its parent's turns, with their
+        old times, into the new session's file after its own dequeue."""
+        return ts is not None and self._dequeued is not None and ts < self._dequeued
+
+    @staticmethod
+    def _is_prompt(rec: dict[str, Any]) -> bool:
+        message = rec.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        return (
+            rec.get("isMeta") is not True
+            and rec.get("isCompactSummary") is not True
+            and rec.get("isSidechain") is not True
+            and isinstance(content, str | list)
+            and not cc.has_tool_result(content)
+        )
 
     def _user(self, rec: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         message = cc.message_of(rec, "user")
         content = message.get("content")
         if content is None:
             raise cc.BodyError("user record whose message has no content")
+        if rec.get("isSidechain") is True and not self._subagent:
+            self._side_user(rec, message, content, ts, out)
+            return
+        turn = self._turn
         if rec.get("isMeta") is True:
-            out.append(Dropped("user/isMeta", self._session))
+            # Injected after the model spoke (the max_tokens note, stop-hook feedback):
+            # a line of the turn once the model answers it, as print mode shows it.
+            # Before a prompt (caveats, reminders, command expansions): not shown.
+            if turn is not None and turn.replied:
+                turn.held.append(self._user_line(rec, message, content, ts))
+            else:
+                out.append(Dropped("user/isMeta", self._session))
             return
         if rec.get("isCompactSummary") is True:
-            out.append(Note("compact_summary", self._sid, ts, extension={"content": content}))
+            line = self._user_line(rec, message, content, ts)
+            if turn is None:
+                self._waiting.append(line)  # the summary opens the /compact run
+            else:
+                self._ensure_started(out, None)
+                turn.count.user_records += 1
+                out.append(line)
             return
-        inline_side = rec.get("isSidechain") is True and not self._subagent
         if cc.has_tool_result(content) or not isinstance(content, str | list):
-            parent = self._nested_parent(rec)
+            if turn is not None:
+                self._end_side_of_results(content, out)
             self._ensure_started(out, None)
-            msg = Message(
-                role="user",
-                session_id=self._sid,
-                ts=ts,
-                content=cc.content_blocks(content),
-                parent_tool_use_id=parent,
-                tool_use_result=rec.get("toolUseResult"),
-                has_tool_use_result="toolUseResult" in rec,
-                extension=_extension(rec, message),
-                foreign=parent is None and self._is_nested(rec) and not self._subagent,
-            )
-            out.append(msg)
-            if self._turn is not None and self._is_own(rec):
-                for block in msg.content:
+            line = self._user_line(rec, message, content, ts)
+            if turn is not None:
+                for block in line.content:
                     if block.get("type") == "tool_result":
-                        self._turn.unanswered.discard(str(block.get("tool_use_id")))
-                self._turn.last_is_model = False
+                        turn.unanswered.discard(str(block.get("tool_use_id")))
+                turn.last_is_model = False
+                turn.count.user_records += 1
+            out.append(line)
             return
         text = cc.text_of(content) or ""
-        if inline_side:
-            # A subagent's prompt, inline (1.0.x): a user line of the nested actor.
-            parent = self._nested_parent(rec, prompt=text)
-            self._ensure_started(out, None)
-            out.append(
-                Message(
-                    "user",
-                    self._sid,
-                    ts,
-                    cc.content_blocks(content),
-                    parent_tool_use_id=parent,
-                    extension=_extension(rec, message),
-                    foreign=parent is None,
-                )
-            )
-            return
         if text.startswith(_INTERRUPT):
-            if self._turn is not None:
-                self._turn.interrupted = text
+            if turn is not None:
+                turn.interrupted = text
                 self._end(out, ts)
             else:
                 out.append(Note("interrupted", self._sid, ts, {"body": text}))
             return
         if text.lstrip().startswith(_LOCAL_OUTPUT):
-            self._local_output(text, ts, out)
+            # A local command's output: print mode replays it as a user line.
+            if turn is not None:
+                turn.expects_reply = False
+            self._ensure_started(out, None)
+            out.append(self._user_line(rec, message, content, ts))
             return
         self._prompt(rec, content, ts, out)
+
+    def _user_line(
+        self, rec: dict[str, Any], message: dict[str, Any], content: Any, ts: str | None,
+        parent: str | None = None,
+    ) -> Message:
+        own_parent = self._subagent_parent(rec) if self._subagent else parent
+        return Message(
+            role="user",
+            session_id=self._sid,
+            ts=ts,
+            content=cc.content_blocks(content),
+            parent_tool_use_id=own_parent,
+            tool_use_result=rec.get("toolUseResult"),
+            has_tool_use_result="toolUseResult" in rec,
+            extension=_extension(rec, message),
+        )
 
     def _prompt(self, rec: dict[str, Any], content: Any, ts: str | None, out: list[Event]) -> None:
         if self._turn is not None:
             self._end(out, None, inferred=True)
+        else:
+            self._end_sides(out)
+            self._flush_held_sides(out)
+        if self._copied(ts):
+            self._inherited = True
+            out.append(Dropped("inherited/user", self._session))
+            return
+        self._inherited = False
         ext: JSON = {"prompt": content}
         ext.update({k: v for k, v in rec.items() if k not in ("type", "message", "cwd")})
         if self._subagent and self._meta:
@@ -312,58 +411,65 @@ class ClaudeSessionAdapter:
         )
         self._turn = _Turn()
 
-    def _local_output(self, text: str, ts: str | None, out: list[Event]) -> None:
-        if self._turn is not None:
-            self._turn.expects_reply = False
-            self._ensure_started(out, None)
-        out.append(Note("local_command_output", self._sid, ts, {"body": text}))
-
     def _assistant(self, rec: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         message = cc.message_of(rec, "assistant")
+        if rec.get("isSidechain") is True and not self._subagent:
+            side = self._side_of(rec)
+            if side is not None:
+                line = self._assistant_line(rec, message, ts, side.parent)
+                self._side_emit(side, line, out)
+                self._after_reply(side.turn, rec, line)
+                return
+        turn = self._turn
+        if self._pending is not None:
+            model = message.get("model")
+            self._ensure_started(out, model if isinstance(model, str) else None)
+        if turn is not None and turn.held:
+            turn.count.user_records += len(turn.held)
+            out += turn.held
+            turn.held = []
+        line = self._assistant_line(rec, message, ts, self._subagent_parent(rec))
+        out.append(line)
+        if turn is not None:
+            self._after_reply(turn, rec, line)
+
+    def _assistant_line(
+        self, rec: dict[str, Any], message: dict[str, Any], ts: str | None, parent: str | None
+    ) -> Message:
         content = cc.content_blocks(message.get("content"))
         model = message.get("model")
-        model = model if isinstance(model, str) else None
         stop = message.get("stop_reason")
-        stop = stop if isinstance(stop, str) else None
         msg_id = message.get("id")
-        # _is_own/_is_nested/_nested_parent spelled out: this runs for every record.
-        side = rec.get("isSidechain") is True
-        own = self._subagent or not side
-        nested = self._subagent or side
-        if self._pending is not None:
-            self._ensure_started(out, model if own else None)
-        parent = self._nested_parent(rec) if nested else None
-        out.append(
-            Message(
-                role="assistant",
-                session_id=self._sid,
-                ts=ts,
-                content=content,
-                message_id=msg_id if isinstance(msg_id, str) else None,
-                parent_tool_use_id=parent,
-                model=model,
-                stop_reason=stop,
-                usage=cc.usage_from_api(message.get("usage")),
-                extension=_extension(rec, message),
-                foreign=nested and parent is None and not self._subagent,
-            )
-        )
         for block in content:
             if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                prompt = (
-                    block.get("input", {}).get("prompt")
-                    if isinstance(block.get("input"), dict)
-                    else None
-                )
+                tool_input = block.get("input")
+                prompt = tool_input.get("prompt") if isinstance(tool_input, dict) else None
                 if isinstance(prompt, str):
                     self._task_prompts[prompt] = block["id"]
-                if self._turn is not None and own:
-                    self._turn.unanswered.add(block["id"])
-        if self._turn is not None and own:
-            self._turn.replied = True
-            self._turn.last_is_model = True
-            if stop is not None:
-                self._turn.last_stop = stop
+        return Message(
+            role="assistant",
+            session_id=self._sid,
+            ts=ts,
+            content=content,
+            message_id=msg_id if isinstance(msg_id, str) else None,
+            parent_tool_use_id=parent,
+            model=model if isinstance(model, str) else None,
+            stop_reason=stop if isinstance(stop, str) else None,
+            usage=cc.message_usage(message),
+            extension=_extension(rec, message),
+        )
+
+    @staticmethod
+    def _after_reply(turn: _Turn, rec: dict[str, Any], line: Message) -> None:
+        for block in line.content:
+            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                turn.unanswered.add(block["id"])
+        turn.replied = True
+        turn.api_call = turn.api_call or line.usage is not None
+        turn.last_is_model = True
+        turn.api_error = cc.is_api_error(rec)
+        if line.stop_reason is not None:
+            turn.last_stop = line.stop_reason
 
     def _system(self, rec: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         subtype = rec.get("subtype")
@@ -385,31 +491,38 @@ class ClaudeSessionAdapter:
             if _COMMAND.search(content) and not content.lstrip().startswith(_LOCAL_OUTPUT):
                 self._prompt(rec, content, ts, out)
             else:
-                self._local_output(content, ts, out)
+                if self._turn is not None:
+                    self._turn.expects_reply = False
+                    self._ensure_started(out, None)
+                out.append(Note("local_command_output", self._sid, ts, {"body": content}))
             return
+        side = self._side_of(rec) if rec.get("isSidechain") is True and not self._subagent else None
+        parent = side.parent if side is not None else self._nested_parent(rec)
         if not isinstance(subtype, str):
             fields: JSON = {}
             if isinstance(content, str):
                 fields["body"] = body.pop("content")
             if isinstance(rec.get("level"), str):
                 fields["severity"] = body.pop("level")
-            out.append(Note("notification", self._sid, ts, fields, body, self._nested_parent(rec)))
-            return
-        out.append(Note(subtype, self._sid, ts, {}, body, self._nested_parent(rec)))
+            note = Note("notification", self._sid, ts, fields, body, parent)
+        else:
+            note = Note(subtype, self._sid, ts, {}, body, parent)
+        if side is not None:
+            self._side_emit(side, note, out)
+        else:
+            out.append(note)
 
     def _cost_state(self, rec: dict[str, Any], out: list[Event]) -> None:
+        raw = rec.get("totalCostUSD")
+        cost = float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+        spent: float | None = None
+        if cost is not None:
+            spent, self._cost_total = cost - self._cost_total, cost
         if self._turn is None:
             out.append(Dropped("cost-state", self._session))
             return
-        cost = rec.get("totalCostUSD")
-        self._end(
-            out,
-            None,
-            total_cost_usd=cost
-            if isinstance(cost, int | float) and not isinstance(cost, bool)
-            else None,
-            extension={"cost_state": _rest(rec, ())},
-        )
+        self._end(out, None, total_cost_usd=cost, spent=spent,
+                  extension={"cost_state": _rest(rec, ())})
 
     # -- runs ---------------------------------------------------------------------
 
@@ -419,8 +532,8 @@ class ClaudeSessionAdapter:
                 self._pending.model = model
             out.append(self._pending)
             self._pending = None
-            if self._turn is not None:
-                self._turn.started = True
+            out += self._waiting
+            self._waiting = []
 
     def _end(
         self,
@@ -430,72 +543,163 @@ class ClaudeSessionAdapter:
         duration_ms: int | None = None,
         total_cost_usd: float | None = None,
         extension: JSON | None = None,
+        spent: float | None = None,
     ) -> None:
         turn = self._turn
         assert turn is not None
         self._ensure_started(out, None)
+        self._end_sides(out)
+        for _ in turn.held:
+            out.append(Dropped("user/isMeta", self._session))
         ext: JSON = dict(extension or {})
-        subtype = "success"
-        num_turns: int | None = None
-        stop: str | None = None
-        if turn.max_turns is not None:
-            subtype = "error_max_turns"
-            num_turns = turn.max_turns if turn.max_turns >= 0 else None
-        elif turn.interrupted is not None:
-            subtype = "interrupted"
+        subtype, is_error = _subtype(turn, inferred, spent)
+        if subtype == "interrupted" and turn.interrupted is not None:
             ext["interrupt"] = turn.interrupted
-        elif inferred and not self._complete(turn):
-            subtype = "interrupted"
+        elif subtype == "interrupted":
             ext["cut_off"] = True
-        if subtype == "success" and turn.last_stop == "refusal":
-            subtype = "refused"
+        num_turns = turn.count.value
         if not turn.replied and not turn.expects_reply:
-            num_turns = 0
+            num_turns = 0  # a local command: nothing went to the model
+        if subtype == "error_max_turns" and turn.max_turns is not None and turn.max_turns >= 0:
+            num_turns = turn.max_turns
+        result: str | None = None
+        if turn.has_structured:
+            result = cc.structured_text(turn.structured)
+            ext["structured_output"] = turn.structured
+        # No API call in a run whose end is proven (or a local command): it used none.
+        usage = None
+        if not turn.api_call and (not inferred or not turn.expects_reply):
+            usage = Usage()
         out.append(
             RunEnd(
                 session_id=self._sid,
                 ts=ts,
                 subtype=subtype,
+                is_error=is_error,
+                result=result,
                 num_turns=num_turns,
                 duration_ms=duration_ms,
-                stop_reason=stop,
+                usage=usage,
                 total_cost_usd=total_cost_usd,
                 extension=ext,
             )
         )
         self._turn = None
-
-    @staticmethod
-    def _complete(turn: _Turn) -> bool:
-        if not turn.replied:
-            return not turn.expects_reply
-        return turn.last_is_model and not turn.unanswered and turn.last_stop != "tool_use"
+        self._flush_held_sides(out)
 
     # -- nested actors ----------------------------------------------------------------
 
-    def _is_nested(self, rec: dict[str, Any]) -> bool:
-        return self._subagent or rec.get("isSidechain") is True
-
     def _is_own(self, rec: dict[str, Any]) -> bool:
         """Is the record the run's own actor's (not an inline subagent's)?"""
-        return self._subagent or rec.get("isSidechain") is not True
+        return bool(self._subagent) or rec.get("isSidechain") is not True
 
-    def _nested_parent(self, rec: dict[str, Any], prompt: str | None = None) -> str | None:
+    def _nested_parent(self, rec: dict[str, Any]) -> str | None:
         """parent_tool_use_id for a record: set exactly when its actor is nested."""
         if self._subagent:
             return self._subagent_parent(rec)
         if rec.get("isSidechain") is not True:
             return None
-        uuid = rec.get("uuid")
+        side = self._side_of(rec)
+        return side.parent if side is not None else None
+
+    def _side_of(self, rec: dict[str, Any]) -> _Side | None:
+        """The inline sidechain run a record belongs to (by its parentUuid chain)."""
         parent_uuid = rec.get("parentUuid")
-        parent: str | None = None
-        if isinstance(parent_uuid, str) and parent_uuid in self._side_parent:
-            parent = self._side_parent[parent_uuid]
-        elif prompt is not None:
-            parent = self._task_prompts.get(prompt)
+        side = self._sides.get(parent_uuid) if isinstance(parent_uuid, str) else None
+        uuid = rec.get("uuid")
+        if side is not None and isinstance(uuid, str):
+            self._sides[uuid] = side
+        return side
+
+    def _side_user(
+        self, rec: dict[str, Any], message: dict[str, Any], content: Any, ts: str | None,
+        out: list[Event],
+    ) -> None:
+        side = self._side_of(rec)
+        if side is None or (rec.get("parentUuid") is None and not cc.has_tool_result(content)):
+            self._side_start(rec, content, ts, out)
+            return
+        line = self._user_line(rec, message, content, ts, side.parent)
+        if rec.get("isMeta") is True:
+            self._side_emit(side, Dropped("user/isMeta", self._session), out)
+            return
+        for block in line.content:
+            if block.get("type") == "tool_result":
+                side.turn.unanswered.discard(str(block.get("tool_use_id")))
+        side.turn.last_is_model = False
+        side.turn.count.user_records += 1
+        self._side_emit(side, line, out)
+
+    def _side_start(self, rec: dict[str, Any], content: Any, ts: str | None,
+                    out: list[Event]) -> None:
+        """A sidechain's first record, its prompt: the subagent's own run begins. Its
+        spawning tool_use is the parent's Task call whose ``input.prompt`` is this
+        prompt (the only link 1.0.x writes); without one the link is not invented."""
+        parent = self._task_prompts.get(cc.text_of(content) or "")
+        for old in [s for s in self._open_sides if s.parent == parent]:
+            self._end_side(old, out)
+        side = _Side(parent)
+        uuid = rec.get("uuid")
         if isinstance(uuid, str):
-            self._side_parent[uuid] = parent
-        return parent
+            self._sides[uuid] = side
+        self._open_sides.append(side)
+        ext: JSON = {"prompt": content}
+        ext.update({k: v for k, v in rec.items() if k not in ("type", "message", "cwd")})
+        cwd = rec.get("cwd")
+        self._side_emit(
+            side,
+            RunStart(
+                session_id=self._sid,
+                ts=ts,
+                agent_name=cc.AGENT_NAME,
+                provider=cc.PROVIDER,
+                agent_role="subagent",
+                cwd=cwd if isinstance(cwd, str) else None,
+                parent_tool_use_id=parent,
+                extension=ext,
+            ),
+            out,
+        )
+
+    def _side_emit(self, side: _Side, event: Event, out: list[Event]) -> None:
+        if side.events is not None:
+            side.events.append(event)
+        else:
+            out.append(event)
+
+    def _end_side(self, side: _Side, out: list[Event]) -> None:
+        turn = side.turn
+        subtype, is_error = _subtype(turn, True, None)
+        end = RunEnd(
+            session_id=self._sid,
+            ts=None,
+            subtype=subtype,
+            is_error=is_error,
+            num_turns=turn.count.value,
+            parent_tool_use_id=side.parent,
+            extension={"cut_off": True} if subtype == "interrupted" else {},
+        )
+        self._side_emit(side, end, out)
+        self._open_sides.remove(side)
+        if side.events is not None:
+            self._held_sides.append(side)
+
+    def _end_side_of_results(self, content: Any, out: list[Event]) -> None:
+        """The parent got a subagent's answer: that subagent's run is over."""
+        if not self._open_sides or not isinstance(content, list):
+            return
+        ids = {b.get("tool_use_id") for b in content if isinstance(b, dict)}
+        for side in [s for s in self._open_sides if s.parent in ids]:
+            self._end_side(side, out)
+
+    def _end_sides(self, out: list[Event]) -> None:
+        for side in list(self._open_sides):
+            self._end_side(side, out)
+
+    def _flush_held_sides(self, out: list[Event]) -> None:
+        for side in self._held_sides:
+            out += side.events or []
+        self._held_sides = []
 
     def _subagent_parent(self, rec: dict[str, Any]) -> str | None:
         if not self._subagent:
@@ -507,6 +711,36 @@ class ClaudeSessionAdapter:
             if agent_id:
                 self._parent = _find_spawning_tool_use(Path(self._path), agent_id, self._session)
         return self._parent
+
+
+def _subtype(turn: _Turn, inferred: bool, spent: float | None) -> tuple[str, bool | None]:
+    """The result's subtype, and is_error where the subtype alone does not say it.
+
+    In order: the CLI's own marks (max turns, an interrupt), then what the records
+    prove: over ``--max-budget-usd`` with the turn unfinished; a turn ended by the CLI
+    (a cost-state or turn_duration) with a tool call never answered (the CLI stopped
+    mid-turn: never ``success``); a turn with no end mark that was cut off."""
+    complete = _complete(turn)
+    if turn.max_turns is not None:
+        return "error_max_turns", None
+    if turn.interrupted is not None:
+        return "interrupted", None
+    if turn.budget is not None and spent is not None and not complete:
+        total, used = turn.budget
+        if used + spent >= total:
+            return "error_max_budget_usd", None
+    if inferred and not complete:
+        return "interrupted", None
+    if not inferred and turn.unanswered:
+        return "error_during_execution", None
+    # An API error the CLI gave up on: print mode says success with is_error true.
+    return "success", True if turn.api_error else None
+
+
+def _complete(turn: _Turn) -> bool:
+    if not turn.replied:
+        return not turn.expects_reply
+    return turn.last_is_model and not turn.unanswered and turn.last_stop != "tool_use"
 
 
 def _rest(rec: dict[str, Any], used: tuple[str, ...]) -> JSON:

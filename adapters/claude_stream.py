@@ -30,10 +30,12 @@ record                             becomes
 anything else                      system/unrecognized, the record whole in extension
 =================================  ==================================================
 
-Runs: each ``system/init`` starts one. A background task can make Claude print the
-next invocation's init before the previous result (see the corpus' s10): the later
-run's lines are held until the earlier run's result arrives, so runs never overlap
-in the output. Results pair with runs in order.
+Runs: each ``system/init`` starts one. A stream that stops before a run's result
+(a killed CLI) ends that run ``interrupted``, with ``num_turns`` counted by the rule
+both Claude adapters share (:class:`adapters._claude.TurnCount`). A background task
+can make Claude print the next invocation's init before the previous result (see
+the corpus' s10): the later run's lines are held until the earlier run's result
+arrives, so runs never overlap in the output. Results pair with runs in order.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from translator.events import (
     RunEnd,
     RunStart,
     Unrecognized,
+    Usage,
 )
 from translator.sources import Source, Where
 from translator.timefmt import normalize_ts
@@ -85,7 +88,7 @@ class ClaudeStreamAdapter:
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
         self._held_init: RunStart | None = None
-        self._open_runs = 0
+        self._runs: deque[_Run] = deque()  # open runs, oldest (the live one) first
         self._later: deque[list[Event]] = deque()  # lines of runs that began early
         self._tool_ids: dict[tuple[str | None, int], str] = {}
         self._session: str | None = session_id
@@ -112,6 +115,14 @@ class ClaudeStreamAdapter:
         if self._held_init is not None:
             self._route(out, self._held_init)
             self._held_init = None
+        while self._runs:
+            run = self._runs.popleft()
+            out.append(
+                RunEnd(self._session or "unknown", None, subtype="interrupted",
+                       num_turns=run.count.value, extension={"cut_off": True})
+            )
+            if self._later:
+                out += self._later.popleft()
         while self._later:
             out += self._later.popleft()
         return out
@@ -140,7 +151,9 @@ class ClaudeStreamAdapter:
             else:
                 self._route(out, _note(rec, subtype, session))
         elif kind == "assistant" or kind == "user":
-            self._route(out, _message(rec, kind, session))
+            msg = _message(rec, kind, session)
+            self._tally(msg)
+            self._route(out, msg)
         elif kind == "stream_event":
             self._route(out, self._delta(rec, session))
         elif kind == "result":
@@ -152,10 +165,20 @@ class ClaudeStreamAdapter:
             name = kind if isinstance(kind, str) else "<no type>"
             self._route(out, Unrecognized(name, session, normalize_ts(rec.get("timestamp")), rec))
 
+    def _tally(self, msg: Message) -> None:
+        """Count a main-thread line toward its run (the newest, if one began early)."""
+        if not self._runs or msg.parent_tool_use_id is not None:
+            return
+        run = self._runs[-1] if self._later else self._runs[0]
+        if msg.role == "user":
+            run.count.user_records += 1
+        elif msg.usage is not None:
+            run.api_call = True
+
     def _start(self, rec: dict[str, Any], session: str) -> None:
-        if self._open_runs:
+        if self._runs:
             self._later.append([])
-        self._open_runs += 1
+        self._runs.append(_Run())
         tools = rec.get("tools")
         servers = rec.get("mcp_servers")
         ext = {k: v for k, v in rec.items() if k not in _INIT_KEYS}
@@ -182,11 +205,10 @@ class ClaudeStreamAdapter:
     def _end(self, rec: dict[str, Any], session: str, out: list[Event]) -> None:
         # The result belongs to the oldest open run, which is the live one: it goes
         # out now, then the held lines of the run that began early, live from here on.
-        out.append(_result(rec, session))
+        run = self._runs.popleft() if self._runs else _Run()
+        out.append(_result(rec, session, run.api_call))
         if self._later:
             out += self._later.popleft()
-        if self._open_runs:
-            self._open_runs -= 1
 
     def _delta(self, rec: dict[str, Any], session: str) -> Event:
         event = rec.get("event")
@@ -228,6 +250,16 @@ class ClaudeStreamAdapter:
         return Delta(session, ts, event, parent)
 
 
+class _Run:
+    """What the stream shows of an open run, for the rules its result may need."""
+
+    __slots__ = ("api_call", "count")
+
+    def __init__(self) -> None:
+        self.count = cc.TurnCount()
+        self.api_call = False  # a main-thread message of a real API call
+
+
 def _str_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
@@ -254,7 +286,7 @@ def _message(rec: dict[str, Any], kind: str, session: str) -> Message:
         has_tool_use_result="tool_use_result" in rec,
         model=model if isinstance(model, str) else None,
         stop_reason=stop if isinstance(stop, str) else None,
-        usage=cc.usage_from_api(message.get("usage")) if kind == "assistant" else None,
+        usage=cc.message_usage(message) if kind == "assistant" else None,
         extension=ext,
     )
 
@@ -277,7 +309,7 @@ def _note(rec: dict[str, Any], subtype: str, session: str) -> Note:
     return Note(subtype, session, ts, body, {}, parent if isinstance(parent, str) else None)
 
 
-def _result(rec: dict[str, Any], session: str) -> RunEnd:
+def _result(rec: dict[str, Any], session: str, api_call: bool = False) -> RunEnd:
     def typed(key: str, kind: type) -> Any:
         value = rec.get(key)
         if value is None:
@@ -311,6 +343,15 @@ def _result(rec: dict[str, Any], session: str) -> RunEnd:
         model_usage = cc.model_usage_from_camel(rec.get("modelUsage"))
     else:
         ext["model_usage_since_last_result"] = rec["model_usage_since_last_result"]
+    usage = cc.usage_from_api(rec.get("usage"))
+    if usage is not None and api_call and usage == Usage() and model_usage:
+        # The CLI prints all-zero usage when it stops a run early (--max-budget-usd)
+        # although the run's API calls used tokens: this invocation's per-model
+        # figures hold them (the durable records agree).
+        ext["usage"] = rec["usage"]
+        usage = Usage()
+        for per_model in model_usage.values():
+            usage.add(per_model)
     return RunEnd(
         session_id=session,
         ts=normalize_ts(rec.get("timestamp")),
@@ -320,7 +361,7 @@ def _result(rec: dict[str, Any], session: str) -> RunEnd:
         num_turns=typed("num_turns", int),
         duration_ms=typed("duration_ms", int),
         stop_reason=typed("stop_reason", str),
-        usage=cc.usage_from_api(rec.get("usage")),
+        usage=usage,
         model_usage=model_usage,
         total_cost_usd=cost
         if isinstance(cost, int | float) and not isinstance(cost, bool)

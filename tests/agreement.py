@@ -27,22 +27,33 @@ def block_key(block: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def runs(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per run: session_id, the main-thread block sequence, and the result."""
+    """Per main-thread run, in the order the runs began: session_id, the main-thread
+    block sequence, the result and the init's time. Runs are keyed as the validator
+    keys them ((session_id, parent_tool_use_id)), so a nested actor's own run that
+    interleaves with its parent's (an inline subagent) is told apart; its lines and
+    the subagent lines inside a print-mode run are not the main thread's."""
     out: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
+    open_runs: dict[tuple[Any, Any], dict[str, Any]] = {}
     for line in lines:
+        key = (line["session_id"], line.get("parent_tool_use_id"))
         if line["type"] == "system" and line.get("subtype") == "init":
-            current = {
+            run = {
                 "session_id": line["session_id"],
                 "blocks": [],
                 "result": None,
-                "nested": "parent_tool_use_id" in line,
+                "ts": line.get("ts"),
+                "nested": key[1] is not None or line.get("agent", {}).get("role") is not None,
             }
-            out.append(current)
+            open_runs[key] = run
+            out.append(run)
             continue
-        assert current is not None
+        if key not in open_runs:
+            key = (key[0], None)
+        current = open_runs.get(key)
+        assert current is not None, line
         if line["type"] in ("assistant", "user") and "parent_tool_use_id" not in line:
             current["blocks"] += [block_key(b) for b in line["message"]["content"]]
         if line["type"] == "result":
             current["result"] = {k: line.get(k) for k in RESULT_KEYS}
+            del open_runs[key]
     return [r for r in out if not r["nested"]]

@@ -9,7 +9,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 CORPUS_2_1_332 = SHARED / "corpus" / "claude-code-2.1.332"
+CORPUS_FEATURES = SHARED / "corpus" / "claude-code-2.1.332-features"
 PUBLIC = SHARED / "corpus" / "public"
+#: Our own captures (the harness in ../shared/harness/claude-capture, trimmed):
+#: shipped, so they are tested even without ../shared.
+CAPTURES = ROOT / "testdata" / "captures"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -161,6 +161,9 @@ class RunEnd:
     total_cost_usd: float | None = None
     ttft_ms: int | None = None
     extension: JSON = field(default_factory=dict)
+    #: Ends the nested actor's own run with this id (an inline subagent's), not the
+    #: input's run.
+    parent_tool_use_id: str | None = None
 
 
 Event = RunStart | Message | Delta | Note | Problem | Unrecognized | Dropped | RunEnd

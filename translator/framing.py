@@ -14,6 +14,12 @@ knows the catalog and nothing about sources:
 
 Lines that belong to no run yet (a damaged first line, a note between two turns)
 wait for the next run's init, so they are framed like every other line.
+
+A nested actor's own run (a subagent written inline in its parent's file) may open
+while the input's run is open: a :class:`RunStart` whose ``parent_tool_use_id``
+differs from the open run's. It is a run of its own (its own init, seq and result,
+keyed by that id, as the validator keys runs); lines carrying that id go to it
+until its :class:`RunEnd` (same id) closes it.
 """
 
 from __future__ import annotations
@@ -86,6 +92,7 @@ class Framer:
         self._session_hint = session_hint
         self.stats = stats if stats is not None else FramerStats()
         self._run: _Run | None = None
+        self._nested: dict[str, _Run] = {}  # parent_tool_use_id → a nested actor's open run
         self._last_ts: str | None = None
         self._pending: list[Event] = []
         self._anon = 0
@@ -95,10 +102,21 @@ class Framer:
     # -- public -------------------------------------------------------------
 
     def push(self, event: Event) -> list[JSON]:
-        if self._run is not None and type(event) is Message:
+        if self._run is not None and type(event) is Message and not self._nested:
             return [self._message(self._run, event)]  # the common case, first
         out: list[JSON] = []
+        if self._nested:
+            nested = self._nested_run(event)
+            if nested is not None:
+                return self._push_nested(nested, event)
         if isinstance(event, RunStart):
+            parent = event.parent_tool_use_id
+            if (
+                parent is not None
+                and self._run is not None
+                and self._run.parent_tool_use_id != parent
+            ):
+                return self._open(event, nested=True)
             if self._run is not None:
                 out += self._close(
                     RunEnd(self._run.session_id, event.ts, subtype="interrupted"), made_here=True
@@ -110,7 +128,7 @@ class Framer:
             return out
         if isinstance(event, RunEnd):
             if self._run is None:
-                out += self._open_synthetic(event.session_id, event.ts, None)
+                out += self._open_synthetic(event.session_id, event.ts, event.parent_tool_use_id)
             return out + self._close(event)
         if self._run is None:
             if isinstance(event, Message | Delta):
@@ -122,8 +140,12 @@ class Framer:
         return out + self._line(event)
 
     def finish(self) -> list[JSON]:
-        """The input is over: flush what waits, and close an open run."""
+        """The input is over: flush what waits, and close the open runs."""
         out: list[JSON] = []
+        for parent, run in list(self._nested.items()):
+            end = RunEnd(run.session_id, None, subtype="interrupted",
+                         parent_tool_use_id=parent)
+            out += self._close(end, made_here=True, run=run)
         if self._pending and any(not isinstance(e, Dropped) for e in self._pending):
             first = self._pending[0]
             sid = getattr(first, "session_id", None) or self._fallback_session()
@@ -151,7 +173,7 @@ class Framer:
 
     @property
     def in_run(self) -> bool:
-        return self._run is not None
+        return self._run is not None or bool(self._nested)
 
     def state(self) -> dict[str, Any]:
         """What a restart needs to go on mid-run (the clock and counters stay)."""
@@ -178,9 +200,30 @@ class Framer:
         if isinstance(ts, str):
             self._last_ts = ts
 
-    def _open(self, start: RunStart) -> list[JSON]:
+    def _nested_run(self, event: Event) -> _Run | None:
+        """The nested run an event belongs to, if its actor has one open."""
+        parent = getattr(event, "parent_tool_use_id", None)
+        return self._nested.get(parent) if parent is not None else None
+
+    def _push_nested(self, run: _Run, event: Event) -> list[JSON]:
+        if isinstance(event, RunStart):  # the same actor starts again: the old run was cut
+            assert event.parent_tool_use_id is not None
+            end = RunEnd(run.session_id, event.ts, subtype="interrupted",
+                         parent_tool_use_id=event.parent_tool_use_id)
+            return self._close(end, made_here=True, run=run) + self._open(event, nested=True)
+        if isinstance(event, RunEnd):
+            return self._close(event, run=run)
+        if type(event) is Message:
+            return [self._message(run, event)]
+        return self._line(event, run)
+
+    def _open(self, start: RunStart, nested: bool = False) -> list[JSON]:
         run = _Run(start.session_id, start.parent_tool_use_id, synthetic=False)
-        self._run = run
+        if nested:
+            assert start.parent_tool_use_id is not None
+            self._nested[start.parent_tool_use_id] = run
+        else:
+            self._run = run
         self._runs_here += 1
         self.stats.runs += 1
         self._track_time(run, start.ts)
@@ -231,8 +274,9 @@ class Framer:
             out += self._line(event)
         return out
 
-    def _close(self, end: RunEnd, made_here: bool = False) -> list[JSON]:
-        run = self._run
+    def _close(self, end: RunEnd, made_here: bool = False, run: _Run | None = None) -> list[JSON]:
+        nested = run is not None
+        run = run if run is not None else self._run
         assert run is not None
         self._track_time(run, end.ts)
         subtype = end.subtype or "success"
@@ -251,7 +295,9 @@ class Framer:
                 model_usage.setdefault(model, Usage()).add(run.usage[msg_id])
         result = end.result
         if result is None and subtype in ("success", "interrupted", "refused") and run.last_texts:
-            result = "".join(run.last_texts)
+            # The last text block of the last message, as Claude Code prints it (a
+            # message with text, a server tool call and more text: only the last).
+            result = run.last_texts[-1]
         num_turns = end.num_turns if end.num_turns is not None else len(run.turn_ids)
         duration = end.duration_ms
         if duration is None and run.first_ts and run.last_ts:
@@ -281,7 +327,10 @@ class Framer:
             extension=ext or None,
         )
         out = [self._emit(run, line)]
-        self._run = None
+        if nested and run.parent_tool_use_id is not None:
+            self._nested.pop(run.parent_tool_use_id, None)
+        else:
+            self._run = None
         return out
 
     @staticmethod
@@ -301,8 +350,8 @@ class Framer:
 
     # -- lines inside a run ------------------------------------------------------
 
-    def _line(self, event: Event) -> list[JSON]:
-        run = self._run
+    def _line(self, event: Event, run: _Run | None = None) -> list[JSON]:
+        run = run if run is not None else self._run
         assert run is not None
         if isinstance(event, Dropped):
             run.dropped[event.kind] += 1
