@@ -8,35 +8,10 @@ older flat ``<project>/agent-<id>.jsonl``; and 1.0.x files that keep subagent
 Records are camelCase, one per content block (the blocks of one API message share
 ``message.id`` and its usage). There is no ``system/init`` and no result.
 
-Record catalog → what it becomes (docs/mapping.md has the full table):
-
-* ``user`` prompt (text/image content, not ``isMeta``) — starts a run: a
-  synthetic system/init (cwd and the record's other keys; the prompt itself in
-  ``extension.prompt``, never echoed as a user line, as in print mode). A
-  ``<command-name>`` record is a prompt too (a slash command starts a turn).
-* ``user`` with tool_result blocks — user line, ``toolUseResult`` →
-  ``tool_use_result`` as written.
-* ``user`` ``[Request interrupted by user…]`` — ends the run: ``interrupted``.
-* ``user`` ``<local-command-stdout>`` / ``<bash-stdout>`` … — system/local_command_output.
-* ``user`` ``isCompactSummary`` — system/compact_summary; ``isMeta`` — dropped.
-* ``assistant`` — assistant line (one block each, as written); model, stop_reason
-  and usage in ``extension.message``. The init waits for the first of these, so it
-  can name the model.
-* ``system/turn_duration`` — ends the run (``duration_ms``); interactive only.
-* ``cost-state`` — ends the run of a print-mode invocation (``total_cost_usd``).
-* ``attachment/max_turns_reached`` — the run's result is ``error_max_turns``.
-* ``system/local_command`` — a ``<command-name>`` starts a run; output is a note.
-* ``system/<other>`` — system line, same subtype; no subtype (1.0.x hook output)
-  → system/notification with ``body``.
-* metadata (attachment, file-history-snapshot, api-request*, queue-operation,
-  last-prompt, tools-used, atis-latch, mode, permission-mode, summary, custom-title,
-  ai-title, agent-name, pr-link, progress): dropped on purpose, counted in the
-  run's result ``extension.dropped``.
-* anything else — system/unrecognized, the record whole in ``extension``.
-
-Where no marker ends a turn (most files before 2.1.x), the next prompt or the end
-of the file does: the turn is complete when its last word was the model's and no
-tool call is left unanswered; otherwise it was cut off (``interrupted``).
+What each record type becomes is ``MAPPING`` below (docs/mapping.md is made from
+it). Where no marker ends a turn (most files before 2.1.x), the next prompt or the
+end of the file does: the turn is complete when its last word was the model's and
+no tool call is left unanswered; otherwise it was cut off (``interrupted``).
 """
 
 from __future__ import annotations
@@ -61,6 +36,7 @@ from translator.events import (
     Unrecognized,
     Usage,
 )
+from translator.mapping import Row
 from translator.sources import Source, Where
 from translator.timefmt import normalize_ts
 
@@ -822,10 +798,100 @@ def _spawner_in(raw: bytes, agent_id: str) -> str | None:
     return None
 
 
+MAPPING = (
+    Row("prompt", "`user`, a prompt (string or text/image content; not `isMeta`, no tool_result)",
+        "starts a run: synthetic `system/init` with `cwd`, `agent.model` (from the run's first "
+        "assistant record; the init waits for it), the prompt in `extension.prompt` and the "
+        "record's other keys in `extension`. Not echoed as a user line (print mode does not "
+        "echo it either)"),
+    Row("command", "`user` `<command-name>…` (and `system/local_command` with one)",
+        "a prompt: a slash command starts a run"),
+    Row("tool_result", "`user` with tool_result blocks",
+        "`user`: blocks as written; `toolUseResult` → `tool_use_result` (object, string or "
+        "list, as written); `permissionDecision`, `uuid`, … in `extension`. Counts toward "
+        "`num_turns`"),
+    Row("interrupt", "`user` `[Request interrupted by user…]`",
+        "ends the run: `result/interrupted`, `is_error: true`, the marker in "
+        "`extension.interrupt`"),
+    Row("local_output", "`user` `<local-command-stdout>`, `<local-command-stderr>`, "
+        "`<bash-stdout>`, `<bash-stderr>`",
+        "`user` text line, as print mode replays it. A run with no model reply is a local "
+        "command's: `num_turns: 0`, zero `usage`"),
+    Row("compact_summary", "`user` `isCompactSummary`",
+        "`user` text line (print mode replays the summary). Between turns it opens the next "
+        "run (the `/compact` one), after that run's `system/compact_boundary`"),
+    Row("meta_injected", "`user` `isMeta` after the model spoke (the max_tokens continuation "
+        "note, stop-hook feedback)",
+        "`user` text line once the model answers it (print mode shows these as `isSynthetic` "
+        "user lines); counts toward `num_turns`"),
+    Row("meta_context", "`user` `isMeta` before a prompt, or not answered (caveats, system "
+        "reminders, skill bodies, command expansions)",
+        "dropped on purpose (`user/isMeta`): print mode does not show them"),
+    Row("assistant", "`assistant`",
+        "`assistant` (one block per record, as written, any block type: `server_tool_use`, "
+        "`web_search_tool_result`, `redacted_thinking`, text `citations` …); `model`, "
+        "`stop_reason`, `usage` in `extension.message`; `requestId`, `uuid`, … in "
+        "`extension`. A `<synthetic>` message (no API call) adds no usage"),
+    Row("api_error", "`assistant` `isApiErrorMessage` (model `<synthetic>`, `error`) as the "
+        "turn's last word",
+        "the result has `is_error: true` and subtype `success`, as print mode prints it"),
+    Row("turn_duration", "`system/turn_duration`",
+        "ends the run: `result` with `duration_ms` = `durationMs` (interactive sessions)"),
+    Row("cost_state", "`cost-state`",
+        "ends the run of a print-mode invocation: `total_cost_usd` = `totalCostUSD`, the "
+        "record in `extension.cost_state`. Outside a run: dropped on purpose"),
+    Row("unanswered", "`cost-state` or `system/turn_duration` with a tool call never "
+        "answered", "`result/error_during_execution` (the CLI stopped mid-turn: never "
+        "`success`)"),
+    Row("max_turns", "`attachment` `max_turns_reached`",
+        "the run's result is `error_max_turns` (`is_error: true`), `num_turns` = "
+        "`turnCount`; counted as dropped"),
+    Row("budget", "`attachment` `budget_usd` (`--max-budget-usd`)",
+        "when the invocation's cost (its `cost-state` less the one before) reached "
+        "`total - used` with the turn unfinished: `result/error_max_budget_usd`; counted as "
+        "dropped"),
+    Row("structured", "`attachment` `structured_output` (`--json-schema`)",
+        "the result's `result` is `data` as compact JSON, `extension.structured_output` = "
+        "`data` (print mode's `structured_output`); counted as dropped"),
+    Row("sidechain", "`user`/`assistant`/`system` with `isSidechain: true` in a main file "
+        "(1.0.x–2.0.x: subagents inline)",
+        "the subagent's own run: `system/init` (`agent.role: subagent`, the prompt in "
+        "`extension.prompt`) … `result`, every line with `parent_tool_use_id` = the Task "
+        "tool_use whose `input.prompt` is its prompt. It ends when the parent gets that "
+        "tool's result, or its parent's turn ends. No such tool_use: the run carries no id "
+        "(never invented) and is written after its parent's run"),
+    Row("agent_file", "a subagent file: `agent-<id>.jsonl`, or any file whose first "
+        "conversation record has `isSidechain: true`",
+        "its runs' lines carry `parent_tool_use_id` (from `agent-<id>.meta.json`, else "
+        "found in the parent session file); `agent.role` = the sidecar's `agentType`, else "
+        "`subagent`"),
+    Row("fork_copy", "a fork's copy of its parent's turns (`--fork-session`: records stamped "
+        "before the `queue-operation` dequeue that precedes them)",
+        "dropped on purpose (`inherited/<type>`): those turns are the parent session's, "
+        "converted from its own file"),
+    Row("system_plain", "`system` with no subtype (1.0.x hook output)",
+        "`system/notification`: `body` = `content`, `severity` = `level`"),
+    Row("system_other", "`system/<other>` (`stop_hook_summary`, `compact_boundary`, "
+        "`api_error`, `away_summary`, …)", "same subtype, fields in `extension`"),
+    Row("metadata", "`attachment` (other types), `file-history-snapshot`, `api-request`, "
+        "`api-request-blob`, `api-request-shape`, `queue-operation`, `last-prompt`, "
+        "`tools-used`, `atis-latch`, `mode`, `permission-mode`, `summary`, `custom-title`, "
+        "`ai-title`, `agent-name`, `pr-link`",
+        "dropped on purpose: session metadata, UI state and request snapshots (counted per "
+        "type in the result's `extension.dropped`, attachments per `attachment.type`)"),
+    Row("progress", "`progress` (`hook_progress`, `bash_progress`, `agent_progress`, …)",
+        "dropped on purpose: live UI feedback (an `agent_progress` repeats what its "
+        "subagent file holds)"),
+    Row("unknown", "anything else", "`system/unrecognized`, the record whole in "
+        "`extension.record`"),
+)
+
+
 SOURCE = Source(
     name="claude-session",
     description="Claude Code durable session files (~/.claude/projects/**/*.jsonl)",
     sniff=sniff,
     open=ClaudeSessionAdapter,
     session_hint=session_hint,
+    mapping=MAPPING,
 )

@@ -1,34 +1,7 @@
 """Claude Code print-mode stream: ``claude -p --verbose --output-format stream-json``.
 
-Record catalog (Claude Code 2.1.332; older versions send a subset):
-
-=================================  ==================================================
-record                             becomes
-=================================  ==================================================
-``system/init``                    system/init (cwd, tools, mcp_servers, agent.model;
-                                   every other key in ``extension``). Held until the
-                                   next record: a ``stream_event`` or ``system/status``
-                                   there means ``--include-partial-messages`` was on,
-                                   so the init declares ``partial_messages_v1``.
-``assistant``                      assistant (one content block per line, as Claude
-                                   writes it); message.model, stop_reason, usage and
-                                   every other key in ``extension``
-``user``                           user (tool_result blocks, ``tool_use_result`` kept
-                                   as written); a subagent's prompt stays a user line
-``stream_event`` text/thinking     stream_event content_block_delta
-``stream_event`` input_json_delta  stream_event tool_args_delta (tool_use_id from the
-                                   block's content_block_start)
-``stream_event`` other events      dropped on purpose (message_start/_delta/_stop,
-                                   content_block_start/_stop, signature_delta: the
-                                   complete message arrives as assistant lines)
-``result``                         result; usage from ``usage``, model_usage from
-                                   ``model_usage_since_last_result`` (else
-                                   ``modelUsage``), everything else in ``extension``
-``system/<other>``                 system/<same subtype> (task_*: ``task_id``,
-                                   ``status``, the rest in ``task``)
-``rate_limit_event``               system/rate_limit
-anything else                      system/unrecognized, the record whole in extension
-=================================  ==================================================
+What each record type becomes is ``MAPPING`` below (docs/mapping.md is made from
+it).
 
 Runs: each ``system/init`` starts one. A stream that stops before a run's result
 (a killed CLI) ends that run ``interrupted``, with ``num_turns`` counted by the rule
@@ -57,6 +30,7 @@ from translator.events import (
     Unrecognized,
     Usage,
 )
+from translator.mapping import Row
 from translator.sources import Source, Where
 from translator.timefmt import normalize_ts
 
@@ -371,9 +345,64 @@ def _result(rec: dict[str, Any], session: str, api_call: bool = False) -> RunEnd
     )
 
 
+MAPPING = (
+    Row("init", "`system/init`",
+        "`system/init`: `cwd`, `tools`, `mcp_servers` (`{name, status}`), `agent.model`; "
+        "every other key (`permissionMode`, `apiKeySource`, `claude_code_version`, "
+        "`slash_commands`, …) in `extension`. `capabilities`: `stream_v1`, plus "
+        "`partial_messages_v1` when the next record is a `stream_event` or `system/status` "
+        "(the init is held for one record to see it)"),
+    Row("before_init", "`system/hook_started`, `hook_response`, `status` … before the first "
+        "`system/init`", "kept, framed as the next run's lines right after its init"),
+    Row("assistant", "`assistant`",
+        "`assistant`, one line per record (one content block each, any block type, "
+        "carried whole); `message.id` kept; `model`, `stop_reason`, `usage`, … in "
+        "`extension.message`; `uuid`, `request_id`, `error`, `is_api_error_message`, "
+        "`tool_use_meta`, … in `extension`. A `<synthetic>` message adds no usage"),
+    Row("user", "`user`",
+        "`user`: tool_result blocks, text (a replayed or injected message: `isSynthetic`, "
+        "`isReplay` in `extension`); `tool_use_result` as written (object, string or list); "
+        "counts toward `num_turns` when the stream has no result"),
+    Row("text_delta", "`stream_event` `content_block_delta` `text_delta` / `thinking_delta`",
+        "`stream_event` `content_block_delta` (`index`, `delta`)"),
+    Row("json_delta", "`stream_event` `content_block_delta` `input_json_delta`",
+        "`stream_event` `tool_args_delta` (`tool_use_id` from the block's "
+        "`content_block_start`, `index`, `partial_json`)"),
+    Row("signature", "`stream_event` `signature_delta`",
+        "dropped on purpose: the complete signature is in the thinking block"),
+    Row("api_framing", "`stream_event` `message_start`, `content_block_start`, "
+        "`content_block_stop`, `message_delta`, `message_stop`",
+        "dropped on purpose: API framing; the completed blocks arrive as assistant lines"),
+    Row("other_event", "`stream_event` of another type",
+        "`stream_event` with its type, payload in `extension`"),
+    Row("result", "`result`",
+        "`result`: `subtype`, `is_error`, `result`, `num_turns`, `duration_ms`, "
+        "`stop_reason`, `ttft_ms`, `total_cost_usd` (1.0.x: `total_cost`), `usage`; "
+        "`model_usage` from `model_usage_since_last_result`, else `modelUsage`; the rest "
+        "(`terminal_reason`, `errors`, `structured_output`, …) in `extension`"),
+    Row("result_zero_usage", "`result` with all-zero `usage` after real API calls (the CLI "
+        "stopped early: `--max-budget-usd`)",
+        "`usage` = the sum of `model_usage_since_last_result`; the printed usage in "
+        "`extension.usage`"),
+    Row("no_result", "end of the stream before a run's `result` (a killed CLI)",
+        "`result/interrupted` (`is_error: true`, `extension.cut_off`), `num_turns` by the "
+        "Claude rule (the prompt plus each main-thread user line)"),
+    Row("task", "`system/task_started`, `task_progress`, `task_updated`, `task_notification`",
+        "same subtype: `task_id`, `status`; the rest in `task`"),
+    Row("bg_tasks", "`system/background_tasks_changed`",
+        "same subtype: `running_ids`; `tasks` in `extension`"),
+    Row("system_other", "`system/status`, `compact_boundary`, `notification`, other subtypes",
+        "same subtype: catalog fields (`status`, …) kept, the rest in `extension`"),
+    Row("rate_limit", "`rate_limit_event`", "`system/rate_limit`, the record in `extension`"),
+    Row("unknown", "anything else (`command_lifecycle`, `control_response`, …)",
+        "`system/unrecognized`, the record whole in `extension.record`"),
+)
+
+
 SOURCE = Source(
     name="claude-stream",
     description="Claude Code print-mode stdout (claude -p --verbose --output-format stream-json)",
     sniff=sniff,
     open=ClaudeStreamAdapter,
+    mapping=MAPPING,
 )

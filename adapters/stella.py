@@ -14,29 +14,8 @@ The client contract (seed 002) this adapter keeps, exactly:
    Unknown *fields* of known types are ignored by the mapping and kept in
    ``extension``.
 
-Record catalog → what it becomes:
-
-=================  ===========================================================
-event              becomes
-=================  ===========================================================
-``stage``          system/stage: ``value`` = name, ``category`` = scope (``turn``
-                   from the engine, ``run`` from a wrapper: kept apart)
-``text_delta``     stream_event content_block_delta/text_delta (a preview);
-                   field ``delta``, alias ``text``
-``text``           assistant text block: the final word for its step, replacing
-                   that step's deltas (a retry re-streams them); field ``text``,
-                   alias ``delta``
-``tool_start``     assistant tool_use: ``call_id`` → ``id``, ``name``, ``input``
-``tool_result``    user tool_result: ``tool_use_id`` = ``call_id``, ``content``
-                   (alias ``output``), ``is_error``; ``tool_use_result`` holds
-                   what stella measured (``duration_ms``, …)
-``step_usage``     system/step_usage (``duration_ms``, exact); its tokens add up
-                   into the run's ``usage`` and per-model ``model_usage``
-``turn_complete``  system/turn_complete: a per-turn boundary
-``run_complete``   the run's one result: ``total_cost_usd`` = ``cost_usd``,
-                   ``usage`` (its own, else the sum of step_usage), model
-anything else      system/unrecognized (rule 1)
-=================  ===========================================================
+What each event type becomes is ``MAPPING`` below (docs/mapping.md is made from
+it).
 
 ``ts`` is epoch milliseconds, optional, may repeat or go backwards: converted to
 RFC 3339 and never used to reorder (input order is the order). A journal holds
@@ -66,6 +45,7 @@ from translator.events import (
     Unrecognized,
     Usage,
 )
+from translator.mapping import Row
 from translator.sources import BodyError, Source, Where, body_problem
 from translator.timefmt import normalize_ts
 
@@ -437,9 +417,48 @@ def _extension(rest: JSON, used: tuple[str, ...]) -> JSON:
     return {"extension": ext} if ext else {}
 
 
+MAPPING = (
+    Row("stage", "`stage`",
+        "`system/stage`: `value` = `name`, `category` = `scope` (`turn`: the engine's own, "
+        "once per turn; `run`: a wrapper's, once per run — kept apart by `category`)"),
+    Row("text_delta", "`text_delta`",
+        "`stream_event` `content_block_delta` (`delta.type: text_delta`), `index` = the step "
+        "(the number of `text` events before it in the run). Field `delta`, alias `text`"),
+    Row("text", "`text`",
+        "`assistant` text block: the final text of its step, replacing the step's deltas (a "
+        "retried model call re-streams them). Field `text`, alias `delta`"),
+    Row("tool_start", "`tool_start`", "`assistant` `tool_use`: `id` = `call_id`, `name`, "
+        "`input`"),
+    Row("tool_result", "`tool_result`",
+        "`user` `tool_result`: `tool_use_id` = `call_id`, `content` (alias `output`), "
+        "`is_error`; `tool_use_result` = every other field (`duration_ms`, …)"),
+    Row("step_usage", "`step_usage`",
+        "`system/step_usage` with `duration_ms`, the tokens in `extension`; they add up "
+        "into the run's `usage` and per-model `model_usage` (the event's `model`, else the "
+        "run's). Tokens: `input_tokens`, `output_tokens`, `cache_read[_tokens]`, "
+        "`cache_creation[_tokens]` (and Anthropic's `*_input_tokens`), flat or under `usage`"),
+    Row("turn_complete", "`turn_complete`",
+        "`system/turn_complete` (`stop_reason` when given): the per-turn boundary; "
+        "`num_turns` counts them"),
+    Row("run_complete", "`run_complete`",
+        "the run's one `result`: `success` (`error_during_execution` when `is_error: true`), "
+        "`total_cost_usd` = `cost_usd`, `usage` = its own else the sum of `step_usage`, "
+        "`duration_ms` when given, `result` = the last `text`; other fields in `extension`"),
+    Row("unknown", "anything else",
+        "rule 1: `system/unrecognized` (`kind` = its type, the event whole in "
+        "`extension.record`), counted in the result's `extension.unrecognized`; never an error"),
+    Row("bad_body", "a known type whose body does not fit (no `call_id`, `text` not a "
+        "string, tokens not whole numbers, …)",
+        "rule 2: `system/error` naming file:line and what did not fit, the event in "
+        "`extension.record`; the rest converted; exit status 1 (`--lenient`: 0)"),
+    Row("extra_fields", "unknown fields on a known type", "kept in the line's `extension`"),
+)
+
+
 SOURCE = Source(
     name="stella",
     description="stella agent events (--output-format stream-json|json, stella-events.jsonl)",
     sniff=sniff,
     open=StellaAdapter,
+    mapping=MAPPING,
 )

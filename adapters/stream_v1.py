@@ -2,21 +2,8 @@
 tool's own output, so that any stream_v1 stream can be re-framed or re-encoded
 (``--to claude`` feeds it to legacy tools).
 
-Record catalog → neutral events (the inverse of the framer):
-
-==================  ==========================================================
-line                becomes
-==================  ==========================================================
-``system/init``     a run start: cwd, tools, mcp_servers, agent, capabilities
-                    (``partial_messages_v1``); everything else in extension
-``assistant``       the message's blocks (its ``extension.message`` keeps the
-                    source's model, stop_reason and usage when there was one)
-``user``            the message's blocks and ``tool_use_result``
-``stream_event``    the same partial delta
-``system/error``    a system/error again (not a new problem of this input)
-``system/<other>``  the same system line (fields and extension kept)
-``result``          the run's end with every figure it carries
-==================  ==========================================================
+What each line type becomes is ``MAPPING`` below (docs/mapping.md is made from
+it): the inverse of the framer.
 
 ``seq`` is recomputed by the framer (it is checked, not trusted: a gap is a
 warning in the output's validation, not here). Unknown line types follow rule 1:
@@ -40,6 +27,7 @@ from translator.events import (
     Unrecognized,
     Usage,
 )
+from translator.mapping import Row
 from translator.sources import BodyError, Source, Where, body_problem
 
 _TYPES = frozenset({"system", "stream_event", "assistant", "user", "result"})
@@ -229,11 +217,27 @@ _RESULT_KEYS = frozenset(
 )
 
 
+MAPPING = (
+    Row("init", "`system/init`", "a run start: `cwd`, `tools`, `mcp_servers`, `agent`, "
+        "`partial_messages_v1`; the rest in `extension`"),
+    Row("assistant", "`assistant`", "the same message (the source's model, stop_reason and "
+        "usage come back from `extension.message`)"),
+    Row("user", "`user`", "the same message and `tool_use_result`"),
+    Row("stream_event", "`stream_event`", "the same partial delta"),
+    Row("error", "`system/error`", "a `system/error` again (not a new problem of this input)"),
+    Row("system_other", "`system/<other>`", "the same system line (fields and extension kept)"),
+    Row("result", "`result`", "the run's end with every figure it carries (`seq` and the "
+        "`extension.dropped`/`unrecognized` counts are made anew)"),
+    Row("unknown", "any other line type", "`system/unrecognized`, the line whole"),
+)
+
+
 SOURCE = Source(
     name="stream_v1",
     description="stream_v1 itself (milk --output-format stream-json, streamv1's own output)",
     sniff=sniff,
     open=StreamV1Adapter,
+    mapping=MAPPING,
 )
 
 

@@ -54,6 +54,7 @@ SYSTEM_FIELDS: dict[str, Any] = {
     "is_error": bool,
     "kind": str,
     "limit": int,
+    "message": str,  # system/error's text (a string; on assistant/user lines the object)
     "op": str,
     "option": str,
     "percept_id": str,

@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from translator.events import Event, Problem
+from translator.mapping import Row
 
 
 @dataclass(slots=True)
@@ -60,6 +61,9 @@ class Source:
     open: Callable[[str, str | None], Adapter]
     #: The session id an input's path implies, used before its first record.
     session_hint: Callable[[str], str | None] = lambda path: None
+    #: What each record type becomes: docs/mapping.md's table for this source is
+    #: made from it, and each row has its example in the table test.
+    mapping: tuple[Row, ...] = ()
 
 
 @cache

@@ -1,0 +1,622 @@
+"""One example per row of every source's mapping table (the adapters' ``MAPPING``,
+from which docs/mapping.md is made), in the style of sqlglot's round-trip tables:
+records in, the output lines' fields out. Every row has an example, and every
+example names a row, so the table and the code cannot drift apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from conftest import ROOT
+from helpers import convert_bytes, lines_of
+
+from translator import mapping
+from translator.sources import sources
+
+S = "0b6a3c9e-1111-4222-8333-944455556666"
+T0 = "2026-12-01T10:00:00.000Z"
+_clock = iter(range(1, 3600))
+
+
+def ts() -> str:
+    """An ever later time between 10:00 and 11:00 (the fork example steps past it)."""
+    n = next(_clock)
+    return f"2026-12-01T10:{n // 60:02d}:{n % 60:02d}.000Z"
+
+
+# -- claude-session records ------------------------------------------------------
+
+
+def prompt(text: Any, **kw: Any) -> dict[str, Any]:
+    return {"type": "user", "sessionId": S, "uuid": kw.pop("uuid", f"u-{text!s:.8}"),
+            "parentUuid": kw.pop("parentUuid", None), "timestamp": kw.pop("timestamp", ts()),
+            "cwd": "/p", "message": {"role": "user", "content": text}, **kw}
+
+
+def reply(mid: str, *blocks: dict[str, Any], stop: str | None = "end_turn", out: int = 5,
+          model: str = "claude-x", **kw: Any) -> dict[str, Any]:
+    return {"type": "assistant", "sessionId": S, "uuid": kw.pop("uuid", f"a-{mid}"),
+            "parentUuid": kw.pop("parentUuid", None), "timestamp": ts(), "requestId": "r-" + mid,
+            "message": {"id": mid, "role": "assistant", "model": model, "content": list(blocks),
+                        "stop_reason": stop,
+                        "usage": {"input_tokens": 1, "output_tokens": out,
+                                  "cache_read_input_tokens": 0,
+                                  "cache_creation_input_tokens": 0}}, **kw}
+
+
+def text(t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+def tool(tid: str, name: str = "Bash", **inp: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tid, "name": name, "input": inp}
+
+
+def result_of(tid: str, content: Any = "ok", **kw: Any) -> dict[str, Any]:
+    return {"type": "user", "sessionId": S, "uuid": kw.pop("uuid", f"r-{tid}"),
+            "parentUuid": kw.pop("parentUuid", None), "timestamp": ts(),
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": tid, "content": content}]},
+            "toolUseResult": {"stdout": content}, **kw}
+
+
+def user_text(t: str, **kw: Any) -> dict[str, Any]:
+    return {"type": "user", "sessionId": S, "timestamp": ts(),
+            "message": {"role": "user", "content": t}, **kw}
+
+
+def cost(total: float) -> dict[str, Any]:
+    return {"type": "cost-state", "sessionId": S, "totalCostUSD": total}
+
+
+def attachment(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "attachment", "sessionId": S, "timestamp": ts(),
+            "attachment": {"type": kind, **fields}}
+
+
+def system(subtype: str | None, **kw: Any) -> dict[str, Any]:
+    rec = {"type": "system", "sessionId": S, "timestamp": ts(), **kw}
+    if subtype is not None:
+        rec["subtype"] = subtype
+    return rec
+
+
+def kinds(*pairs: str) -> list[dict[str, Any]]:
+    """Expected lines given as 'type' or 'type/subtype' only."""
+    out = []
+    for pair in pairs:
+        kind, _, sub = pair.partition("/")
+        out.append({"type": kind, **({"subtype": sub} if sub else {})})
+    return out
+
+
+SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
+    "prompt": (
+        [prompt("hi"), reply("m1", text("hello"))],
+        [{"type": "system", "subtype": "init", "extension.prompt": "hi", "cwd": "/p",
+          "agent.model": "claude-x"},
+         {"type": "assistant", "message.content": [text("hello")]},
+         {"type": "result", "subtype": "success", "num_turns": 1, "result": "hello"}],
+    ),
+    "command": (
+        [prompt("<command-name>/review</command-name>"), reply("m1", text("done"))],
+        [{"subtype": "init", "extension.prompt": "<command-name>/review</command-name>"},
+         {"type": "assistant"}, {"type": "result", "num_turns": 1}],
+    ),
+    "tool_result": (
+        [prompt("run"), reply("m1", tool("t1", command="ls"), stop="tool_use"),
+         result_of("t1", "a b"), reply("m2", text("two files"))],
+        [{"subtype": "init"}, {"type": "assistant"},
+         {"type": "user", "message.content.0.tool_use_id": "t1",
+          "tool_use_result": {"stdout": "a b"}},
+         {"type": "assistant"},
+         {"type": "result", "num_turns": 2, "is_error": False, "result": "two files",
+          "usage.output_tokens": 10}],
+    ),
+    "interrupt": (
+        [prompt("go"), reply("m1", tool("t1"), stop="tool_use"),
+         user_text("[Request interrupted by user for tool use]")],
+        [{"subtype": "init"}, {"type": "assistant"},
+         {"type": "result", "subtype": "interrupted", "is_error": True,
+          "extension.interrupt": "[Request interrupted by user for tool use]"}],
+    ),
+    "local_output": (
+        [prompt("<command-name>/cost</command-name>"),
+         user_text("<local-command-stdout>Total cost: $0</local-command-stdout>"), cost(0.5)],
+        [{"subtype": "init"},
+         {"type": "user", "message.content": [
+             text("<local-command-stdout>Total cost: $0</local-command-stdout>")]},
+         {"type": "result", "subtype": "success", "num_turns": 0, "usage.input_tokens": 0,
+          "total_cost_usd": 0.5}],
+    ),
+    "compact_summary": (
+        [system("compact_boundary", content="Conversation compacted"),
+         user_text("Summary: we ran ls.", isCompactSummary=True),
+         prompt("<command-name>/compact</command-name>"),
+         user_text("<local-command-stdout>Compacted </local-command-stdout>"), cost(1.0)],
+        [{"subtype": "init"}, {"type": "system", "subtype": "compact_boundary"},
+         {"type": "user", "message.content": [text("Summary: we ran ls.")],
+          "extension.isCompactSummary": True},
+         {"type": "user"}, {"type": "result", "num_turns": 0}],
+    ),
+    "meta_injected": (
+        [prompt("essay"), reply("m1", text("The sea is"), stop="max_tokens"),
+         user_text("Output token limit hit. Resume directly.", isMeta=True),
+         reply("m2", text(" vast.")), cost(0.1)],
+        [{"subtype": "init"}, {"type": "assistant"},
+         {"type": "user", "message.content": [text("Output token limit hit. Resume directly.")],
+          "extension.isMeta": True},
+         {"type": "assistant"}, {"type": "result", "num_turns": 2, "result": " vast."}],
+    ),
+    "meta_context": (
+        [prompt("a"), reply("m1", text("b")),
+         user_text("<system-reminder>x</system-reminder>", isMeta=True), prompt("c"),
+         reply("m2", text("d"))],
+        [*kinds("system/init", "assistant"),
+         {"type": "result", "num_turns": 1, "extension.dropped": {"user/isMeta": 1}},
+         *kinds("system/init", "assistant"),
+         {"type": "result", "num_turns": 1}],
+    ),
+    "assistant": (
+        [prompt("search"),
+         reply("m1", {"type": "server_tool_use", "id": "srv1", "name": "web_search",
+                      "input": {"query": "q"}},
+               {"type": "web_search_tool_result", "tool_use_id": "srv1", "content": []},
+               {"type": "text", "text": "Found.", "citations": [{"type": "x"}]},
+               {"type": "redacted_thinking", "data": "abc"})],
+        [{"subtype": "init"},
+         {"type": "assistant", "message.content.0.type": "server_tool_use",
+          "message.content.1.type": "web_search_tool_result",
+          "message.content.2.extension.citations": [{"type": "x"}],
+          "message.content.3.type": "redacted_thinking",
+          "extension.message.model": "claude-x", "extension.requestId": "r-m1"},
+         {"type": "result", "result": "Found."}],
+    ),
+    "api_error": (
+        [prompt("hi"),
+         reply("e1", text("API Error: 500 boom"), stop="stop_sequence", model="<synthetic>",
+               isApiErrorMessage=True, error="unknown"), cost(0)],
+        [{"subtype": "init"}, {"type": "assistant"},
+         {"type": "result", "subtype": "success", "is_error": True,
+          "result": "API Error: 500 boom", "usage.output_tokens": 0}],
+    ),
+    "turn_duration": (
+        [prompt("hi"), reply("m1", text("yo")), system("turn_duration", durationMs=1234)],
+        [*kinds("system/init", "assistant"), {"type": "result", "duration_ms": 1234}],
+    ),
+    "cost_state": (
+        [prompt("hi"), reply("m1", text("yo")), cost(0.25), cost(0.25)],
+        [*kinds("system/init", "assistant"),
+         {"type": "result", "total_cost_usd": 0.25, "extension.cost_state.totalCostUSD": 0.25}],
+    ),
+    "unanswered": (
+        [prompt("go"), reply("m1", tool("t1"), stop="tool_use"), cost(0.1)],
+        [*kinds("system/init", "assistant"),
+         {"type": "result", "subtype": "error_during_execution", "is_error": True}],
+    ),
+    "max_turns": (
+        [prompt("go"), reply("m1", tool("t1"), stop="tool_use"), result_of("t1"),
+         attachment("max_turns_reached", turnCount=1), cost(0.1)],
+        [*kinds("system/init", "assistant", "user"),
+         {"type": "result", "subtype": "error_max_turns", "is_error": True, "num_turns": 1}],
+    ),
+    "budget": (
+        [cost(0.5), prompt("go"), attachment("budget_usd", used=0, total=0.001, remaining=0.001),
+         reply("m1", tool("t1"), stop="tool_use"), cost(0.6)],
+        [*kinds("system/init", "assistant"),
+         {"type": "result", "subtype": "error_max_budget_usd", "is_error": True,
+          "result": None}],
+    ),
+    "structured": (
+        [prompt("capital?"), reply("m1", tool("t1", "StructuredOutput", city="Paris"),
+                                   stop="tool_use"),
+         result_of("t1", "Structured output provided successfully"),
+         attachment("structured_output", data={"city": "Paris"}, toolUseID="t1"), cost(0.1)],
+        [*kinds("system/init", "assistant", "user"),
+         {"type": "result", "subtype": "success", "result": '{"city":"Paris"}',
+          "num_turns": 2, "extension.structured_output": {"city": "Paris"}}],
+    ),
+    "sidechain": (
+        [prompt("use an agent", uuid="p0", isSidechain=False),
+         reply("m1", tool("t1", "Task", prompt="count files"), stop="tool_use", uuid="a1",
+               isSidechain=False),
+         prompt("count files", uuid="s0", isSidechain=True),
+         reply("m2", text("3 files"), uuid="s1", parentUuid="s0", isSidechain=True, out=7),
+         result_of("t1", "3 files", isSidechain=False),
+         reply("m3", text("There are 3."), isSidechain=False)],
+        [{"subtype": "init", "parent_tool_use_id": None},
+         {"type": "assistant"},
+         {"subtype": "init", "parent_tool_use_id": "t1", "agent.role": "subagent",
+          "extension.prompt": "count files"},
+         {"type": "assistant", "parent_tool_use_id": "t1"},
+         {"type": "result", "parent_tool_use_id": "t1", "usage.output_tokens": 7,
+          "result": "3 files"},
+         {"type": "user", "parent_tool_use_id": None},
+         {"type": "assistant"},
+         {"type": "result", "parent_tool_use_id": None, "usage.output_tokens": 10,
+          "num_turns": 2}],
+    ),
+    "agent_file": (
+        [prompt("count files", isSidechain=True, agentId="abc"),
+         reply("m1", text("3"), isSidechain=True, agentId="abc")],
+        [{"subtype": "init", "agent.role": "subagent"}, {"type": "assistant"},
+         {"type": "result", "usage.output_tokens": 5}],
+    ),
+    "fork_copy": (
+        [{"type": "queue-operation", "operation": "dequeue", "sessionId": S,
+          "timestamp": "2026-12-01T11:00:00.000Z"},
+         prompt("old turn", timestamp="2026-12-01T09:00:00.000Z"), reply("m0", text("old")),
+         prompt("new turn", timestamp="2026-12-01T11:00:01.000Z"), reply("m1", text("new"))],
+        [{"subtype": "init", "extension.prompt": "new turn"}, {"type": "assistant"},
+         {"type": "result", "result": "new", "extension.dropped.inherited/user": 1,
+          "extension.dropped.inherited/assistant": 1}],
+    ),
+    "system_plain": (
+        [prompt("hi"), reply("m1", text("yo")), system(None, content="hook ran", level="info")],
+        [*kinds("system/init", "assistant"),
+         {"type": "system", "subtype": "notification", "body": "hook ran", "severity": "info"},
+         {"type": "result"}],
+    ),
+    "system_other": (
+        [prompt("hi"), reply("m1", text("yo")), system("stop_hook_summary", hookCount=1)],
+        [*kinds("system/init", "assistant"),
+         {"type": "system", "subtype": "stop_hook_summary", "extension.hookCount": 1},
+         {"type": "result"}],
+    ),
+    "metadata": (
+        [prompt("hi"), attachment("date", date="2026-12-01"),
+         {"type": "file-history-snapshot", "messageId": "x", "snapshot": {}},
+         reply("m1", text("yo"))],
+        [*kinds("system/init", "assistant"),
+         {"type": "result", "extension.dropped": {"attachment/date": 1,
+                                                  "file-history-snapshot": 1}}],
+    ),
+    "progress": (
+        [prompt("hi"), {"type": "progress", "sessionId": S, "data": {"type": "bash_progress"}},
+         reply("m1", text("yo"))],
+        [*kinds("system/init", "assistant"),
+         {"type": "result", "extension.dropped": {"progress/bash_progress": 1}}],
+    ),
+    "unknown": (
+        [prompt("hi"), reply("m1", text("yo")), {"type": "brand-new", "sessionId": S}],
+        [*kinds("system/init", "assistant"),
+         {"type": "system", "subtype": "unrecognized", "kind": "brand-new",
+          "extension.record.type": "brand-new"},
+         {"type": "result", "extension.unrecognized": {"brand-new": 1}}],
+    ),
+}
+
+# -- claude-stream records --------------------------------------------------------
+
+INIT = {"type": "system", "subtype": "init", "session_id": S, "cwd": "/p", "tools": ["Bash"],
+        "mcp_servers": [{"name": "demo", "status": "connected"}], "model": "claude-x",
+        "permissionMode": "default"}
+
+
+def s_msg(role: str, content: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": role, "content": content}
+    if role == "assistant":
+        message.update(id=kw.pop("mid", "m1"), model="claude-x", stop_reason=None,
+                       usage={"input_tokens": 1, "output_tokens": 1})
+    return {"type": role, "session_id": S, "parent_tool_use_id": None, "message": message, **kw}
+
+
+def s_result(**kw: Any) -> dict[str, Any]:
+    rec = {"type": "result", "subtype": "success", "is_error": False, "session_id": S,
+           "num_turns": 1, "result": "hi", "duration_ms": 10, "total_cost_usd": 0.5,
+           "usage": {"input_tokens": 3, "output_tokens": 4, "cache_read_input_tokens": 0,
+                     "cache_creation_input_tokens": 0}}
+    rec.update(kw)
+    return rec
+
+
+def event(ev: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "stream_event", "session_id": S, "parent_tool_use_id": None, "event": ev}
+
+
+STREAM: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
+    "init": (
+        [INIT, s_msg("assistant", [text("hi")]), s_result()],
+        [{"subtype": "init", "cwd": "/p", "tools": ["Bash"], "mcp_servers.0.name": "demo",
+          "agent.model": "claude-x", "extension.permissionMode": "default",
+          "capabilities": ["stream_v1"]}, {"type": "assistant"}, {"type": "result"}],
+    ),
+    "before_init": (
+        [{"type": "system", "subtype": "hook_started", "session_id": S, "hook_id": "h"},
+         INIT, s_msg("assistant", [text("hi")]), s_result()],
+        [{"subtype": "init"}, {"type": "system", "subtype": "hook_started", "seq": 1},
+         {"type": "assistant"}, {"type": "result"}],
+    ),
+    "assistant": (
+        [INIT, s_msg("assistant", [{"type": "redacted_thinking", "data": "x"}], uuid="u1",
+                     is_api_error_message=False), s_result()],
+        [{"subtype": "init"},
+         {"type": "assistant", "message.content.0.type": "redacted_thinking",
+          "extension.message.model": "claude-x", "extension.uuid": "u1"},
+         {"type": "result"}],
+    ),
+    "user": (
+        [INIT, s_msg("user", [{"type": "tool_result", "tool_use_id": "t", "content": "x"}],
+                     tool_use_result=[{"type": "text", "text": "x"}]),
+         s_msg("user", [text("Output token limit hit.")], isSynthetic=True), s_result()],
+        [{"subtype": "init"},
+         {"type": "user", "tool_use_result": [{"type": "text", "text": "x"}]},
+         {"type": "user", "extension.isSynthetic": True}, {"type": "result"}],
+    ),
+    "text_delta": (
+        [INIT, event({"type": "content_block_delta", "index": 0,
+                      "delta": {"type": "text_delta", "text": "h"}}), s_result()],
+        [{"subtype": "init", "capabilities": ["stream_v1", "partial_messages_v1"]},
+         {"type": "stream_event", "event.type": "content_block_delta",
+          "event.delta.text": "h"}, {"type": "result"}],
+    ),
+    "json_delta": (
+        [INIT, event({"type": "content_block_start", "index": 1,
+                      "content_block": {"type": "tool_use", "id": "t9", "name": "Bash"}}),
+         event({"type": "content_block_delta", "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": "{\"a"}}), s_result()],
+        [{"subtype": "init"},
+         {"type": "stream_event", "event.type": "tool_args_delta", "event.tool_use_id": "t9",
+          "event.partial_json": "{\"a"}, {"type": "result"}],
+    ),
+    "signature": (
+        [INIT, event({"type": "content_block_delta", "index": 0,
+                      "delta": {"type": "signature_delta", "signature": "s"}}), s_result()],
+        [{"subtype": "init"},
+         {"type": "result", "extension.dropped": {"stream_event/signature_delta": 1}}],
+    ),
+    "api_framing": (
+        [INIT, event({"type": "message_stop"}), s_result()],
+        [{"subtype": "init"},
+         {"type": "result", "extension.dropped": {"stream_event/message_stop": 1}}],
+    ),
+    "other_event": (
+        [INIT, event({"type": "ping"}), s_result()],
+        [{"subtype": "init"}, {"type": "stream_event", "event.type": "ping"},
+         {"type": "result"}],
+    ),
+    "result": (
+        [INIT, s_result(terminal_reason="completed", structured_output={"a": 1},
+                        model_usage_since_last_result={"claude-x": {"inputTokens": 3,
+                                                                    "outputTokens": 4}})],
+        [{"subtype": "init"},
+         {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1,
+          "result": "hi", "total_cost_usd": 0.5, "usage.output_tokens": 4,
+          "model_usage.claude-x.input_tokens": 3, "extension.terminal_reason": "completed",
+          "extension.structured_output": {"a": 1}}],
+    ),
+    "result_zero_usage": (
+        [INIT, s_msg("assistant", [tool("t1")]),
+         s_result(subtype="error_max_budget_usd", is_error=True,
+                  usage={"input_tokens": 0, "output_tokens": 0},
+                  model_usage_since_last_result={"claude-x": {"inputTokens": 10,
+                                                              "outputTokens": 41}})],
+        [{"subtype": "init"}, {"type": "assistant"},
+         {"type": "result", "subtype": "error_max_budget_usd", "usage.input_tokens": 10,
+          "usage.output_tokens": 41, "extension.usage.output_tokens": 0}],
+    ),
+    "no_result": (
+        [INIT, s_msg("assistant", [tool("t1")]),
+         s_msg("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}])],
+        [{"subtype": "init"}, {"type": "assistant"}, {"type": "user"},
+         {"type": "result", "subtype": "interrupted", "is_error": True, "num_turns": 2,
+          "extension.cut_off": True}],
+    ),
+    "task": (
+        [INIT, {"type": "system", "subtype": "task_started", "session_id": S, "task_id": "k",
+                "status": "running", "description": "d"}, s_result()],
+        [{"subtype": "init"},
+         {"subtype": "task_started", "task_id": "k", "status": "running",
+          "task.description": "d"}, {"type": "result"}],
+    ),
+    "bg_tasks": (
+        [INIT, {"type": "system", "subtype": "background_tasks_changed", "session_id": S,
+                "tasks": [{"task_id": "k"}]}, s_result()],
+        [{"subtype": "init"},
+         {"subtype": "background_tasks_changed", "running_ids": ["k"],
+          "extension.tasks": [{"task_id": "k"}]}, {"type": "result"}],
+    ),
+    "system_other": (
+        [INIT, {"type": "system", "subtype": "compact_boundary", "session_id": S,
+                "compact_metadata": {"trigger": "auto"}}, s_result()],
+        [{"subtype": "init"},
+         {"subtype": "compact_boundary", "extension.compact_metadata": {"trigger": "auto"}},
+         {"type": "result"}],
+    ),
+    "rate_limit": (
+        [INIT, {"type": "rate_limit_event", "session_id": S, "rate_limit_info": {}},
+         s_result()],
+        [{"subtype": "init"}, {"subtype": "rate_limit", "extension.rate_limit_info": {}},
+         {"type": "result"}],
+    ),
+    "unknown": (
+        [INIT, {"type": "command_lifecycle", "session_id": S}, s_result()],
+        [{"subtype": "init"}, {"subtype": "unrecognized", "kind": "command_lifecycle"},
+         {"type": "result", "extension.unrecognized": {"command_lifecycle": 1}}],
+    ),
+}
+
+# -- stella events -------------------------------------------------------------------
+
+STELLA: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
+    "stage": (
+        [{"type": "stage", "name": "plan", "scope": "turn", "session_id": "st"},
+         {"type": "run_complete"}],
+        [{"subtype": "init"}, {"subtype": "stage", "value": "plan", "category": "turn"},
+         {"type": "result"}],
+    ),
+    "text_delta": (
+        [{"type": "text_delta", "delta": "he", "session_id": "st"}, {"type": "run_complete"}],
+        [{"subtype": "init", "capabilities": ["stream_v1", "partial_messages_v1"]},
+         {"type": "stream_event", "event.delta.text": "he", "event.index": 0},
+         {"type": "result"}],
+    ),
+    "text": (
+        [{"type": "text", "text": "hello", "session_id": "st"}, {"type": "run_complete"}],
+        [{"subtype": "init"}, {"type": "assistant", "message.content": [text("hello")]},
+         {"type": "result", "result": "hello"}],
+    ),
+    "tool_start": (
+        [{"type": "tool_start", "call_id": "c1", "name": "sh", "input": {"cmd": "ls"},
+          "session_id": "st"}, {"type": "run_complete"}],
+        [{"subtype": "init"},
+         {"type": "assistant", "message.content": [tool("c1", "sh", cmd="ls")]},
+         {"type": "result"}],
+    ),
+    "tool_result": (
+        [{"type": "tool_result", "call_id": "c1", "output": "x", "is_error": False,
+          "duration_ms": 5, "session_id": "st"}, {"type": "run_complete"}],
+        [{"subtype": "init"},
+         {"type": "user", "message.content.0.tool_use_id": "c1",
+          "message.content.0.content": "x", "tool_use_result.duration_ms": 5},
+         {"type": "result"}],
+    ),
+    "step_usage": (
+        [{"type": "step_usage", "input_tokens": 3, "output_tokens": 4, "model": "m",
+          "duration_ms": 9, "session_id": "st"}, {"type": "run_complete"}],
+        [{"subtype": "init"}, {"subtype": "step_usage", "duration_ms": 9},
+         {"type": "result", "usage.input_tokens": 3, "model_usage.m.output_tokens": 4}],
+    ),
+    "turn_complete": (
+        [{"type": "turn_complete", "stop_reason": "end_turn", "session_id": "st"},
+         {"type": "run_complete"}],
+        [{"subtype": "init"}, {"subtype": "turn_complete", "stop_reason": "end_turn"},
+         {"type": "result", "num_turns": 1}],
+    ),
+    "run_complete": (
+        [{"type": "text", "text": "a", "session_id": "st"},
+         {"type": "run_complete", "cost_usd": 0.2, "is_error": True, "model": "m"}],
+        [{"subtype": "init"}, {"type": "assistant"},
+         {"type": "result", "subtype": "error_during_execution", "is_error": True,
+          "total_cost_usd": 0.2, "extension.model": "m"}],
+    ),
+    "unknown": (
+        [{"type": "novel", "session_id": "st"}, {"type": "run_complete"}],
+        [{"subtype": "init"}, {"subtype": "unrecognized", "kind": "novel"},
+         {"type": "result", "extension.unrecognized": {"novel": 1}}],
+    ),
+    "bad_body": (
+        [{"type": "tool_start", "name": "sh", "session_id": "st"}, {"type": "run_complete"}],
+        [{"subtype": "init"}, {"subtype": "error", "extension.record.type": "tool_start"},
+         {"type": "result"}],
+    ),
+    "extra_fields": (
+        [{"type": "text", "text": "a", "mood": "calm", "session_id": "st"},
+         {"type": "run_complete"}],
+        [{"subtype": "init"}, {"type": "assistant", "extension.mood": "calm"},
+         {"type": "result"}],
+    ),
+}
+
+# -- stream_v1 lines -------------------------------------------------------------------
+
+
+def v1(kind: str, seq: int, **kw: Any) -> dict[str, Any]:
+    return {"type": kind, "session_id": "v", "seq": seq, "ts": T0, **kw}
+
+
+V1_INIT = v1("system", 0, subtype="init", cwd="/p", agent={"name": "milk"},
+             capabilities=["stream_v1"])
+V1_END = {"is_error": False, "subtype": "success", "num_turns": 1}
+
+STREAM_V1: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
+    "init": ([V1_INIT, v1("result", 1, **V1_END)],
+             [{"subtype": "init", "cwd": "/p", "agent.name": "milk"}, {"type": "result"}]),
+    "assistant": (
+        [V1_INIT, v1("assistant", 1, message={"role": "assistant", "content": [text("a")]},
+                     extension={"message": {"model": "m"}}), v1("result", 2, **V1_END)],
+        [{"subtype": "init"}, {"type": "assistant", "message.content": [text("a")]},
+         {"type": "result"}],
+    ),
+    "user": (
+        [V1_INIT, v1("user", 1, message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t", "content": "x"}]},
+            tool_use_result={"path": "f"}), v1("result", 2, **V1_END)],
+        [{"subtype": "init"}, {"type": "user", "tool_use_result": {"path": "f"}},
+         {"type": "result"}],
+    ),
+    "stream_event": (
+        [V1_INIT, v1("stream_event", 1, event={"type": "content_block_delta", "index": 0,
+                                               "delta": {"type": "text_delta", "text": "x"}}),
+         v1("result", 2, **V1_END)],
+        [{"subtype": "init"}, {"type": "stream_event", "event.delta.text": "x"},
+         {"type": "result"}],
+    ),
+    "error": (
+        [V1_INIT, v1("system", 1, subtype="error", is_error=True, message="boom",
+                     recoverable=True), v1("result", 2, **V1_END)],
+        [{"subtype": "init"}, {"subtype": "error", "message": "boom"}, {"type": "result"}],
+    ),
+    "system_other": (
+        [V1_INIT, v1("system", 1, subtype="warning", message="careful"),
+         v1("result", 2, **V1_END)],
+        [{"subtype": "init"}, {"subtype": "warning", "message": "careful"},
+         {"type": "result"}],
+    ),
+    "result": (
+        [V1_INIT, v1("result", 1, **{**V1_END, "num_turns": 3, "total_cost_usd": 0.1,
+                                     "result": "done"})],
+        [{"subtype": "init"},
+         {"type": "result", "num_turns": 3, "total_cost_usd": 0.1, "result": "done"}],
+    ),
+    "unknown": (
+        [V1_INIT, v1("novel", 1), v1("result", 2, **V1_END)],
+        [{"subtype": "init"}, {"subtype": "unrecognized", "kind": "novel"},
+         {"type": "result"}],
+    ),
+}
+
+TABLES = {"claude-session": SESSION, "claude-stream": STREAM, "stella": STELLA,
+          "stream_v1": STREAM_V1}
+
+_MISSING = object()
+
+
+def field(line: dict[str, Any], path: str) -> Any:
+    """A dotted path into a line; ``extension.dropped.inherited/user`` style keys are
+    whole segments, list indexes are numbers."""
+    value: Any = line
+    for part in path.split("."):
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return _MISSING
+    return value
+
+
+def _cases() -> list[tuple[str, str]]:
+    return [(source, key) for source, table in TABLES.items() for key in table]
+
+
+@pytest.mark.parametrize(("source", "key"), _cases(), ids=lambda v: str(v))
+def test_mapping_row(source: str, key: str) -> None:
+    records, expected = TABLES[source][key]
+    data = b"".join(orjson.dumps(r) + b"\n" for r in records)
+    name = "agent-abc.jsonl" if key == "agent_file" else f"{S}.jsonl"
+    out, _ = convert_bytes(data, name, source)
+    lines = lines_of(out)
+    assert len(lines) == len(expected), [(x["type"], x.get("subtype")) for x in lines]
+    for i, (line, want) in enumerate(zip(lines, expected, strict=True)):
+        for path, value in want.items():
+            got = field(line, path)
+            if value is None:
+                assert got in (None, _MISSING), f"line {i} {path}: {got!r}"
+            else:
+                assert got == value, f"line {i} {path}: {got!r} != {value!r}"
+
+
+@pytest.mark.parametrize("source", sorted(TABLES))
+def test_every_row_has_its_example_and_no_more(source: str) -> None:
+    rows = {row.key for row in sources()[source].mapping}
+    assert rows == set(TABLES[source])
+
+
+def test_docs_mapping_is_made_from_the_adapters() -> None:
+    """docs/mapping.md's tables are the adapters' MAPPING (python -m translator.mapping)."""
+    doc = (ROOT / "docs" / "mapping.md").read_text("utf-8")
+    assert mapping.missing_blocks(doc) == []
+    assert mapping.rewrite(doc) == doc, "run: python -m translator.mapping"
