@@ -7,6 +7,7 @@ API objects (``message.content`` blocks, ``message.usage``) and a per-model
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -113,6 +114,21 @@ def has_tool_result(content: Any) -> bool:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 return True
     return False
+
+
+#: The marker the CLI writes as a user message when the user stops a turn (Ctrl-C,
+#: Esc, SIGINT): both views end the run ``interrupted`` on it; it is not a line.
+INTERRUPT = "[Request interrupted by user"
+
+_LOCAL_STDOUT = re.compile(r"\A\s*<local-command-stdout>(.*)</local-command-stdout>\s*\Z", re.S)
+
+
+def local_command_output(content: str) -> str | None:
+    """A local command's output, between its ``<local-command-stdout>`` tags, as
+    written: print mode's ``result``; its ``<synthetic>`` assistant message shows it
+    trimmed."""
+    match = _LOCAL_STDOUT.match(content)
+    return match.group(1) if match else None
 
 
 def message_usage(message: dict[str, Any]) -> Usage | None:

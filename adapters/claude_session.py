@@ -83,14 +83,12 @@ CONTEXT_KEYS = frozenset(
     }
 )
 
-_INTERRUPT = "[Request interrupted by user"
 _LOCAL_OUTPUT = (
     "<local-command-stdout>",
     "<local-command-stderr>",
     "<bash-stdout>",
     "<bash-stderr>",
 )
-_COMMAND = re.compile(r"<command-name>")
 _UUIDISH = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -138,6 +136,11 @@ class _Turn:
         self.has_structured = False
         self.budget: tuple[float, float] | None = None  # (total, used) of --max-budget-usd
         self.held: list[Message] = []  # injected messages waiting for the model's reply
+        # A cost-state written while the turn was unfinished (the CLI exiting on
+        # SIGINT writes it before the interrupt marker): the end it proves, kept for
+        # the record that says how the turn ended.
+        self.cost_end: tuple[float | None, float | None, JSON] | None = None
+        self.command_output: str | None = None  # a local command's stdout, as written
 
 
 class _Side:
@@ -323,7 +326,7 @@ class ClaudeSessionAdapter:
             out.append(line)
             return
         text = cc.text_of(content) or ""
-        if text.startswith(_INTERRUPT):
+        if text.startswith(cc.INTERRUPT):
             if turn is not None:
                 turn.interrupted = text
                 self._end(out, ts)
@@ -464,8 +467,25 @@ class ClaudeSessionAdapter:
         body = _rest(rec, ("subtype",))
         content = rec.get("content")
         if subtype == "local_command" and isinstance(content, str):
-            if _COMMAND.search(content) and not content.lstrip().startswith(_LOCAL_OUTPUT):
-                self._prompt(rec, content, ts, out)
+            shown = cc.local_command_output(content)
+            if not content.lstrip().startswith(_LOCAL_OUTPUT):
+                self._prompt(rec, content, ts, out)  # the command itself (/cost, /status)
+            elif shown is not None and self._turn is not None and not self._turn.replied:
+                # Its output is the command's reply: print mode shows it as an
+                # assistant message of the CLI's own (model <synthetic>).
+                self._turn.expects_reply = False
+                self._ensure_started(out, None)
+                line = Message(
+                    role="assistant",
+                    session_id=self._sid,
+                    ts=ts,
+                    content=[{"type": "text", "text": shown.strip()}],
+                    model=cc.SYNTHETIC_MODEL,
+                    extension={"record": _rest(rec, ("subtype",))},
+                )
+                out.append(line)
+                self._after_reply(self._turn, rec, line)
+                self._turn.command_output = shown
             else:
                 if self._turn is not None:
                     self._turn.expects_reply = False
@@ -497,8 +517,11 @@ class ClaudeSessionAdapter:
         if self._turn is None:
             out.append(Dropped("cost-state", self._session))
             return
-        self._end(out, None, total_cost_usd=cost, spent=spent,
-                  extension={"cost_state": _rest(rec, ())})
+        ext: JSON = {"cost_state": _rest(rec, ())}
+        if not _complete(self._turn) and self._turn.interrupted is None:
+            self._turn.cost_end = (cost, spent, ext)
+            return
+        self._end(out, None, total_cost_usd=cost, spent=spent, extension=ext)
 
     # -- runs ---------------------------------------------------------------------
 
@@ -523,6 +546,10 @@ class ClaudeSessionAdapter:
     ) -> None:
         turn = self._turn
         assert turn is not None
+        if turn.cost_end is not None and total_cost_usd is None:
+            total_cost_usd, spent, cost_ext = turn.cost_end
+            extension = {**cost_ext, **(extension or {})}
+            inferred = False  # the cost-state proved the CLI ended the turn
         self._ensure_started(out, None)
         self._end_sides(out)
         for _ in turn.held:
@@ -534,7 +561,8 @@ class ClaudeSessionAdapter:
         elif subtype == "interrupted":
             ext["cut_off"] = True
         num_turns = turn.count.value
-        if not turn.replied and not turn.expects_reply:
+        local = not turn.api_call and not turn.expects_reply
+        if local:
             num_turns = 0  # a local command: nothing went to the model
         if subtype == "error_max_turns" and turn.max_turns is not None and turn.max_turns >= 0:
             num_turns = turn.max_turns
@@ -542,6 +570,10 @@ class ClaudeSessionAdapter:
         if turn.has_structured:
             result = cc.structured_text(turn.structured)
             ext["structured_output"] = turn.structured
+        elif local:
+            # Print mode's result for a local command: its stdout as written (the
+            # message shows it trimmed); for /compact, whose output is a user line, "".
+            result = turn.command_output if turn.command_output is not None else ""
         # No API call in a run whose end is proven (or a local command): it used none.
         usage = None
         if not turn.api_call and (not inferred or not turn.expects_reply):

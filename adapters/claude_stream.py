@@ -71,6 +71,13 @@ class ClaudeStreamAdapter:
 
     def feed(self, record: dict[str, Any], where: Where) -> Iterable[Event]:
         out: list[Event] = []
+        if self._held_init is not None and _replayed_prompt(record):
+            # --replay-user-messages echoes the prompt right after the init: it is the
+            # run's prompt (as the durable view has it), not a user line.
+            ext = self._held_init.extension
+            ext["prompt"] = record["message"]["content"]
+            ext.update((k, v) for k, v in record.items() if k not in _REPLAY_KEYS)
+            return out
         if self._held_init is not None:
             partial = record.get("type") == "stream_event" or (
                 record.get("type") == "system" and record.get("subtype") == "status"
@@ -91,9 +98,10 @@ class ClaudeStreamAdapter:
             self._held_init = None
         while self._runs:
             run = self._runs.popleft()
+            ext: JSON = {"interrupt": run.interrupt} if run.interrupt else {"cut_off": True}
             out.append(
                 RunEnd(self._session or "unknown", None, subtype="interrupted",
-                       num_turns=run.count.value, extension={"cut_off": True})
+                       num_turns=run.count.value, extension=ext)
             )
             if self._later:
                 out += self._later.popleft()
@@ -126,6 +134,13 @@ class ClaudeStreamAdapter:
                 self._route(out, _note(rec, subtype, session))
         elif kind == "assistant" or kind == "user":
             msg = _message(rec, kind, session)
+            if kind == "user" and self._runs and _interrupt(msg):
+                # The CLI's interrupt marker: the run was stopped (as the durable view
+                # ends it); not a line of the conversation.
+                run = self._runs[-1] if self._later else self._runs[0]
+                run.interrupt = cc.text_of(rec["message"]["content"])
+                self._route(out, Dropped("user/interrupt", session))
+                return
             self._tally(msg)
             self._route(out, msg)
         elif kind == "stream_event":
@@ -227,11 +242,37 @@ class ClaudeStreamAdapter:
 class _Run:
     """What the stream shows of an open run, for the rules its result may need."""
 
-    __slots__ = ("api_call", "count")
+    __slots__ = ("api_call", "count", "interrupt")
 
     def __init__(self) -> None:
         self.count = cc.TurnCount()
         self.api_call = False  # a main-thread message of a real API call
+        self.interrupt: str | None = None
+
+
+_REPLAY_KEYS = frozenset({"type", "message", "session_id", "parent_tool_use_id"})
+
+
+def _replayed_prompt(rec: dict[str, Any]) -> bool:
+    """A prompt echoed by ``--replay-user-messages`` (not a message the CLI made:
+    those are ``isSynthetic``; not a local command's replayed output)."""
+    if rec.get("type") != "user" or rec.get("isReplay") is not True:
+        return False
+    if rec.get("isSynthetic") is True or rec.get("parent_tool_use_id") is not None:
+        return False
+    message = rec.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str | list) or cc.has_tool_result(content):
+        return False
+    return not (cc.text_of(content) or "").lstrip().startswith("<local-command-")
+
+
+def _interrupt(msg: Message) -> bool:
+    if msg.parent_tool_use_id is not None or len(msg.content) != 1:
+        return False
+    block = msg.content[0]
+    body = block.get("text")
+    return block.get("type") == "text" and isinstance(body, str) and body.startswith(cc.INTERRUPT)
 
 
 def _str_list(value: Any) -> bool:

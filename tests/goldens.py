@@ -23,7 +23,8 @@ def cases() -> list[Path]:
     return sorted(
         p
         for p in TESTDATA.rglob("*.jsonl")
-        if not p.name.endswith(".expected.jsonl") and p.relative_to(TESTDATA).parts[0] != "stdin"
+        if not p.name.endswith(".expected.jsonl")
+        and p.relative_to(TESTDATA).parts[0] not in ("stdin", "captures")
     )
 
 

@@ -30,10 +30,8 @@ def render(rows: tuple[Row, ...], heading: str = "source record") -> str:
 
 
 def _block(name: str) -> re.Pattern[str]:
-    return re.compile(
-        rf"(<!-- BEGIN mapping:{re.escape(name)} -->\n)(.*?)(<!-- END mapping:{re.escape(name)} -->)",
-        re.S,
-    )
+    begin, end = f"<!-- BEGIN mapping:{name} -->\n", f"<!-- END mapping:{name} -->"
+    return re.compile(f"({re.escape(begin)})(.*?)({re.escape(end)})", re.S)
 
 
 def rewrite(text: str) -> str:
@@ -43,7 +41,11 @@ def rewrite(text: str) -> str:
     for name, source in sources().items():
         if source.mapping:
             table = render(source.mapping)
-            text = _block(name).sub(lambda m, t=table: m.group(1) + t + m.group(3), text)
+
+            def fill(match: re.Match[str], table: str = table) -> str:
+                return match.group(1) + table + match.group(3)
+
+            text = _block(name).sub(fill, text)
     return text
 
 
