@@ -27,6 +27,8 @@ from translator.framing import Framer
 
 SID = "sess"
 _ts = st.one_of(st.none(), st.just("2026-11-30T10:00:00.000Z"), st.just("2026-11-30T10:00:01.500Z"))
+# A nested actor: its lines join the input's run, or a run of its own that opens
+# beside the input's run (an inline subagent) and that a RunEnd with its id closes.
 _parent = st.one_of(st.none(), st.just("toolu_1"))
 _usage = st.builds(Usage, st.integers(0, 99), st.integers(0, 99), st.integers(0, 99),
                    st.integers(0, 99))
@@ -61,7 +63,8 @@ events = st.one_of(
               subtype=st.sampled_from([None, "success", "error_max_turns", "interrupted"]),
               num_turns=st.one_of(st.none(), st.integers(0, 5)),
               usage=st.one_of(st.none(), _usage),
-              total_cost_usd=st.one_of(st.none(), st.just(0.5))),
+              total_cost_usd=st.one_of(st.none(), st.just(0.5)),
+              parent_tool_use_id=_parent),
 )
 
 

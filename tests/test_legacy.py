@@ -9,9 +9,8 @@ from typing import Any
 import orjson
 import pytest
 from conftest import CORPUS_2_1_332, ROOT, need
+from corpora import all_inputs, input_path
 from helpers import convert_bytes, convert_file
-
-from translator.discover import walk
 
 sdk = pytest.importorskip("claude_agent_sdk._internal.message_parser")
 types = pytest.importorskip("claude_agent_sdk.types")
@@ -26,20 +25,9 @@ def parse_all(data: bytes) -> list[Any]:
     return out
 
 
-def _corpus_inputs() -> list[str]:
-    if not CORPUS_2_1_332.exists():
-        return []
-    files = []
-    for scenario in sorted(p for p in CORPUS_2_1_332.iterdir() if p.is_dir()):
-        files += sorted(scenario.glob("stream*.jsonl"))
-        if (scenario / "projects").exists():
-            files += list(walk(scenario / "projects"))
-    return [str(f.relative_to(CORPUS_2_1_332)) for f in files]
-
-
-@pytest.mark.parametrize("name", _corpus_inputs())
+@pytest.mark.parametrize("name", all_inputs())
 def test_every_corpus_line_parses_with_the_sdk(name: str) -> None:
-    out, totals = convert_file(need(CORPUS_2_1_332) / name, to="claude")
+    out, totals = convert_file(input_path(name), to="claude")
     assert totals.errors == 0
     parsed = parse_all(out)
     assert isinstance(parsed[0], types.SystemMessage) and parsed[0].subtype == "init"

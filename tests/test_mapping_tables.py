@@ -620,3 +620,33 @@ def test_docs_mapping_is_made_from_the_adapters() -> None:
     doc = (ROOT / "docs" / "mapping.md").read_text("utf-8")
     assert mapping.missing_blocks(doc) == []
     assert mapping.rewrite(doc) == doc, "run: python -m translator.mapping"
+
+
+def test_an_unlinked_inline_subagent_is_a_run_of_its_own_after_its_parents() -> None:
+    """No Task call names the sidechain's prompt: its id is not invented, and its run
+    (and usage) comes whole after the parent's run, never interleaved with it."""
+    records = [
+        prompt("main", uuid="p0", isSidechain=False),
+        reply("m1", tool("t1", "Task", prompt="something else"), stop="tool_use",
+              isSidechain=False),
+        prompt("suggest a next prompt", uuid="s0", isSidechain=True),
+        reply("m2", text("try tests"), uuid="s1", parentUuid="s0", isSidechain=True, out=11),
+        result_of("t1", "done", isSidechain=False),
+        reply("m3", text("All done."), isSidechain=False),
+    ]
+    data = b"".join(orjson.dumps(r) + b"\n" for r in records)
+    out, _ = convert_bytes(data, f"{S}.jsonl", "claude-session")
+    from helpers import framing_violations
+
+    assert framing_violations(out) == []
+    lines = lines_of(out)
+    shape = [(x["type"], x.get("subtype"), x.get("agent", {}).get("role")
+              if isinstance(x.get("agent"), dict) else None) for x in lines]
+    assert shape == [
+        ("system", "init", None), ("assistant", None, None), ("user", None, None),
+        ("assistant", None, None), ("result", "success", None),
+        ("system", "init", "subagent"), ("assistant", None, None), ("result", "success", None),
+    ]
+    assert all("parent_tool_use_id" not in x for x in lines)
+    assert lines[-1]["usage"]["output_tokens"] == 11
+    assert lines[4]["usage"]["output_tokens"] == 10
