@@ -120,6 +120,11 @@ def has_tool_result(content: Any) -> bool:
 #: Esc, SIGINT): both views end the run ``interrupted`` on it; it is not a line.
 INTERRUPT = "[Request interrupted by user"
 
+
+def is_interrupt(text: str | None) -> bool:
+    """Is this a user message's text the interrupt marker?"""
+    return text is not None and text.startswith(INTERRUPT)
+
 _LOCAL_STDOUT = re.compile(r"\A\s*<local-command-stdout>(.*)</local-command-stdout>\s*\Z", re.S)
 
 

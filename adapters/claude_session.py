@@ -153,7 +153,7 @@ class _Side:
     def __init__(self, parent: str | None) -> None:
         self.parent = parent
         self.turn = _Turn()
-        self.events: list[Event] | None = None if parent is not None else []
+        self.events: list[Event] = []  # held while unlinked
 
 
 class ClaudeSessionAdapter:
@@ -318,15 +318,11 @@ class ClaudeSessionAdapter:
             self._ensure_started(out, None)
             line = self._user_line(rec, message, content, ts)
             if turn is not None:
-                for block in line.content:
-                    if block.get("type") == "tool_result":
-                        turn.unanswered.discard(str(block.get("tool_use_id")))
-                turn.last_is_model = False
-                turn.count.user_records += 1
+                _after_user_record(turn, line)
             out.append(line)
             return
         text = cc.text_of(content) or ""
-        if text.startswith(cc.INTERRUPT):
+        if cc.is_interrupt(text):
             if turn is not None:
                 turn.interrupted = text
                 self._end(out, ts)
@@ -369,26 +365,34 @@ class ClaudeSessionAdapter:
             out.append(Dropped("inherited/user", self._session))
             return
         self._inherited = False
-        ext: JSON = {"prompt": content}
-        ext.update({k: v for k, v in rec.items() if k not in ("type", "message", "cwd")})
-        if self._subagent and self._meta:
-            ext["subagent"] = self._meta
-        cwd = rec.get("cwd")
         role = None
         if self._subagent:
             agent_type = self._meta.get("agentType")
             role = agent_type if isinstance(agent_type, str) else "subagent"
-        self._pending = RunStart(
+        self._pending = self._run_start(rec, content, ts, role, self._subagent_parent(rec))
+        if self._subagent and self._meta:
+            self._pending.extension["subagent"] = self._meta
+        self._turn = _Turn()
+
+    def _run_start(
+        self, rec: dict[str, Any], content: Any, ts: str | None, role: str | None,
+        parent: str | None,
+    ) -> RunStart:
+        """A run's synthetic init from its prompt record: the prompt in
+        ``extension.prompt``, the record's other keys beside it."""
+        ext: JSON = {"prompt": content}
+        ext.update({k: v for k, v in rec.items() if k not in ("type", "message", "cwd")})
+        cwd = rec.get("cwd")
+        return RunStart(
             session_id=self._sid,
             ts=ts,
             agent_name=cc.AGENT_NAME,
             provider=cc.PROVIDER,
             agent_role=role,
             cwd=cwd if isinstance(cwd, str) else None,
-            parent_tool_use_id=self._subagent_parent(rec),
+            parent_tool_use_id=parent,
             extension=ext,
         )
-        self._turn = _Turn()
 
     def _assistant(self, rec: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         message = cc.message_of(rec, "assistant")
@@ -560,10 +564,9 @@ class ClaudeSessionAdapter:
             ext["interrupt"] = turn.interrupted
         elif subtype == "interrupted":
             ext["cut_off"] = True
-        num_turns = turn.count.value
         local = not turn.api_call and not turn.expects_reply
-        if local:
-            num_turns = 0  # a local command: nothing went to the model
+        turn.count.local_command = local
+        num_turns = turn.count.value
         if subtype == "error_max_turns" and turn.max_turns is not None and turn.max_turns >= 0:
             num_turns = turn.max_turns
         result: str | None = None
@@ -627,15 +630,11 @@ class ClaudeSessionAdapter:
         if side is None or (rec.get("parentUuid") is None and not cc.has_tool_result(content)):
             self._side_start(rec, content, ts, out)
             return
-        line = self._user_line(rec, message, content, ts, side.parent)
         if rec.get("isMeta") is True:
             self._side_emit(side, Dropped("user/isMeta", self._session), out)
             return
-        for block in line.content:
-            if block.get("type") == "tool_result":
-                side.turn.unanswered.discard(str(block.get("tool_use_id")))
-        side.turn.last_is_model = False
-        side.turn.count.user_records += 1
+        line = self._user_line(rec, message, content, ts, side.parent)
+        _after_user_record(side.turn, line)
         self._side_emit(side, line, out)
 
     def _side_start(self, rec: dict[str, Any], content: Any, ts: str | None,
@@ -651,29 +650,10 @@ class ClaudeSessionAdapter:
         if isinstance(uuid, str):
             self._sides[uuid] = side
         self._open_sides.append(side)
-        ext: JSON = {"prompt": content}
-        ext.update({k: v for k, v in rec.items() if k not in ("type", "message", "cwd")})
-        cwd = rec.get("cwd")
-        self._side_emit(
-            side,
-            RunStart(
-                session_id=self._sid,
-                ts=ts,
-                agent_name=cc.AGENT_NAME,
-                provider=cc.PROVIDER,
-                agent_role="subagent",
-                cwd=cwd if isinstance(cwd, str) else None,
-                parent_tool_use_id=parent,
-                extension=ext,
-            ),
-            out,
-        )
+        self._side_emit(side, self._run_start(rec, content, ts, "subagent", parent), out)
 
     def _side_emit(self, side: _Side, event: Event, out: list[Event]) -> None:
-        if side.events is not None:
-            side.events.append(event)
-        else:
-            out.append(event)
+        (out if side.parent is not None else side.events).append(event)
 
     def _end_side(self, side: _Side, out: list[Event]) -> None:
         turn = side.turn
@@ -689,7 +669,7 @@ class ClaudeSessionAdapter:
         )
         self._side_emit(side, end, out)
         self._open_sides.remove(side)
-        if side.events is not None:
+        if side.parent is None:
             self._held_sides.append(side)
 
     def _end_side_of_results(self, content: Any, out: list[Event]) -> None:
@@ -706,7 +686,7 @@ class ClaudeSessionAdapter:
 
     def _flush_held_sides(self, out: list[Event]) -> None:
         for side in self._held_sides:
-            out += side.events or []
+            out += side.events
         self._held_sides = []
 
     def _subagent_parent(self, rec: dict[str, Any]) -> str | None:
@@ -719,6 +699,15 @@ class ClaudeSessionAdapter:
             if agent_id:
                 self._parent = _find_spawning_tool_use(Path(self._path), agent_id, self._session)
         return self._parent
+
+
+def _after_user_record(turn: _Turn, line: Message) -> None:
+    """A user record of the turn (a tool result): its answers, and one more turn."""
+    for block in line.content:
+        if block.get("type") == "tool_result":
+            turn.unanswered.discard(str(block.get("tool_use_id")))
+    turn.last_is_model = False
+    turn.count.user_records += 1
 
 
 def _subtype(turn: _Turn, inferred: bool, spent: float | None) -> tuple[str, bool | None]:

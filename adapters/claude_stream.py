@@ -134,11 +134,11 @@ class ClaudeStreamAdapter:
                 self._route(out, _note(rec, subtype, session))
         elif kind == "assistant" or kind == "user":
             msg = _message(rec, kind, session)
-            if kind == "user" and self._runs and _interrupt(msg):
+            text = cc.text_of(msg.content) if kind == "user" else None
+            if self._runs and msg.parent_tool_use_id is None and cc.is_interrupt(text):
                 # The CLI's interrupt marker: the run was stopped (as the durable view
                 # ends it); not a line of the conversation.
-                run = self._runs[-1] if self._later else self._runs[0]
-                run.interrupt = cc.text_of(rec["message"]["content"])
+                self._current_run().interrupt = text
                 self._route(out, Dropped("user/interrupt", session))
                 return
             self._tally(msg)
@@ -154,11 +154,16 @@ class ClaudeStreamAdapter:
             name = kind if isinstance(kind, str) else "<no type>"
             self._route(out, Unrecognized(name, session, normalize_ts(rec.get("timestamp")), rec))
 
+    def _current_run(self) -> _Run:
+        """The run a line now belongs to: the newest, if one began early, else the
+        live one (the same choice :meth:`_route` makes for the line itself)."""
+        return self._runs[-1] if self._later else self._runs[0]
+
     def _tally(self, msg: Message) -> None:
         """Count a main-thread line toward its run (the newest, if one began early)."""
         if not self._runs or msg.parent_tool_use_id is not None:
             return
-        run = self._runs[-1] if self._later else self._runs[0]
+        run = self._current_run()
         if msg.role == "user":
             run.count.user_records += 1
         elif msg.usage is not None:
@@ -265,14 +270,6 @@ def _replayed_prompt(rec: dict[str, Any]) -> bool:
     if not isinstance(content, str | list) or cc.has_tool_result(content):
         return False
     return not (cc.text_of(content) or "").lstrip().startswith("<local-command-")
-
-
-def _interrupt(msg: Message) -> bool:
-    if msg.parent_tool_use_id is not None or len(msg.content) != 1:
-        return False
-    block = msg.content[0]
-    body = block.get("text")
-    return block.get("type") == "text" and isinstance(body, str) and body.startswith(cc.INTERRUPT)
 
 
 def _str_list(value: Any) -> bool:
