@@ -397,12 +397,11 @@ class ClaudeSessionAdapter:
     def _assistant(self, rec: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         message = cc.message_of(rec, "assistant")
         if rec.get("isSidechain") is True and not self._subagent:
-            side = self._side_of(rec)
-            if side is not None:
-                line = self._assistant_line(rec, message, ts, side.parent)
-                self._side_emit(side, line, out)
-                self._after_reply(side.turn, rec, line)
-                return
+            side = self._side_of(rec) or self._side_start(rec, None, ts, out)
+            line = self._assistant_line(rec, message, ts, side.parent)
+            self._side_emit(side, line, out)
+            self._after_reply(side.turn, rec, line)
+            return
         turn = self._turn
         if self._pending is not None:
             model = message.get("model")
@@ -628,8 +627,10 @@ class ClaudeSessionAdapter:
     ) -> None:
         side = self._side_of(rec)
         if side is None or (rec.get("parentUuid") is None and not cc.has_tool_result(content)):
-            self._side_start(rec, content, ts, out)
-            return
+            if not cc.has_tool_result(content):
+                self._side_start(rec, content, ts, out)
+                return
+            side = self._side_start(rec, None, ts, out)
         if rec.get("isMeta") is True:
             self._side_emit(side, Dropped("user/isMeta", self._session), out)
             return
@@ -638,11 +639,14 @@ class ClaudeSessionAdapter:
         self._side_emit(side, line, out)
 
     def _side_start(self, rec: dict[str, Any], content: Any, ts: str | None,
-                    out: list[Event]) -> None:
+                    out: list[Event]) -> _Side:
         """A sidechain's first record, its prompt: the subagent's own run begins. Its
         spawning tool_use is the parent's Task call whose ``input.prompt`` is this
-        prompt (the only link 1.0.x writes); without one the link is not invented."""
-        parent = self._task_prompts.get(cc.text_of(content) or "")
+        prompt (the only link 1.0.x writes); without one the link is not invented.
+        ``content`` None: a sidechain record whose chain starts nowhere in this file
+        (no prompt to link by): an unlinked run of its own all the same, never a
+        line of the parent's run."""
+        parent = self._task_prompts.get(cc.text_of(content) or "") if content is not None else None
         for old in [s for s in self._open_sides if s.parent == parent]:
             self._end_side(old, out)
         side = _Side(parent)
@@ -650,7 +654,11 @@ class ClaudeSessionAdapter:
         if isinstance(uuid, str):
             self._sides[uuid] = side
         self._open_sides.append(side)
-        self._side_emit(side, self._run_start(rec, content, ts, "subagent", parent), out)
+        start = self._run_start(rec, content, ts, "subagent", parent)
+        if content is None:
+            start.extension = {}  # not a prompt record: its keys stay on its own line
+        self._side_emit(side, start, out)
+        return side
 
     def _side_emit(self, side: _Side, event: Event, out: list[Event]) -> None:
         (out if side.parent is not None else side.events).append(event)

@@ -650,3 +650,27 @@ def test_an_unlinked_inline_subagent_is_a_run_of_its_own_after_its_parents() -> 
     assert all("parent_tool_use_id" not in x for x in lines)
     assert lines[-1]["usage"]["output_tokens"] == 11
     assert lines[4]["usage"]["output_tokens"] == 10
+
+
+def test_a_sidechain_record_whose_chain_starts_elsewhere_is_never_the_parents() -> None:
+    """A sidechain reply whose prompt is not in the file (a cut file): its own
+    unlinked run, so the parent's turn state and usage stay the parent's."""
+    records = [
+        prompt("main", uuid="p0", isSidechain=False),
+        reply("m1", text("working"), stop="end_turn", isSidechain=False),
+        reply("m2", tool("t9"), stop="tool_use", uuid="s5", parentUuid="gone",
+              isSidechain=True, out=13),
+    ]
+    data = b"".join(orjson.dumps(r) + b"\n" for r in records)
+    out, _ = convert_bytes(data, f"{S}.jsonl", "claude-session")
+    from helpers import framing_violations
+
+    assert framing_violations(out) == []
+    lines = lines_of(out)
+    results = [x for x in lines if x["type"] == "result"]
+    # The parent's turn ended on its own word: its unanswered-looking tool call was
+    # the subagent's, so it is not cut off.
+    assert results[0]["subtype"] == "success" and results[0]["usage"]["output_tokens"] == 5
+    assert results[1]["usage"]["output_tokens"] == 13
+    assert [x.get("agent", {}).get("role") for x in lines if x.get("subtype") == "init"] == [
+        None, "subagent"]
