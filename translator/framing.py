@@ -275,7 +275,6 @@ class Framer:
         return out
 
     def _close(self, end: RunEnd, made_here: bool = False, run: _Run | None = None) -> list[JSON]:
-        nested = run is not None
         run = run if run is not None else self._run
         assert run is not None
         self._track_time(run, end.ts)
@@ -327,10 +326,10 @@ class Framer:
             extension=ext or None,
         )
         out = [self._emit(run, line)]
-        if nested and run.parent_tool_use_id is not None:
-            self._nested.pop(run.parent_tool_use_id, None)
-        else:
+        if run is self._run:
             self._run = None
+        elif run.parent_tool_use_id is not None:
+            self._nested.pop(run.parent_tool_use_id, None)
         return out
 
     @staticmethod
