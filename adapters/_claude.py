@@ -15,6 +15,7 @@ import orjson
 from translator import catalog, sources
 from translator.events import JSON, Problem, Usage
 from translator.sources import BodyError, Where
+from translator.state import persisted
 from translator.timefmt import normalize_ts
 
 AGENT_NAME = "claude-code"
@@ -155,6 +156,7 @@ def structured_text(data: Any) -> str:
     return orjson.dumps(data).decode()
 
 
+@persisted
 class TurnCount:
     """``num_turns`` as Claude Code counts it: the prompt, plus every main-thread
     user record of the run after it (each tool result, each message the CLI injects:

@@ -38,6 +38,7 @@ from translator.events import (
 )
 from translator.mapping import Row
 from translator.sources import Source, Where
+from translator.state import persisted
 from translator.timefmt import normalize_ts
 
 #: Record types that are not conversation lines: dropped on purpose, counted.
@@ -118,6 +119,7 @@ def session_hint(path: str) -> str | None:
     return None
 
 
+@persisted
 class _Turn:
     """What the adapter knows of an open run, to end it the way its source did."""
 
@@ -143,6 +145,7 @@ class _Turn:
         self.command_output: str | None = None  # a local command's stdout, as written
 
 
+@persisted
 class _Side:
     """An inline subagent's own run (a sidechain kept in its parent's file, 1.0.x-2.0.x).
 
@@ -156,7 +159,12 @@ class _Side:
         self.events: list[Event] = []  # held while unlinked
 
 
+@persisted
 class ClaudeSessionAdapter:
+    #: The layout of this adapter's checkpointed state (translator.state): a new
+    #: number whenever its fields change, so an old checkpoint is replayed, not misread.
+    STATE_VERSION = 1
+
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
         p = Path(path)
@@ -170,6 +178,11 @@ class ClaudeSessionAdapter:
         parent = self._meta.get("toolUseId")
         self._parent: str | None = parent if isinstance(parent, str) else None
         self._parent_looked = self._parent is not None
+        # A subagent with no sidecar whose parent does not name it yet (live: the
+        # parent writes the link later): its events wait here until it does, or the
+        # input ends. Parent files are searched only past what was searched before.
+        self._unlinked: list[Event] | None = None
+        self._searched: dict[str, int] = {}
         self._session: str | None = session_id or session_hint(path)
         self._pending: RunStart | None = None
         self._turn: _Turn | None = None
@@ -193,10 +206,16 @@ class ClaudeSessionAdapter:
             self._translate(record, where, out)
         except cc.BodyError as exc:
             out.append(cc.body_problem(exc, record, where, self._session))
+        if self._unlinked is not None:
+            self._unlinked += out
+            return self._release() if self._look_for_parent() else []
         return out
 
     def finish(self) -> Iterable[Event]:
         out: list[Event] = []
+        if self._unlinked is not None:
+            self._look_for_parent()
+            out += self._release()
         if self._turn is not None:
             self._end(out, None, inferred=True)
         else:
@@ -703,10 +722,27 @@ class ClaudeSessionAdapter:
         if not self._parent_looked:
             self._parent_looked = True
             agent = rec.get("agentId")
-            agent_id = agent if isinstance(agent, str) else self._agent_id
-            if agent_id:
-                self._parent = _find_spawning_tool_use(Path(self._path), agent_id, self._session)
+            if isinstance(agent, str):
+                self._agent_id = agent
+            if not self._look_for_parent() and self._agent_id:
+                self._unlinked = []  # this record's events are the first held
         return self._parent
+
+    def _look_for_parent(self) -> bool:
+        if self._parent is None and self._agent_id:
+            self._parent = _search_spawner(
+                Path(self._path), self._agent_id, self._session, self._searched
+            )
+        return self._parent is not None
+
+    def _release(self) -> list[Event]:
+        """The held events, with the parent link where it was found."""
+        held, self._unlinked = self._unlinked or [], None
+        if self._parent is not None:
+            for event in held:
+                if getattr(event, "parent_tool_use_id", "") is None:
+                    event.parent_tool_use_id = self._parent  # type: ignore[union-attr]
+        return held
 
 
 def _after_user_record(turn: _Turn, line: Message) -> None:
@@ -777,9 +813,13 @@ def _read_meta(path: Path) -> JSON:
     return value if isinstance(value, dict) else {}
 
 
-def _find_spawning_tool_use(path: Path, agent_id: str, session: str | None) -> str | None:
+def _search_spawner(
+    path: Path, agent_id: str, session: str | None, searched: dict[str, int]
+) -> str | None:
     """Without a sidecar: the parent session file names the tool_use that spawned an
-    agent (a tool_result whose toolUseResult.agentId is it, or a progress record)."""
+    agent (a tool_result whose toolUseResult.agentId is it, or a progress record).
+    Only whole lines past ``searched[candidate]`` are read, and the mark moves on:
+    looking again as the parent grows costs a stat when it has not."""
     candidates = []
     for parent in path.parents:
         if parent.name == "subagents":
@@ -789,18 +829,27 @@ def _find_spawning_tool_use(path: Path, agent_id: str, session: str | None) -> s
         candidates.append(path.parent / f"{session}.jsonl")
     needle = agent_id.encode()
     for candidate in candidates:
-        if candidate == path or not candidate.is_file():
+        key = str(candidate)
+        start = searched.get(key, 0)
+        if candidate == path:
             continue
         try:
             with candidate.open("rb") as fh:
+                if os.fstat(fh.fileno()).st_size <= start:
+                    continue
+                fh.seek(start)
                 for raw in fh:
-                    if needle not in raw:
-                        continue
-                    found = _spawner_in(raw, agent_id)
-                    if found:
-                        return found
+                    if not raw.endswith(b"\n"):
+                        break  # a line still being written: searched when whole
+                    start += len(raw)
+                    if needle in raw:
+                        found = _spawner_in(raw, agent_id)
+                        if found:
+                            return found
         except OSError:
             continue
+        finally:
+            searched[key] = start
     return None
 
 

@@ -32,6 +32,7 @@ from translator.events import (
 )
 from translator.mapping import Row
 from translator.sources import Source, Where
+from translator.state import persisted
 from translator.timefmt import normalize_ts
 
 _STREAM_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
@@ -58,7 +59,12 @@ def sniff(record: dict[str, Any]) -> int:
     return 0
 
 
+@persisted
 class ClaudeStreamAdapter:
+    #: The layout of this adapter's checkpointed state (translator.state): a new
+    #: number whenever its fields change, so an old checkpoint is replayed, not misread.
+    STATE_VERSION = 1
+
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
         self._held_init: RunStart | None = None
@@ -244,6 +250,7 @@ class ClaudeStreamAdapter:
         return Delta(session, ts, event, parent)
 
 
+@persisted
 class _Run:
     """What the stream shows of an open run, for the rules its result may need."""
 

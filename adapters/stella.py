@@ -47,6 +47,7 @@ from translator.events import (
 )
 from translator.mapping import Row
 from translator.sources import BodyError, Source, Where, body_problem
+from translator.state import persisted
 from translator.timefmt import normalize_ts
 
 KNOWN_TYPES = frozenset(
@@ -102,6 +103,7 @@ def session_from_path(path: str) -> str | None:
     return stem or None
 
 
+@persisted
 class _Run:
     def __init__(self) -> None:
         self.usage = Usage()
@@ -113,7 +115,12 @@ class _Run:
         self.model: str | None = None
 
 
+@persisted
 class StellaAdapter:
+    #: The layout of this adapter's checkpointed state (translator.state): a new
+    #: number whenever its fields change, so an old checkpoint is replayed, not misread.
+    STATE_VERSION = 1
+
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
         self._fallback = session_id or session_from_path(path) or "unknown"

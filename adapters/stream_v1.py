@@ -29,6 +29,7 @@ from translator.events import (
 )
 from translator.mapping import Row
 from translator.sources import BodyError, Source, Where, body_problem
+from translator.state import persisted
 
 _TYPES = frozenset({"system", "stream_event", "assistant", "user", "result"})
 _INIT_KEYS = frozenset(
@@ -70,7 +71,12 @@ def _usage(raw: Any) -> Usage | None:
         raise BodyError(f"usage does not fit ({exc})") from exc
 
 
+@persisted
 class StreamV1Adapter:
+    #: The layout of this adapter's checkpointed state (translator.state): a new
+    #: number whenever its fields change, so an old checkpoint is replayed, not misread.
+    STATE_VERSION = 1
+
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
         self._fallback = session_id

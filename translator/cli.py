@@ -433,12 +433,19 @@ def tail(
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
+        daemon.lock.acquire()  # one daemon per state file, before anything is touched
+    except CheckpointError as exc:
+        log.error(str(exc))
+        sys.exit(1)
+    try:
         daemon.listen()
     except OSError as exc:  # another daemon holds the socket (and so this job), or no right
         log.error(f"cannot listen: {exc}", path=str(daemon.ingest_socket))
         sys.exit(1)
+    started = False
     try:
-        daemon.start()
+        daemon.start(stop)
+        started = True
         log.info(
             "tailing",
             dirs=",".join(map(str, roots)),
@@ -450,12 +457,14 @@ def tail(
         log.error(str(exc), path=str(state_path))
         sys.exit(1)
     finally:
-        if daemon is not None:
+        if started:
             try:
                 daemon.stop()
             except Exception as exc:  # pragma: no cover - reported, never a traceback
                 log.error(f"could not write the last checkpoint: {exc}", path=str(state_path))
                 sys.exit(1)
+    if daemon.failed:
+        sys.exit(1)
     sys.exit(0)
 
 

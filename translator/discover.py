@@ -19,6 +19,30 @@ SKIP_FILES = frozenset({"journal.jsonl"})
 SKIP_DIRS = frozenset({"tool-results", ".git", "node_modules", "__pycache__"})
 
 
+def skips_dir(name: str, in_subagents: bool) -> bool:
+    """A folder never holding transcripts (``workflows/`` is one outside ``subagents/``)."""
+    return name in SKIP_DIRS or (name == "workflows" and not in_subagents)
+
+
+def is_transcript_name(name: str) -> bool:
+    return name.endswith(".jsonl") and name not in SKIP_FILES
+
+
+def is_transcript(path: str, root: str) -> bool:
+    """The one rule, for one path below ``root``: what ``walk_paths`` would list.
+    The tail daemon asks it of each file event; ``walk_paths`` applies it folder by
+    folder (pruning what it skips) so the two can never disagree."""
+    rel = os.path.relpath(path, root).split(os.sep)
+    if rel[0] == ".." or not is_transcript_name(rel[-1]):
+        return False
+    in_subagents = False
+    for part in rel[:-1]:
+        if skips_dir(part, in_subagents):
+            return False
+        in_subagents = in_subagents or part == "subagents"
+    return True
+
+
 def walk_paths(root: str) -> list[str]:
     """The transcript files below ``root`` as strings, sorted (cheap: no Path objects,
     so the tail daemon can rescan thousands of files often)."""
@@ -26,16 +50,8 @@ def walk_paths(root: str) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(root):
         # os.walk's folders all start with root (relpath cost ~30 us a folder).
         in_subagents = "subagents" in dirpath[len(root) :].split(os.sep)
-        dirnames[:] = [
-            d
-            for d in dirnames
-            if d not in SKIP_DIRS and not (d == "workflows" and not in_subagents)
-        ]
-        found.extend(
-            os.path.join(dirpath, name)
-            for name in filenames
-            if name.endswith(".jsonl") and name not in SKIP_FILES
-        )
+        dirnames[:] = [d for d in dirnames if not skips_dir(d, in_subagents)]
+        found.extend(os.path.join(dirpath, name) for name in filenames if is_transcript_name(name))
     # "<session>" sorts before "<session>/subagents/...": compare without ".jsonl".
     found.sort(key=lambda p: p[: -len(".jsonl")])
     return found

@@ -17,9 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from translator.state import persisted
+
 JSON = dict[str, Any]
 
 
+@persisted
 @dataclass(slots=True)
 class Usage:
     """Token accounting of one API message, in the catalog's vocabulary."""
@@ -44,6 +47,7 @@ class Usage:
         }
 
 
+@persisted
 @dataclass(slots=True)
 class RunStart:
     """A prompt → result turn begins (becomes system/init)."""
@@ -62,6 +66,7 @@ class RunStart:
     extension: JSON = field(default_factory=dict)
 
 
+@persisted
 @dataclass(slots=True)
 class Message:
     """A completed assistant message part, or a user line (tool results)."""
@@ -83,6 +88,7 @@ class Message:
     foreign: bool = False
 
 
+@persisted
 @dataclass(slots=True)
 class Delta:
     """A partial delta (stream_event line, partial_messages_v1)."""
@@ -93,6 +99,7 @@ class Delta:
     parent_tool_use_id: str | None = None
 
 
+@persisted
 @dataclass(slots=True)
 class Note:
     """A system line other than init and error (task_*, status, compact_boundary, ...)."""
@@ -105,6 +112,7 @@ class Note:
     parent_tool_use_id: str | None = None
 
 
+@persisted
 @dataclass(slots=True)
 class Problem:
     """Input that could not be translated as it stands: becomes system/error.
@@ -125,6 +133,7 @@ class Problem:
     extension: JSON = field(default_factory=dict)
 
 
+@persisted
 @dataclass(slots=True)
 class Unrecognized:
     """A record type the adapter has never seen: kept whole, never fatal."""
@@ -136,6 +145,7 @@ class Unrecognized:
     parent_tool_use_id: str | None = None
 
 
+@persisted
 @dataclass(slots=True)
 class Dropped:
     """A metadata record dropped on purpose (listed in docs/mapping.md); counted."""
@@ -144,6 +154,7 @@ class Dropped:
     session_id: str | None = None
 
 
+@persisted
 @dataclass(slots=True)
 class RunEnd:
     """The turn is over (becomes the run's one result). Unknowns stay ``None``."""

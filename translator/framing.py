@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from translator import catalog
 from translator.events import (
@@ -43,6 +42,7 @@ from translator.events import (
     Unrecognized,
     Usage,
 )
+from translator.state import StateError, dump, load, persisted
 from translator.timefmt import now_ts, ts_millis
 
 ERROR_SUBTYPES_OK = {"success", "refused"}
@@ -60,6 +60,7 @@ class FramerStats:
     unrecognized: Counter[str] = field(default_factory=Counter)
 
 
+@persisted
 @dataclass(slots=True)
 class _Run:
     session_id: str
@@ -79,8 +80,18 @@ class _Run:
     unrecognized: Counter[str] = field(default_factory=Counter)
 
 
+#: The framer's checkpointed fields; their layout is ``Framer.STATE_VERSION``.
+_STATE_FIELDS = (
+    "_session_hint", "_run", "_nested", "_last_ts", "_pending", "_anon", "_runs_here",
+    "_last_session",
+)
+
+
 class Framer:
     """Frames one input's events into stream_v1 lines (one framer per input)."""
+
+    #: The layout of ``state()`` (translator.state's rule: new fields, new number).
+    STATE_VERSION = 1
 
     def __init__(
         self,
@@ -172,15 +183,24 @@ class Framer:
         return out
 
     @property
+    def run_parent(self) -> str | None:
+        """The open (outer) run's parent_tool_use_id: a subagent file's spawning tool_use."""
+        return self._run.parent_tool_use_id if self._run is not None else None
+
+    @property
     def in_run(self) -> bool:
         return self._run is not None or bool(self._nested)
 
-    def state(self) -> dict[str, Any]:
-        """What a restart needs to go on mid-run (the clock and counters stay)."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_clock", "stats")}
+    def state(self) -> JSON:
+        """What a restart needs to go on mid-run, as plain JSON (translator.state);
+        the clock and the counters are the running process's own."""
+        return {name: dump(getattr(self, name)) for name in _STATE_FIELDS}
 
-    def load_state(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def load_state(self, state: JSON) -> None:
+        if set(state) != set(_STATE_FIELDS):
+            raise StateError(f"framer state fields {sorted(state)}, not {list(_STATE_FIELDS)}")
+        for name in _STATE_FIELDS:
+            setattr(self, name, load(state[name]))
 
     # -- runs -----------------------------------------------------------------
 

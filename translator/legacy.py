@@ -37,21 +37,21 @@ _TYPED_SYSTEM = {
 
 class _Scrubbed:
     """An encoder's bytes leave through the scrubber (no ANSI; secrets masked unless
-    ``redact`` is off). The scrubber is the process's own, never pickled with the
-    encoder into a tail checkpoint."""
+    ``redact`` is off). Options come from the running command, never from a
+    checkpoint: ``state()`` holds only what encoding learned from earlier lines."""
+
+    #: The layout of ``state()`` (translator.state's rule: new fields, new number).
+    STATE_VERSION = 1
 
     def __init__(self, redact: bool = True) -> None:
         self.redact = redact
         self._scrub = scrubber(redact)
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        del state["_scrub"]
-        return state
+    def state(self) -> JSON:
+        return {}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._scrub = scrubber(self.redact)
+    def load_state(self, state: JSON) -> None:
+        pass
 
 
 class ClaudeEncoder(_Scrubbed):
@@ -62,6 +62,13 @@ class ClaudeEncoder(_Scrubbed):
         self.extra_types = extra_types
         self._model: str | None = None
         self.skipped = 0
+
+    def state(self) -> JSON:
+        return {"model": self._model}
+
+    def load_state(self, state: JSON) -> None:
+        model = state.get("model")
+        self._model = model if isinstance(model, str) else None
 
     def encode(self, line: JSON) -> bytes:
         out = self.convert(line)

@@ -3,7 +3,7 @@
 Shared by batch conversion (:mod:`translator.convert`) and the live tail daemon
 (:mod:`translator.tail`). It picks the source (``--source``, or a sniff of the first
 records), feeds the adapter, frames what comes out and hands each encoded line to
-``write``. Its state can be pickled (``snapshot``/``restore``): the tail daemon's
+``write``. Its state is plain JSON (``snapshot``/``restore``): the tail daemon's
 checkpoints carry it, so a run open mid-turn survives a restart.
 """
 
@@ -20,12 +20,14 @@ from translator.framing import Framer, FramerStats
 from translator.legacy import StreamV1Encoder
 from translator.reader import Damage, ParsedLine
 from translator.sources import Adapter, Source, Where, sniff, sources
+from translator.state import StateError, dump, load
 from translator.timefmt import now_ts
 
 #: How many records auto-detection may look at before it gives up.
 SNIFF_LIMIT = 50
 DECISIVE = 90
-STATE_VERSION = 3
+#: The layout of :meth:`Translation.snapshot` around its parts' own states.
+STATE_VERSION = 4
 
 
 class InputError(Exception):
@@ -189,44 +191,69 @@ class Translation:
 
     # -- checkpoints -----------------------------------------------------------------
 
-    def snapshot(self) -> bytes:
-        """Everything needed to go on translating after a restart (pickled)."""
-        import pickle  # here: only the tail daemon checkpoints, conversions never do
-
-        framer_state = self.framer.state()
-        return pickle.dumps(
-            (
-                STATE_VERSION,
-                self.source.name if self.source else None,
-                self.adapter,
-                framer_state,
-                self.held,
-                self.held_problems,
-                self.lines,
-                self.encoder,
-                self.extra,
+    def snapshot(self) -> JSON:
+        """Everything needed to go on translating after a restart, as plain JSON:
+        each part with its own layout version (:mod:`translator.state`)."""
+        adapter = self.adapter
+        return {
+            "version": STATE_VERSION,
+            "source": self.source.name if self.source else None,
+            "adapter": (
+                {"version": type(adapter).STATE_VERSION, "state": dump(adapter)}  # type: ignore[attr-defined]
+                if adapter is not None
+                else None
             ),
-            protocol=pickle.HIGHEST_PROTOCOL,
-        )
+            "framer": {"version": Framer.STATE_VERSION, "state": self.framer.state()},
+            "encoder": {"version": self.encoder.STATE_VERSION, "state": self.encoder.state()},
+            "held": dump(self.held),
+            "held_problems": dump(self.held_problems),
+            "lines": self.lines,
+            "extra": dump(self.extra),
+        }
 
-    def restore(self, blob: bytes) -> None:
-        """Go on from a snapshot (raises ValueError if it is not one of ours)."""
-        import pickle
-
+    def restore(self, snap: JSON) -> None:
+        """Go on from a snapshot. Raises StateError, and changes nothing, when any
+        part was written in a layout this release does not know."""
         try:
-            state = pickle.loads(blob)
-            version, name, adapter, framer_state, held, problems, lines, encoder, extra = state
-        except Exception as exc:  # a snapshot of another version, or damaged
-            raise ValueError(f"translator state cannot be restored: {exc}") from exc
-        if version != STATE_VERSION:
-            raise ValueError(f"translator state version {version}, not {STATE_VERSION}")
-        self.source = sources().get(name) if name else None
-        self.adapter = adapter
-        self.framer.load_state(framer_state)
+            _expect(snap, "translation", STATE_VERSION)
+            name = snap["source"]
+            source = sources().get(name) if name is not None else None
+            if name is not None and source is None:
+                raise StateError(f"no source named {name!r} in this release")
+            adapter = None
+            if snap["adapter"] is not None:
+                if source is None:
+                    raise StateError("an adapter's state without its source")
+                adapter = load(snap["adapter"]["state"])
+                _expect(snap["adapter"], type(adapter).__name__, type(adapter).STATE_VERSION)
+                if not _opens(source, adapter):
+                    raise StateError(f"adapter state of another source than {name}")
+            _expect(snap["framer"], "framer", Framer.STATE_VERSION)
+            _expect(snap["encoder"], "encoder", self.encoder.STATE_VERSION)
+            held, problems = load(snap["held"]), load(snap["held_problems"])
+            lines, extra = int(snap["lines"]), load(snap["extra"])
+            framer = Framer(self.framer._clock, None, self.framer.stats)
+            framer.load_state(snap["framer"]["state"])
+            self.encoder.load_state(snap["encoder"]["state"])
+        except StateError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise StateError(f"damaged translator state ({exc!r})") from exc
+        self.source, self.adapter, self.framer = source, adapter, framer
         self.held, self.held_problems, self.lines = held, problems, lines
-        self.encoder = encoder
         self.extra.clear()
         self.extra.update(extra)  # in place: a gate may hold this very dict
+
+
+def _expect(part: JSON, what: str, version: int) -> None:
+    if part.get("version") != version:
+        found = part.get("version")
+        raise StateError(f"{what} state version {found!r}, this release reads {version}")
+
+
+def _opens(source: Source, adapter: Any) -> bool:
+    """Is ``adapter`` one ``source`` opens? (Its ``open`` is the adapter's class.)"""
+    return source.open is type(adapter)
 
 
 def _hint_any(path: str) -> str | None:

@@ -16,8 +16,10 @@ from typing import Any, Protocol
 
 from translator.events import Event, Problem
 from translator.mapping import Row
+from translator.state import persisted
 
 
+@persisted
 @dataclass(slots=True)
 class Where:
     """Where a source record came from, for errors that name file:line."""

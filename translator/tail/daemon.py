@@ -18,7 +18,11 @@ over data and call ``wake()``.
 
 Exactly once for ``--output FILE``: the checkpoint records the output's length, and
 a restart cuts the file back to it before going on (the lines after it are made
-again, byte for byte, from the checkpointed state). For stdout, at least once.
+again, byte for byte, from the checkpointed state). A checkpoint exists before the
+first line is written (it records the output's length at start), and none is ever
+written ahead of what the output holds whole: a write that fails (disk full) is cut
+back, held and retried with backoff, and nothing more is read meanwhile. For
+stdout, at least once. docs/live.md states the guarantees case by case.
 """
 
 from __future__ import annotations
@@ -33,40 +37,62 @@ from pathlib import Path
 from typing import IO, Any
 
 from translator import logs
-from translator.discover import walk_paths
+from translator.discover import is_transcript, walk_paths
+from translator.events import JSON
 from translator.pipeline import InputError, Totals, Translation
 from translator.reader import Line, parse_line
 from translator.tail import checkpoint as cp
 from translator.tail.claims import Claims, Counters, TranscriptGate, mark_origin
-from translator.tail.follower import FileFollower
+from translator.tail.follower import FileFollower, NoDescriptors
 from translator.tail.ingest import IngestServer, LiveStream
 from translator.timefmt import now_ts
 
 #: Followers idle this long give their file descriptor back.
 FD_IDLE_SECONDS = 120.0
+#: A held output write is tried again after this long, doubling up to the cap.
+RETRY_FIRST, RETRY_CAP = 0.5, 30.0
+
+
+def fd_budget() -> int:
+    """How many followers may hold a descriptor at once: half the soft limit (the
+    rest is for sockets, the watcher, checkpoints), never under 16."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 4096
+    return max(16, soft // 2)
 
 
 class OutputSink:
-    """Where lines go: a file (appended, fsynced at commits) or stdout."""
+    """Where lines go: a file (appended with ``write(2)``, fsynced at commits) or stdout.
+
+    For a file the sink knows the length it wrote whole: a write that fails part
+    way (ENOSPC, EIO) is cut back to it before the error goes up, so the file never
+    ends in a broken line and a later line is never spliced onto one."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self._fh: IO[bytes]
+        self._out: IO[bytes] | None = None
+        self._fd = -1
+        self._length = 0
         if path is None:
             import sys
 
-            self._fh = sys.stdout.buffer
+            self._out = sys.stdout.buffer
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(path, "ab")
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._length = os.fstat(self._fd).st_size
 
     def cut_back(self, length: int | None) -> None:
         """Drop what a crash wrote after the last checkpoint (file output only)."""
         if self.path is None or length is None:
             return
-        size = os.fstat(self._fh.fileno()).st_size
+        size = os.fstat(self._fd).st_size
         if size > length:
-            os.truncate(self.path, length)
+            os.ftruncate(self._fd, length)
+            self._length = length
             logs.get().info(
                 "output cut back to the last checkpoint",
                 path=str(self.path),
@@ -81,23 +107,37 @@ class OutputSink:
             )
 
     def write(self, data: bytes) -> None:
-        if data:
-            self._fh.write(data)
-            self._fh.flush()
+        if not data:
+            return
+        if self._out is not None:
+            self._out.write(data)
+            self._out.flush()
+            return
+        if os.fstat(self._fd).st_size != self._length:
+            os.ftruncate(self._fd, self._length)  # a failed write's leftovers
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._length)
+            raise
+        self._length += len(data)
 
     def sync(self) -> None:
         if self.path is not None:
-            os.fsync(self._fh.fileno())
+            os.fsync(self._fd)
 
     @property
     def length(self) -> int | None:
-        if self.path is None:
-            return None
-        return os.fstat(self._fh.fileno()).st_size
+        """What the file holds whole (None for stdout)."""
+        return None if self.path is None else self._length
 
     def close(self) -> None:
-        if self.path is not None:
-            self._fh.close()
+        if self.path is not None and self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 class TailDaemon:
@@ -115,15 +155,18 @@ class TailDaemon:
         encoder: Callable[[], Any] | None = None,
         ingest_socket: Path | None = None,
         stats_every: float = 60.0,
+        max_fds: int | None = None,
     ) -> None:
         self.roots = roots
         self._encoder = encoder  # makes each file's encoder (--to)
         self.sink = sink
         self.state_path = state_path
+        self.lock = cp.StateLock(state_path)
         self.start_at_end = start_at_end
         self.idle_close = idle_close
         self.rescan_every = rescan_every
         self.commit_every = commit_every
+        self.max_fds = max_fds if max_fds is not None else fd_budget()
         self._clock = clock
         self._now = now
         self.totals = Totals()
@@ -134,6 +177,17 @@ class TailDaemon:
         self._uncommitted = False
         self._first_scan = True
         self._resume: dict[str, cp.FileMark] = {}
+        self._deferred: dict[str, bool] = {}  # path → new: to add when descriptors free up
+        self._fd_short = 0  # times open() found the process out of descriptors
+        self._blocked: bytes | None = None  # output not yet written (the write failed)
+        self._retry_at = 0.0
+        self._retry_wait = RETRY_FIRST
+        self.failed = False  # stopped with output unwritten: exit non-zero
+        # A subagent's run ends when its parent's tool_result arrives: the tool_use
+        # ids and agent ids the parents answered, and which follower runs which.
+        self._answered: set[str] = set()
+        self._answered_agents: set[tuple[str, str]] = set()  # (parent's file, agent id)
+        self._agent_runs: dict[str, str] = {}  # spawning tool_use id → follower path
         self.log = logs.get()
         # The live part (ADR-0053): streams in through the socket, one source per session.
         self.counters = Counters()
@@ -145,15 +199,34 @@ class TailDaemon:
         self._stream_out: list[bytes] = []
         self._woken = threading.Event()
         self._changes: queue.SimpleQueue[set[str]] = queue.SimpleQueue()
+        self._watcher: Any = None
         self.stats_every = stats_every
         self._last_stats = now()
         self._born = now()
 
     # -- start and stop ------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, stop: Any = None) -> None:
+        """Take the state file, start watching (when ``stop`` is given: the loop of
+        ``run`` will follow), make the output agree with the checkpoint, then scan.
+
+        Watching starts before the first scan, so a write during the scan is an
+        event, not something the next rescan finds 30 s later."""
+        if not self.lock.held:
+            self.lock.acquire()
+        if stop is not None:
+            self._start_watching(stop)
         saved = cp.load(self.state_path)
-        if saved is not None:
+        if saved is None:
+            if self.sink.length:
+                self.log.warning(
+                    "no checkpoint, but the output holds lines already; every file is read "
+                    "from its start (lines may repeat)",
+                    path=str(self.sink.path), state=str(self.state_path),
+                )
+            # Before the first line: the length a crash from now on is cut back to.
+            self._save(scanned=False)
+        else:
             if self.sink.path is not None and saved.output_path not in (None, str(self.sink.path)):
                 self.log.warning(
                     "checkpoint was written for another output; offsets kept",
@@ -163,9 +236,11 @@ class TailDaemon:
             if saved.output_path == (str(self.sink.path) if self.sink.path else None):
                 self.sink.cut_back(saved.output_length)
             self._resume = dict(saved.files)
-            self._first_scan = False
+            self._first_scan = not saved.scanned
         self.listen()
         self.tick(rescan=True)
+        self._close_vanished()
+        self._commit(force=True)
 
     def listen(self) -> None:
         """Open the socket (if asked for), before anything else is touched: a
@@ -178,16 +253,30 @@ class TailDaemon:
     def stop(self) -> None:
         """Finish the round in hand, flush, checkpoint; open transcript runs stay
         open (a restart goes on with them). A live stream's run is closed here, as
-        at the stream's end: no claim outlives the daemon."""
+        at the stream's end: no claim outlives the daemon. Output that cannot be
+        written is not checkpointed past: ``failed`` is set, the exit is non-zero,
+        and a restart (systemd's) goes on from the last good checkpoint."""
         for stream in list(self.streams):
             stream.closed = True
         self._drain_streams()
         if self.server is not None:
             self.server.close()
-        self._commit(force=True)
+        if self._blocked is not None:
+            self._retry_at = 0.0
+            self._unblock(self._now())
+        if self._blocked is not None:
+            self.failed = True
+            self.log.error(
+                "output still not writable; stopping without a checkpoint past what it "
+                "holds (a restart goes on from there)",
+                path=str(self.sink.path), held_bytes=len(self._blocked),
+            )
+        else:
+            self._commit(force=True)
         for follower in self.followers.values():
             follower.close_fd()
         self.sink.close()
+        self.lock.release()
 
     def wake(self) -> None:
         """Any thread: there is work (stream lines, file events, a stop)."""
@@ -197,10 +286,16 @@ class TailDaemon:
 
     def tick(self, changed: set[str] | None = None, rescan: bool = False) -> int:
         """One round of work; returns how many lines it wrote."""
-        written = self._drain_streams()  # first: a claim must be in before its transcript
         now = self._now()
+        if self._blocked is not None and not self._unblock(now):
+            return 0  # nothing is read while the output cannot take it
+        written = self._drain_streams()  # first: a claim must be in before its transcript
         if changed and any(p not in self.followers and os.path.isdir(p) for p in changed):
             rescan = True  # a new folder (a new project, a subagents/ dir): look inside
+        for path, new in list(self._deferred.items()):
+            self._deferred.pop(path)
+            if path not in self.followers:
+                self._add(path, new)
         if rescan or now - self._last_rescan >= self.rescan_every:
             self._rescan()
             self._last_rescan = now
@@ -208,8 +303,8 @@ class TailDaemon:
         elif changed:
             targets = [p for p in changed if p in self.followers]
             for path in changed:
-                if path not in self.followers and self._wanted(path):
-                    self._add(path, new=True)
+                wanted = path not in self.followers and self._wanted(path)
+                if wanted and self._add(path, new=True) is not None:
                     targets.append(path)
         else:
             targets = []  # a quiet round: idle checks only; rescans catch missed events
@@ -217,6 +312,7 @@ class TailDaemon:
             follower = self.followers.get(path)
             if follower is not None:
                 written += self._poll(follower)
+        written += self._end_answered_agents()
         written += self._close_idle(now)
         self._commit()
         if self.stats_every > 0 and now - self._last_stats >= self.stats_every:
@@ -225,7 +321,15 @@ class TailDaemon:
         return written
 
     def _poll(self, follower: FileFollower) -> int:
-        change = follower.poll()
+        try:
+            change = follower.poll()
+        except NoDescriptors:
+            if not self._free_fds(keep=follower):
+                return 0  # polled again by the next round that names it, or the rescan
+            try:
+                change = follower.poll()
+            except NoDescriptors:
+                return 0
         if change.kind == "ok":
             return self._flush(follower)
         if change.kind == "gone":
@@ -254,15 +358,49 @@ class TailDaemon:
     def _write(self, lines: list[bytes]) -> int:
         """To the output, then to every subscriber (who may lose some; the output never)."""
         data = b"".join(lines)  # once, for the output and every subscriber
-        self.sink.write(data)
+        if self._blocked is not None:
+            self._blocked += data
+            return len(lines)
+        try:
+            self.sink.write(data)
+        except OSError as exc:
+            self._blocked = data
+            self._retry_wait = RETRY_FIRST
+            self._retry_at = self._now() + self._retry_wait
+            self.log.error(
+                f"output write failed ({exc.strerror or exc}); holding the lines, reading "
+                "nothing more, and trying again with backoff",
+                path=str(self.sink.path), held_bytes=len(data),
+            )
+            return len(lines)
         if self.server is not None:
             self.server.publish(data)
         self._uncommitted = True
         return len(lines)
 
+    def _unblock(self, now: float) -> bool:
+        """Try the held write again (when its backoff is up): True once it went out."""
+        if now < self._retry_at or self._blocked is None:
+            return self._blocked is None
+        data = self._blocked
+        try:
+            self.sink.write(data)
+        except OSError:
+            self._retry_wait = min(self._retry_wait * 2, RETRY_CAP)
+            self._retry_at = now + self._retry_wait
+            return False
+        self._blocked = None
+        self.log.info("output writable again; going on", path=str(self.sink.path),
+                      written_bytes=len(data))
+        if self.server is not None:
+            self.server.publish(data)
+        self._uncommitted = True
+        return True
+
     def _close_idle(self, now: float) -> int:
         written = 0
-        for follower in [f for f in self.followers.values() if f.fd is not None]:
+        holding = [f for f in self.followers.values() if f.fd is not None]
+        for follower in holding:
             # Only followers that read lately hold a descriptor: few, whatever the total.
             if self.idle_close > 0 and follower.run_open:
                 if now - follower.last_data >= self.idle_close:
@@ -272,13 +410,35 @@ class TailDaemon:
                 continue  # keep the descriptor while a run is open
             if now - follower.last_data >= FD_IDLE_SECONDS:
                 follower.close_fd()
+        holding = [f for f in holding if f.fd is not None]
+        if len(holding) > self.max_fds:
+            # Over budget (``--from start`` over a big archive: every file's run is
+            # open until idle-close): the least lately read give theirs back.
+            holding.sort(key=lambda f: f.last_data)
+            for follower in holding[: len(holding) - self.max_fds * 3 // 4]:
+                follower.close_fd()
         return written
+
+    def _free_fds(self, keep: FileFollower | None = None) -> bool:
+        """open() found no descriptor left: give back every follower's but ``keep``'s.
+        Logged once; counted (``fd_exhausted``) every time. False if none was held."""
+        self._fd_short += 1
+        held = [f for f in self.followers.values() if f.fd is not None and f is not keep]
+        if self._fd_short == 1:
+            self.log.warning(
+                "out of file descriptors (ulimit -n); giving idle ones back and going on "
+                "(logged once; counted as fd_exhausted)",
+                held=len(held), budget=self.max_fds,
+            )
+        for follower in held:
+            follower.close_fd()
+        self.max_fds = max(16, min(self.max_fds, len(held) // 2))
+        return bool(held)
 
     # -- files -----------------------------------------------------------------------------
 
     def _wanted(self, path: str) -> bool:
-        p = Path(path)
-        return p.suffix == ".jsonl" and p.name != "journal.jsonl" and "tool-results" not in p.parts
+        return any(is_transcript(path, str(root)) for root in self.roots)
 
     def _rescan(self) -> None:
         seen: set[str] = set()
@@ -289,22 +449,84 @@ class TailDaemon:
         self._first_scan = False
 
     def _add(self, path: str, new: bool) -> FileFollower | None:
-        follower = FileFollower(path, self.totals, self._clock, self._now, self._encoder)
-        translation = follower.translation
-        translation.decorate = TranscriptGate(self.claims, translation.extra)
-        mark = self._resume.pop(path, None)
-        if mark is not None and follower.resume(mark):
-            state = "resumed"
+        """Follow ``path``: from its checkpoint, its start, or (``--from end`` at the
+        first scan) its end. None when no descriptor could be had (tried again next
+        round; nothing about the file is decided until then)."""
+        try:
+            return self._follow(path, new)
+        except NoDescriptors:
+            if self._free_fds():
+                try:
+                    return self._follow(path, new)
+                except NoDescriptors:
+                    pass
+            self._deferred[path] = new
+            return None
+
+    def _follow(self, path: str, new: bool) -> FileFollower:
+        follower = self._follower(path)
+        mark = self._resume.get(path)
+        if mark is not None and follower.is_file_of(mark):
+            try:
+                state = follower.resume(mark)
+            except FileNotFoundError:  # gone between the two looks
+                follower = self._follower(path)
+                self._close_lost(path, mark)
+                state = "gone since the checkpoint"
         elif mark is not None:
-            state = "changed since the checkpoint; from its start"
+            self._close_lost(path, mark)
+            state = "changed since the checkpoint; its open run closed, from its start"
         elif self.start_at_end and not new:
             follower.skip_to_end()
             state = "from its end"
         else:
             state = "from its start"
+        self._resume.pop(path, None)
         self.followers[path] = follower
         self.log.info(f"file discovered ({state})", path=path)
         return follower
+
+    def _follower(self, path: str) -> FileFollower:
+        follower = FileFollower(path, self.totals, self._clock, self._now, self._encoder)
+        translation = follower.translation
+        gate = TranscriptGate(self.claims, translation.extra)
+
+        def decorate(line: JSON) -> JSON | None:
+            self._note_line(path, line)
+            return gate(line)
+
+        translation.decorate = decorate
+        return follower
+
+    def _close_lost(self, path: str, mark: cp.FileMark) -> None:
+        """A file deleted or rewritten while the daemon was down: its checkpointed run
+        is closed as a live deletion closes it (from the state; the file is not read)."""
+        self._resume.pop(path, None)
+        self._entries.pop(path, None)
+        self._uncommitted = True
+        if mark.state is None:
+            self.log.warning(
+                "file gone or changed since a checkpoint of an older release; its open run "
+                "cannot be closed (no state this release reads)", path=path,
+            )
+            return
+        lost = self._follower(path)
+        try:
+            lost.translation.restore(mark.state)
+        except ValueError as exc:
+            self.log.warning(f"file gone or changed since the checkpoint; its open run "
+                             f"cannot be closed ({exc})", path=path)
+            return
+        lost.close_runs()
+        if self._flush(lost):
+            self.log.info("file gone or changed since the checkpoint; its open run closed",
+                          path=path)
+
+    def _close_vanished(self) -> None:
+        """After the first scan: checkpointed files no scan found are gone."""
+        for path, mark in list(self._resume.items()):
+            if path not in self.followers and path not in self._deferred:
+                self._close_lost(path, mark)
 
     def _forget(self, path: str) -> None:
         follower = self.followers.pop(path, None)
@@ -313,26 +535,96 @@ class TailDaemon:
         self._entries.pop(path, None)
         self._uncommitted = True
 
+    # -- subagents end with their parent's answer --------------------------------------------
+
+    def _note_line(self, path: str, line: JSON) -> None:
+        """Every transcript line, before the gate: which follower runs a subagent (its
+        init names the spawning tool_use), and which tool_uses a parent answered."""
+        kind = line.get("type")
+        parent = line.get("parent_tool_use_id")
+        if kind == "system" and parent is not None and line.get("subtype") == "init":
+            follower = self.followers.get(path)
+            if follower is None or follower.translation.framer.run_parent == parent:
+                self._agent_runs[parent] = path  # its own file's run, not an inline one
+        elif kind == "user" and parent is None:
+            result = line.get("tool_use_result")
+            agent = result.get("agentId") if isinstance(result, dict) else None
+            if isinstance(agent, str):
+                # Also the agent whose run is not linked yet (no sidecar): its file
+                # is named for it, and ending it lets it find its parent at last.
+                self._answered_agents.add((path, agent))
+            content = (line.get("message") or {}).get("content")
+            for block in content if isinstance(content, list) and self._agent_runs else ():
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    tool = block.get("tool_use_id")
+                    if tool in self._agent_runs:
+                        self._answered.add(tool)
+
+    def _end_answered_agents(self) -> int:
+        """End each subagent run whose spawning tool_use its parent answered (what is
+        left in its file read first), as batch conversion ends it at the file's end."""
+        ends: list[tuple[str, str | None]] = []  # (agent file, spawning tool_use if known)
+        for tool in self._answered:
+            spawned = self._agent_runs.pop(tool, None)
+            if spawned is not None:
+                ends.append((spawned, tool))
+        for parent_file, agent in self._answered_agents:
+            name = f"agent-{agent}.jsonl"
+            for candidate in (
+                os.path.join(parent_file.removesuffix(".jsonl"), "subagents", name),
+                os.path.join(os.path.dirname(parent_file), name),
+            ):
+                if candidate in self.followers and all(candidate != p for p, _ in ends):
+                    ends.append((candidate, None))
+        self._answered.clear()
+        self._answered_agents.clear()
+        written = 0
+        for path, spawner in ends:
+            agent_follower = self.followers.get(path)
+            if agent_follower is None:
+                continue
+            written += self._poll(agent_follower)  # what its file still holds comes first
+            follower = self.followers.get(path)
+            if follower is None or spawner not in (None, follower.translation.framer.run_parent):
+                continue
+            follower.close_runs()
+            written += self._flush(follower)
+            self.log.info("subagent run ended by its parent's tool_result", path=path,
+                          tool_use_id=spawner or "-")
+        return written
+
     # -- checkpoints ---------------------------------------------------------------------
 
     def _commit(self, force: bool = False) -> None:
         now = self._now()
+        if self._blocked is not None:
+            return  # never a checkpoint ahead of what the output holds
         if not force:
             if now - self._last_commit < self.commit_every:
                 return
             if not self._uncommitted and not any(f.dirty for f in self.followers.values()):
                 return
-        self.sink.sync()
-        for path, follower in self.followers.items():
-            if follower.dirty or path not in self._entries:
-                self._entries[path] = cp.encode_mark(follower.mark())
-                follower.dirty = False
-        checkpoint = cp.Checkpoint(
-            str(self.sink.path) if self.sink.path else None, self.sink.length
-        )
-        cp.save(self.state_path, checkpoint, self._entries)
+        try:
+            self.sink.sync()
+            for path, follower in self.followers.items():
+                if follower.dirty or path not in self._entries:
+                    self._entries[path] = cp.encode_mark(follower.mark())
+                    follower.dirty = False
+            self._save(scanned=not self._first_scan)
+        except OSError as exc:
+            self.log.error(f"checkpoint not written ({exc.strerror or exc}); tried again at "
+                           "the next commit", path=str(self.state_path))
+            for follower in self.followers.values():
+                follower.dirty = True
+            return
         self._last_commit = now
         self._uncommitted = False
+
+    def _save(self, scanned: bool) -> None:
+        checkpoint = cp.Checkpoint(
+            str(self.sink.path) if self.sink.path else None, self.sink.length, scanned=scanned
+        )
+        cp.save(self.state_path, checkpoint, self._entries)
 
     # -- live streams --------------------------------------------------------------------
 
@@ -429,14 +721,22 @@ class TailDaemon:
 
     # -- the loop ---------------------------------------------------------------------------
 
+    def _start_watching(self, stop: Any) -> None:
+        """Put the file watches in place now, on this thread (the watcher is built
+        here, not lazily inside its thread as ``watchfiles.watch`` builds it), so
+        whatever is written from here on is an event."""
+        from watchfiles._rust_notify import RustNotify
+
+        roots = [str(r) for r in self.roots if r.is_dir()]
+        if not roots or self._watcher is not None:
+            return
+        self._watcher = RustNotify(roots, False, False, 300, True, True)
+        threading.Thread(target=self._watch, args=(stop,), name="watch", daemon=True).start()
+
     def run(self, stop: Any) -> None:
         """Rounds of work, each when something happened (a file event, stream lines,
         a stop) or after a quiet second, until ``stop``."""
-        watch_roots = [str(r) for r in self.roots if r.is_dir()]
-        if watch_roots:
-            threading.Thread(
-                target=self._watch, args=(watch_roots, stop), name="watch", daemon=True
-            ).start()
+        self._start_watching(stop)
         while not stop.is_set():
             self._woken.wait(1.0)
             self._woken.clear()
@@ -450,21 +750,14 @@ class TailDaemon:
                 break
             self.tick(changed or None)
 
-    def _watch(self, roots: list[str], stop: Any) -> None:
-        import watchfiles
-
-        for changes in watchfiles.watch(
-            *roots,
-            watch_filter=None,
-            debounce=50,
-            step=10,
-            rust_timeout=1000,
-            yield_on_timeout=False,
-            stop_event=stop,
-            raise_interrupt=False,
-        ):
-            self._changes.put({path for _, path in changes})
-            self.wake()
+    def _watch(self, stop: Any) -> None:
+        while not stop.is_set():
+            changes = self._watcher.watch(50, 10, 1000, stop)
+            if changes == "stop":
+                return
+            if isinstance(changes, set) and changes:
+                self._changes.put({path for _, path in changes})
+                self.wake()
 
 
 def _flat(status: dict[str, Any]) -> dict[str, Any]:

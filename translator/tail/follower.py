@@ -2,13 +2,19 @@
 
 The offset only ever moves past a newline: bytes after the last one are a line
 still being written, and wait for the rest (the loss fluent-bit #11265 and several
-Claude Code viewers shipped). A file is known by its inode and a hash of its head,
-so a file truncated or replaced under the same name is noticed, not misread.
+Claude Code viewers shipped). A file is known by its inode, a hash of its head and
+the bytes just before the offset, so a file truncated and rewritten in place (same
+inode, same head, grown past the old offset before the next look) or replaced under
+the same name is noticed, not read from the middle of a line.
+
+Running out of file descriptors is not a file gone: :class:`NoDescriptors` tells
+the daemon to give some back and come again, and nothing about the file changes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import time
@@ -18,10 +24,30 @@ from typing import Any
 
 from translator.pipeline import InputError, Totals, Translation
 from translator.reader import Line, parse_line
+from translator.state import StateError, load
 from translator.tail.checkpoint import FileMark
 
 HEAD_BYTES = 1024
+#: The bytes just before the offset that must be unchanged for reading to go on
+#: there: enough to reach into the last line's own ids and time (Claude Code
+#: records end with their uuid and timestamp), one pread a growing poll.
+TAIL_BYTES = 4096
 READ_CHUNK = 1 << 20
+_OUT_OF_FDS = (errno.EMFILE, errno.ENFILE)
+
+
+class NoDescriptors(Exception):
+    """open() failed with EMFILE/ENFILE: the file is there, the process is full."""
+
+
+def open_file(path: str) -> int | None:
+    """A read descriptor, None when the file is gone, NoDescriptors when none is left."""
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        if exc.errno in _OUT_OF_FDS:
+            raise NoDescriptors(path) from exc
+        return None
 
 
 @dataclass(slots=True)
@@ -44,19 +70,25 @@ class FileFollower:
         self._totals = totals
         self._clock = clock
         self._now = now
+        self._encoder = encoder
         self.out: list[bytes] = []
-        self.translation = Translation(
-            path, self.out.append, totals, clock=clock, encoder=encoder() if encoder else None
-        )
+        self.translation = self._translation(totals)
         self.offset = 0
         self.line_no = 0
         self.ino = 0
         self.head_len = 0
         self.head_hash = ""
+        self.tail = b""  # the TAIL_BYTES before ``offset``, as last read
+        self.closes: list[int] = []  # offsets where the daemon closed runs itself
+        self._replaying: list[int] | None = None
         self.fd: int | None = None
         self._seen: tuple[int, int, int] = (0, -1, -1)  # (ino, size, mtime_ns) last polled
         self.last_data = now()
         self.dirty = True  # the mark changed since the last checkpoint
+
+    def _translation(self, totals: Totals) -> Translation:
+        encoder = self._encoder() if self._encoder else None
+        return Translation(self.path, self.out.append, totals, clock=self._clock, encoder=encoder)
 
     # -- checkpoints ---------------------------------------------------------------
 
@@ -67,33 +99,77 @@ class FileFollower:
             self.ino,
             self.head_len,
             self.head_hash,
+            len(self.tail),
+            _digest(self.tail),
             self.translation.snapshot(),
+            list(self.closes),
         )
 
-    def resume(self, mark: FileMark) -> bool:
-        """Go on from a checkpoint if the file is still the one it describes."""
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return False
-        if st.st_ino != mark.ino or st.st_size < mark.offset:
-            return False
-        if self._head_hash(mark.head_len) != mark.head_hash:
+    def is_file_of(self, mark: FileMark) -> bool:
+        """Is the file at our path still the one ``mark`` describes (up to its offset)?"""
+        fd = open_file(self.path)
+        if fd is None:
             return False
         try:
-            self.translation.restore(mark.state)
-        except ValueError:
-            return False
+            st = os.fstat(fd)
+            if st.st_ino != mark.ino or st.st_size < mark.offset:
+                return False
+            if mark.head_len and _digest(os.pread(fd, mark.head_len, 0)) != mark.head_hash:
+                return False
+            tail = os.pread(fd, mark.tail_len, mark.offset - mark.tail_len)
+            return not mark.tail_len or _digest(tail) == mark.tail_hash
+        finally:
+            os.close(fd)
+
+    def resume(self, mark: FileMark) -> str:
+        """Go on from a checkpoint of this very file: from its state, or, when the
+        state is of a layout this release does not read, by replaying the file up
+        to the offset with every line it makes dropped (they are in the output)."""
         self.offset, self.line_no, self.ino = mark.offset, mark.line_no, mark.ino
         self.head_len, self.head_hash = mark.head_len, mark.head_hash
-        self.dirty = False
-        return True
+        self.closes = list(mark.closes)
+        if mark.state is not None:
+            try:
+                self.translation.restore(mark.state)
+            except StateError as exc:
+                reason = str(exc)
+            else:
+                self._reread_tail()
+                self.dirty = False
+                return "resumed"
+        else:
+            reason = "a checkpoint of an older release"
+        self._replay(mark)
+        return f"replayed to the checkpoint ({reason})"
+
+    def _replay(self, mark: FileMark) -> None:
+        fd = open_file(self.path)
+        if fd is None:
+            raise FileNotFoundError(self.path)
+        translation = self.translation
+        scratch = Totals()  # the replay's counts are not the daemon's
+        translation.totals, translation.framer.stats = scratch, scratch.framing
+        decorate, translation.decorate = translation.decorate, None  # lines unseen
+        self.offset = self.line_no = 0
+        self._replaying = [c for c in mark.closes if c <= mark.offset]
+        try:
+            self._read(fd, mark.offset)
+        finally:
+            self._replaying = None
+            os.close(fd)
+        self.out.clear()  # made before: they are in the output already
+        translation.totals, translation.framer.stats = self._totals, self._totals.framing
+        translation.decorate = decorate
+        extra = mark.state.get("extra") if mark.state else None
+        with contextlib.suppress(StateError):
+            if extra is not None:
+                translation.extra.update(load(extra))
+        self.dirty = True
 
     def skip_to_end(self) -> None:
         """``--from end``: start after what the file holds now (whole lines only)."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
+        fd = open_file(self.path)
+        if fd is None:
             return
         try:
             st = os.fstat(fd)
@@ -112,6 +188,7 @@ class FileFollower:
                 pos += len(chunk)
             self.offset, self.line_no = last_nl, lines
             self._update_head(fd)
+            self.tail = self._tail_at(fd)
         finally:
             os.close(fd)
 
@@ -127,28 +204,30 @@ class FileFollower:
         seen = (st.st_ino, st.st_size, st.st_mtime_ns)
         if seen == self._seen:
             return Change("ok")  # nothing happened to it: one stat is all it costs
-        self._seen = seen
         if self.ino and st.st_ino != self.ino:
+            self._seen = seen
             self._drain()  # the old file's last bytes, through the fd still open on it
             return Change("replaced")
         if st.st_size < self.offset:
+            self._seen = seen
             return Change("truncated")
-        fd = self._open()
+        fd = self._open()  # may raise NoDescriptors: then nothing here changed
+        self._seen = seen
         if fd is None:
             return Change("gone")
-        if self.head_len and self._head_hash(self.head_len, fd) != self.head_hash:
+        if self.head_len and _digest(os.pread(fd, self.head_len, 0)) != self.head_hash:
             return Change("replaced")
+        if self.tail and self._tail_at(fd) != self.tail:
+            return Change("truncated")  # rewritten in place: what we read is not there
         if st.st_size > self.offset:
             self._read(fd, st.st_size)
         return Change("ok")
 
     def _open(self) -> int | None:
         if self.fd is None:
-            try:
-                self.fd = os.open(self.path, os.O_RDONLY)
-            except OSError:
-                return None
-            self.ino = os.fstat(self.fd).st_ino
+            self.fd = open_file(self.path)
+            if self.fd is not None:
+                self.ino = os.fstat(self.fd).st_ino
         return self.fd
 
     def close_fd(self) -> None:
@@ -159,7 +238,7 @@ class FileFollower:
     def _drain(self) -> None:
         if self.fd is not None:
             size = os.fstat(self.fd).st_size
-            if size > self.offset:
+            if size > self.offset and (not self.tail or self._tail_at(self.fd) == self.tail):
                 self._read(self.fd, size)
         self.close_fd()
 
@@ -180,9 +259,11 @@ class FileFollower:
             pending = data[nl + 1 :]
         if self.head_len < HEAD_BYTES:
             self._update_head(fd)
+        self.tail = self._tail_at(fd)
 
     def _translate(self, block: bytes) -> None:
         start = 0
+        closes = self._replaying
         while start < len(block):
             nl = block.index(b"\n", start)
             raw = block[start:nl]
@@ -193,38 +274,49 @@ class FileFollower:
             self.offset += nl + 1 - start
             start = nl + 1
             self.translation.feed(parse_line(line))
+            while closes and closes[0] <= self.offset:
+                closes.pop(0)
+                self._finish()  # where the daemon closed runs before: the same again
         self.last_data = self._now()
         self.dirty = True
+
+    def _tail_at(self, fd: int) -> bytes:
+        start = max(0, self.offset - TAIL_BYTES)
+        return os.pread(fd, self.offset - start, start)
+
+    def _reread_tail(self) -> None:
+        fd = open_file(self.path)
+        if fd is not None:
+            try:
+                self.tail = self._tail_at(fd)
+            finally:
+                os.close(fd)
 
     def _update_head(self, fd: int) -> None:
         length = min(HEAD_BYTES, self.offset)
         if length > self.head_len:
             self.head_len = length
-            self.head_hash = self._head_hash(length, fd)
+            self.head_hash = _digest(os.pread(fd, length, 0))
             self.dirty = True
-
-    def _head_hash(self, length: int, fd: int | None = None) -> str:
-        own = fd is None
-        if own:
-            try:
-                fd = os.open(self.path, os.O_RDONLY)
-            except OSError:
-                return ""
-        assert fd is not None
-        try:
-            return hashlib.blake2b(os.pread(fd, length, 0), digest_size=16).hexdigest()
-        finally:
-            if own:
-                os.close(fd)
 
     # -- ends ------------------------------------------------------------------------------
 
     def close_runs(self) -> None:
-        """End what is open as batch conversion does at the end of a file."""
+        """End what is open as batch conversion does at the end of a file (remembered
+        by offset, so a replay ends them at the same place)."""
+        if not self.closes or self.closes[-1] != self.offset:
+            self.closes.append(self.offset)
+        self._finish()
+        self.dirty = True
+
+    def _finish(self) -> None:
         with contextlib.suppress(InputError):  # nothing readable yet: nothing to close
             self.translation.finish()
-        self.dirty = True
 
     @property
     def run_open(self) -> bool:
         return self.translation.framer.in_run
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()

@@ -1,0 +1,524 @@
+"""The tail daemon's state through crashes, upgrades and every file event: one
+deterministic test per way it used to lose or double lines (issue #13)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+from helpers import convert_file, framing_violations
+from test_tail import LAYOUT, SESSION, SID, Clock, by_actor, daemon, expected, fixed, tail_output
+
+from translator import discover
+from translator.tail import checkpoint as cp
+from translator.tail import daemon as daemon_mod
+from translator.tail import follower as follower_mod
+from translator.tail.daemon import OutputSink, TailDaemon
+
+AGENT = "agent-a4ecf0489c6080106"
+TOOL = "toolu_01Ol0AGLKlFXti4j8cFdnOcj"
+BASH = SESSION / "print_mode_bash.jsonl"
+BASH_NAME = "5eccd76e-a2bd-46d3-9ac7-285807858239.jsonl"
+
+
+def lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def layout(proj: Path, main_lines: int | None = None, meta: bool = True) -> tuple[Path, Path]:
+    """The session with a subagent under ``proj``: (main file, agent file)."""
+    agents = proj / SID / "subagents"
+    agents.mkdir(parents=True, exist_ok=True)
+    main = proj / f"{SID}.jsonl"
+    main.write_bytes(b"".join(lines(LAYOUT / f"{SID}.jsonl")[:main_lines]))
+    src = LAYOUT / SID / "subagents"
+    shutil.copy(src / f"{AGENT}.jsonl", agents / f"{AGENT}.jsonl")
+    if meta:
+        shutil.copy(src / f"{AGENT}.meta.json", agents / f"{AGENT}.meta.json")
+    return main, agents / f"{AGENT}.jsonl"
+
+
+def same_as_convert(out: Path, files: list[Path]) -> None:
+    data = tail_output(out)
+    assert by_actor(data) == expected(files)
+    assert framing_violations(data) == []
+
+
+# -- 1. killed before the first checkpoint --------------------------------------------------
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL inside a test: nothing after it runs, no stop()."""
+
+
+def test_killed_before_the_first_checkpoint_repeats_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    (proj / BASH_NAME).write_bytes(BASH.read_bytes())
+    out = tmp_path / "out.jsonl"
+    real_save = cp.save
+
+    def save_then_die(path: Path, checkpoint: cp.Checkpoint, entries: dict[str, str]) -> None:
+        if out.exists() and out.stat().st_size > 0:
+            raise Killed  # the first checkpoint after lines were written: never made
+        real_save(path, checkpoint, entries)
+
+    monkeypatch.setattr(cp, "save", save_then_die)
+    clock = Clock()
+    doomed = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
+                        clock=fixed, now=clock, commit_every=0, idle_close=0)
+    with pytest.raises(Killed):
+        doomed.start()
+    doomed.lock.release()  # what the kernel does for a killed process
+    assert out.stat().st_size > 0  # lines were written before the kill
+    monkeypatch.setattr(cp, "save", real_save)
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    assert tail_output(out) == convert_file(proj / BASH_NAME, "claude-session")[0]
+
+
+# -- 2. truncated and rewritten in place, same head, grown past the old offset ---------------
+
+
+def test_rewritten_in_place_past_the_old_offset_is_read_from_its_start(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    first = b"".join(src[:12])
+    target.write_bytes(first)
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.tick(changed={str(target)})
+    before = tail_output(tmp_path / "out.jsonl")
+    # Same inode, same first KiB (and more), other lines after: longer than before,
+    # with the old offset falling inside a line.
+    rewrite = b"".join(src[:4] + src[6:])
+    assert rewrite[:1024] == first[:1024] and len(rewrite) > len(first)
+    with target.open("r+b") as fh:
+        fh.truncate(0)
+        fh.write(rewrite)
+    d.tick(changed={str(target)})
+    d.stop()
+    after = tail_output(tmp_path / "out.jsonl")[len(before) :]
+    whole = tmp_path / "whole.jsonl"
+    whole.write_bytes(rewrite)
+    assert after.endswith(convert_file(whole, "claude-session")[0])
+    assert b'"subtype":"error"' not in after
+    assert framing_violations(tail_output(tmp_path / "out.jsonl")) == []
+
+
+# -- 3. deleted or replaced while the daemon is down ----------------------------------------
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced", "truncated"])
+def test_a_file_gone_while_down_gets_its_run_closed(tmp_path: Path, how: str) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    partial = b"".join(lines(BASH)[:10])
+    target.write_bytes(partial)
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    assert b'"type":"result"' not in tail_output(tmp_path / "out.jsonl")
+    other = (SESSION / "thinking.jsonl").read_bytes()
+    if how == "deleted":
+        target.unlink()
+    elif how == "replaced":
+        (proj / "new").write_bytes(other)
+        os.replace(proj / "new", target)
+    else:
+        with target.open("r+b") as fh:
+            fh.truncate(0)
+            fh.write(other[:100])  # same inode, shorter than the offset
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    was = tmp_path / "was.jsonl"
+    was.write_bytes(partial)
+    got = tail_output(tmp_path / "out.jsonl")
+    # The old run ends as batch conversion ends the file it read (at its end).
+    assert got.startswith(convert_file(was, "claude-session")[0])
+    if how == "replaced":
+        assert got == convert_file(was, "claude-session")[0] + convert_file(target)[0]
+    assert framing_violations(got) == []
+    if how == "deleted":
+        assert json.loads((tmp_path / "state.json").read_text())["files"] == {}
+
+
+# -- 4. out of file descriptors -------------------------------------------------------------
+
+
+def _limit_fds(n: int) -> Any:
+    def set_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+    return set_limit
+
+
+def _sessions(proj: Path, n: int) -> list[Path]:
+    """``n`` distinct sessions (the bash session under new ids)."""
+    data = BASH.read_bytes()
+    old = BASH_NAME[: -len(".jsonl")].encode()
+    out = []
+    for k in range(n):
+        sid = str(uuid.UUID(int=k + 1)).encode()
+        folder = proj / f"p{k % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{sid.decode()}.jsonl"
+        path.write_bytes(data.replace(old, sid))
+        out.append(path)
+    return out
+
+
+def test_out_of_descriptors_is_not_a_file_gone(streamv1_bin: str, tmp_path: Path) -> None:
+    """More files than ``ulimit -n`` with ``--from start``: every file once, whole."""
+    files = _sessions(tmp_path / "projects", 150)
+    out = tmp_path / "out.jsonl"
+    want = expected(files)
+    size = sum(len(b"".join(v)) for v in want.values())
+    proc = subprocess.Popen(
+        [streamv1_bin, "tail", str(tmp_path / "projects"), "--output", str(out),
+         "--state", str(tmp_path / "state.json"), "--no-ingest", "--idle-close", "2",
+         "--rescan-every", "1", "--log-format", "json"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_limit_fds(40),
+    )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if out.exists() and len(tail_output(out)) >= size:
+            break
+        time.sleep(0.2)
+    time.sleep(1.5)  # anything more (a repeat) would come now
+    proc.terminate()
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert b"file gone" not in err
+    assert by_actor(tail_output(out)) == want
+
+
+def test_emfile_from_open_backs_off_and_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In process: open() failing with EMFILE for a while loses and repeats nothing."""
+    files = _sessions(tmp_path / "projects", 6)
+    failing = {"left": 9}
+    real_open = os.open
+
+    def flaky_open(path: Any, flags: int, *args: Any) -> int:
+        if str(path).endswith(".jsonl") and failing["left"] > 0 and not flags & os.O_WRONLY:
+            failing["left"] -= 1
+            raise OSError(errno.EMFILE, "Too many open files")
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(follower_mod.os, "open", flaky_open)
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    for _ in range(12):
+        d.tick(rescan=True)
+    d.stop()
+    assert failing["left"] == 0
+    assert by_actor(tail_output(tmp_path / "out.jsonl")) == expected(files)
+
+
+# -- 6. a subagent without its sidecar finds its parent as the parent grows -----------------
+
+
+def test_a_subagent_without_sidecar_is_linked_when_its_parent_names_it(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    main, agent = layout(proj, main_lines=17, meta=False)  # no tool_result for it yet
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=600)
+    d.tick()
+    with main.open("ab") as fh:
+        fh.write(b"".join(lines(LAYOUT / f"{SID}.jsonl")[17:]))
+    d.tick(changed={str(main)})
+    got = by_actor(tail_output(tmp_path / "out.jsonl"))
+    assert (SID, TOOL) in got  # linked, and ended, without waiting for idle-close
+    clock.t += 601
+    d.tick()
+    d.stop()
+    same_as_convert(tmp_path / "out.jsonl", [main, agent])
+
+
+# -- 7. output disk full ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Any:
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("needs root to mount a small tmpfs (the disk-full case)")
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+                          capture_output=True, check=False)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def _fill(mnt: Path, leave: int) -> Path:
+    """Fill the disk but ``leave`` bytes (or so: tmpfs counts whole pages)."""
+    filler = mnt / "filler"
+    free = os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize
+    filler.write_bytes(b"\0" * max(0, free - leave))
+    return filler
+
+
+@pytest.mark.parametrize("restart", [False, True], ids=["in-process", "restart"])
+def test_disk_full_loses_nothing_and_recovers(small_disk: Path, tmp_path: Path,
+                                               restart: bool) -> None:
+    proj = tmp_path / "projects" / "p"
+    main, agent = layout(proj)
+    out = small_disk / "out.jsonl"
+    state = tmp_path / "state.json"
+    filler = _fill(small_disk, 8192)
+    clock = Clock()
+
+    def start() -> TailDaemon:
+        d = TailDaemon([tmp_path / "projects"], OutputSink(out), state, clock=fixed, now=clock,
+                       commit_every=0, idle_close=5)
+        d.start()
+        return d
+
+    d = start()
+    assert d._blocked is not None  # the output filled up part way
+    held = out.read_bytes()
+    assert not held or held.endswith(b"\n")  # whole lines: the failed write was cut back
+    saved = cp.load(state)
+    assert saved is not None and saved.output_length is not None
+    assert saved.output_length <= len(held)  # the checkpoint never ahead of the output
+    if restart:
+        d.stop()
+        assert d.failed  # exits non-zero: systemd restarts it
+        filler.unlink()
+        d = start()
+    else:
+        clock.t += 1
+        d.tick()
+        assert d._blocked is not None  # still full: held, retried with backoff
+        filler.unlink()
+        clock.t += 60
+        d.tick()
+        assert d._blocked is None
+    clock.t += 6
+    d.tick()
+    d.stop()
+    assert not d.failed
+    same_as_convert(out, [main, agent])
+
+
+# -- 8. watching starts before the first scan ------------------------------------------------
+
+
+def test_a_write_during_the_first_scan_is_seen_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    late = proj / BASH_NAME
+    real_walk = daemon_mod.walk_paths
+
+    def walk_then_write(root: str) -> list[str]:
+        found = real_walk(root)
+        if not late.exists():
+            late.write_bytes(BASH.read_bytes())  # written just after the scan looked
+        return found
+
+    monkeypatch.setattr(daemon_mod, "walk_paths", walk_then_write)
+    stop = threading.Event()
+    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
+                   tmp_path / "state.json", clock=fixed, rescan_every=3600, idle_close=0)
+    d.start(stop)
+    loop = threading.Thread(target=d.run, args=(stop,))
+    loop.start()
+    deadline = time.monotonic() + 10
+    want = convert_file(late, "claude-session")[0]
+    while time.monotonic() < deadline and tail_output(tmp_path / "out.jsonl") != want:
+        time.sleep(0.05)
+    stop.set()
+    d.wake()
+    loop.join()
+    d.stop()
+    assert tail_output(tmp_path / "out.jsonl") == want
+
+
+# -- 9. two daemons on one state file ----------------------------------------------------------
+
+
+def test_a_second_daemon_on_the_same_state_says_so_and_exits_1(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
+    (tmp_path / "projects").mkdir()
+    args = [streamv1_bin, "tail", str(tmp_path / "projects"), "--state",
+            str(tmp_path / "state.json"), "--no-ingest", "--log-format", "json"]
+    first = subprocess.Popen([*args, "--output", str(tmp_path / "a.jsonl")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "state.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = subprocess.run([*args, "--output", str(tmp_path / "b.jsonl")],
+                                capture_output=True, timeout=20, check=False)
+    finally:
+        first.terminate()
+        assert first.wait(timeout=20) == 0
+    assert second.returncode == 1
+    err = second.stderr.decode().strip().splitlines()
+    assert len(err) == 1 and "another streamv1 tail uses this state file" in err[0]
+    assert f"pid {first.pid}" in err[0]
+    assert "Traceback" not in second.stderr.decode()
+
+
+# -- 10. a subagent's run ends with its parent's tool_result -----------------------------------
+
+
+def test_a_subagent_run_ends_when_its_parent_answers(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    main, agent = layout(proj, main_lines=17)
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=600)
+    d.tick()
+    got = by_actor(tail_output(tmp_path / "out.jsonl"))
+    assert b'"type":"result"' not in b"".join(got[(SID, TOOL)])  # the agent may go on
+    with main.open("ab") as fh:
+        fh.write(b"".join(lines(LAYOUT / f"{SID}.jsonl")[17:]))
+    d.tick(changed={str(main)})
+    got = by_actor(tail_output(tmp_path / "out.jsonl"))
+    assert got[(SID, TOOL)] == expected([agent])[(SID, TOOL)]  # ended, as batch ends it
+    d.stop()
+
+
+# -- 11. one rule for which files count -------------------------------------------------------
+
+
+def test_the_daemon_and_convert_take_the_same_files(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    names = ["p/a.jsonl", "p/workflows/w.jsonl", "p/s/subagents/agent-1.jsonl",
+             "p/s/subagents/workflows/agent-2.jsonl", "p/tool-results/t.jsonl",
+             "p/journal.jsonl", "p/x.json", "p/.git/g.jsonl", "workflows/a/b.jsonl"]
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(BASH.read_bytes())
+    listed = set(discover.walk_paths(str(root)))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    for name in names:
+        path = str(root / name)
+        assert d._wanted(path) == (path in listed), name
+    d.tick(changed={str(root / n) for n in names})
+    assert set(d.followers) == listed
+    d.stop()
+    assert listed == {str(root / n) for n in ("p/a.jsonl", "p/s/subagents/agent-1.jsonl",
+                                             "p/s/subagents/workflows/agent-2.jsonl")}
+
+
+# -- state as data: versioned, replayed when unknown, upgraded from the old release -----------
+
+
+def test_a_state_of_an_unknown_version_is_replayed_not_reread(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    main, agent = layout(proj, main_lines=12)
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    state = json.loads((tmp_path / "state.json").read_text())
+    for mark in state["files"].values():
+        mark["state"]["adapter"]["version"] = 999  # written by a later release
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    d = daemon(tmp_path, clock, idle_close=5)
+    with main.open("ab") as fh:
+        fh.write(b"".join(lines(LAYOUT / f"{SID}.jsonl")[12:]))
+    d.tick(changed={str(main)})
+    clock.t += 6
+    d.tick()
+    d.stop()
+    same_as_convert(tmp_path / "out.jsonl", [main, agent])
+
+
+def test_idle_closes_are_replayed_where_they_happened(tmp_path: Path) -> None:
+    """A run the daemon closed for idleness, then a file that went on: a replay
+    ends that run at the same place, so the output goes on without a seam."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    target.write_bytes(b"".join(src[:14]))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=5)
+    assert d.followers[str(target)].run_open
+    clock.t += 6
+    d.tick()  # idle: closed at line 14
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[14:18]))
+    d.tick(changed={str(target)})
+    d.stop()
+    state = json.loads((tmp_path / "state.json").read_text())
+    for mark in state["files"].values():
+        assert mark["closes"]
+        mark["state"] = None  # as from the old release: replay
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    d = daemon(tmp_path, clock, idle_close=5)
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[18:]))
+    d.tick(changed={str(target)})
+    clock.t += 6
+    d.tick()
+    d.stop()
+    assert framing_violations(tail_output(tmp_path / "out.jsonl")) == []
+    assert tail_output(tmp_path / "out.jsonl").count(b'"subtype":"init"') == 2
+
+
+UPGRADE = ROOT / "testdata" / "tail" / "upgrade-v1"
+
+
+def test_going_on_from_the_old_release_checkpoint(tmp_path: Path) -> None:
+    """The committed checkpoint of the pickle-era release (runs open mid-turn, a
+    subagent's too): today's daemon goes on with nothing lost or doubled."""
+    shutil.copytree(UPGRADE / "projects", tmp_path / "projects")
+    shutil.copy(UPGRADE / "out.jsonl", tmp_path / "out.jsonl")
+    raw = (UPGRADE / "state.json").read_text().replace("@ROOT@", str(tmp_path))
+    state = json.loads(raw)
+    assert state["version"] == 1
+    for path, mark in state["files"].items():
+        mark["ino"] = os.stat(path).st_ino  # the same files, on this machine
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    full = {f"p/{SID}.jsonl": LAYOUT / f"{SID}.jsonl",
+            f"p/{SID}/subagents/{AGENT}.jsonl": LAYOUT / SID / "subagents" / f"{AGENT}.jsonl",
+            f"p/{BASH_NAME}": BASH}
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=5)
+    for rel, src in full.items():
+        target = tmp_path / "projects" / rel
+        with target.open("ab") as fh:
+            fh.write(src.read_bytes()[target.stat().st_size :])
+    d.tick(changed={str(tmp_path / "projects" / rel) for rel in full})
+    clock.t += 6
+    d.tick()
+    d.stop()
+    same_as_convert(tmp_path / "out.jsonl", [tmp_path / "projects" / rel for rel in full])
+
+
+def test_state_files_are_the_users_own(tmp_path: Path) -> None:
+    d = daemon(tmp_path, Clock())
+    d.stop()
+    assert (tmp_path / "state.json").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "state.json.lock").stat().st_mode & 0o777 == 0o600
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
