@@ -178,6 +178,7 @@ class TailDaemon:
         self._first_scan = True
         self._resume: dict[str, cp.FileMark] = {}
         self._deferred: dict[str, bool] = {}  # path → new: to add when descriptors free up
+        self._repoll: set[str] = set()  # polls that found no descriptor: next round
         self._fd_short = 0  # times open() found the process out of descriptors
         self._blocked: bytes | None = None  # output not yet written (the write failed)
         self._retry_at = 0.0
@@ -225,7 +226,12 @@ class TailDaemon:
                     path=str(self.sink.path), state=str(self.state_path),
                 )
             # Before the first line: the length a crash from now on is cut back to.
-            self._save(scanned=False)
+            try:
+                self._save(scanned=False)
+            except OSError as exc:
+                raise cp.CheckpointError(
+                    f"{self.state_path}: cannot write the first checkpoint ({exc.strerror or exc})"
+                ) from exc
         else:
             if self.sink.path is not None and saved.output_path not in (None, str(self.sink.path)):
                 self.log.warning(
@@ -308,6 +314,9 @@ class TailDaemon:
                     targets.append(path)
         else:
             targets = []  # a quiet round: idle checks only; rescans catch missed events
+        if self._repoll:
+            targets += [p for p in self._repoll if p not in targets]
+            self._repoll.clear()
         for path in targets:
             follower = self.followers.get(path)
             if follower is not None:
@@ -324,11 +333,12 @@ class TailDaemon:
         try:
             change = follower.poll()
         except NoDescriptors:
-            if not self._free_fds(keep=follower):
-                return 0  # polled again by the next round that names it, or the rescan
             try:
+                if not self._free_fds(keep=follower):
+                    raise
                 change = follower.poll()
             except NoDescriptors:
+                self._repoll.add(follower.path)  # the next round tries it again
                 return 0
         if change.kind == "ok":
             return self._flush(follower)
@@ -715,6 +725,8 @@ class TailDaemon:
             claims=dict(self.claims.holder),
             floors=len(self.claims.floors),
             files=len(self.followers),
+            fd_exhausted=self._fd_short,
+            output_held_bytes=len(self._blocked or b""),
             uptime_s=round(self._now() - self._born, 1),
         )
         return out

@@ -255,11 +255,12 @@ class FileFollower:
             if nl < 0:
                 pending = data
                 continue
-            self._translate(data[: nl + 1])
+            block = data[: nl + 1]
+            self._translate(block)
             pending = data[nl + 1 :]
+            self._keep_tail(block)
         if self.head_len < HEAD_BYTES:
             self._update_head(fd)
-        self.tail = self._tail_at(fd)
 
     def _translate(self, block: bytes) -> None:
         start = 0
@@ -279,6 +280,10 @@ class FileFollower:
                 self._finish()  # where the daemon closed runs before: the same again
         self.last_data = self._now()
         self.dirty = True
+
+    def _keep_tail(self, block: bytes) -> None:
+        """The bytes before the new offset, from what was just read: no read for them."""
+        self.tail = (block if len(block) >= TAIL_BYTES else self.tail + block)[-TAIL_BYTES:]
 
     def _tail_at(self, fd: int) -> bytes:
         start = max(0, self.offset - TAIL_BYTES)

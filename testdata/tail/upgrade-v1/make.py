@@ -3,7 +3,7 @@ import shutil, json, sys
 from pathlib import Path
 sys.path.insert(0, "/work/main/tests")
 from translator.tail.daemon import OutputSink, TailDaemon
-ROOT = Path("/tmp/streamv1-upgrade-fixture")
+ROOT = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/streamv1-upgrade-fixture")
 shutil.rmtree(ROOT, ignore_errors=True)
 T = Path("/work/main/testdata/claude-session")
 LAYOUT = T / "subagent_layout"
