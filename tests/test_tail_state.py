@@ -92,6 +92,40 @@ def test_killed_before_the_first_checkpoint_repeats_nothing(
     assert tail_output(out) == convert_file(proj / BASH_NAME, "claude-session")[0]
 
 
+@pytest.mark.parametrize("at", ["temp file written", "renamed"])
+def test_killed_while_writing_a_checkpoint_repeats_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at: str
+) -> None:
+    """A kill between writing the temp file and renaming it (the old checkpoint
+    stands), or just after the rename (the new one does): either is whole."""
+    proj = tmp_path / "projects" / "p"
+    main, agent = layout(proj, main_lines=10)
+    out = tmp_path / "out.jsonl"
+    clock = Clock()
+    doomed = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
+                        clock=fixed, now=clock, commit_every=0, idle_close=5)
+    doomed.start()
+    real_replace = os.replace
+
+    def replace_then_die(src: Any, dst: Any) -> None:
+        if at == "renamed":
+            real_replace(src, dst)
+        raise Killed
+
+    monkeypatch.setattr(cp.os, "replace", replace_then_die)
+    with main.open("ab") as fh:
+        fh.write(b"".join(lines(LAYOUT / f"{SID}.jsonl")[10:]))
+    with pytest.raises(Killed):
+        doomed.tick(changed={str(main)})
+    doomed.lock.release()  # what the kernel does for a killed process
+    monkeypatch.setattr(cp.os, "replace", real_replace)
+    d = daemon(tmp_path, clock, idle_close=5)
+    clock.t += 6
+    d.tick()
+    d.stop()
+    same_as_convert(out, [main, agent])
+
+
 # -- 2. truncated and rewritten in place, same head, grown past the old offset ---------------
 
 
@@ -458,6 +492,47 @@ def test_a_state_of_an_unknown_version_is_replayed_not_reread(tmp_path: Path) ->
     d.tick()
     d.stop()
     same_as_convert(tmp_path / "out.jsonl", [main, agent])
+
+
+def test_a_crafted_state_builds_nothing_and_is_replayed(tmp_path: Path) -> None:
+    """A state naming a type that is not ours (what a pickle would have run), of
+    the wrong shape, or nested past sense: refused, the file replayed, nothing
+    lost or doubled."""
+    proj = tmp_path / "projects" / "p"
+    main, agent = layout(proj, main_lines=12)
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    state = json.loads((tmp_path / "state.json").read_text())
+    for k, mark in enumerate(state["files"].values()):
+        mark["state"]["adapter"]["state"] = (
+            {"$o": "os.system", "i": 0, "f": {}} if k % 2 == 0 else {"$t": [1]})
+        mark["state"]["held"] = "DEEP"
+    deep = "[" * 600 + "]" * 600  # JSON reads it; the state loader refuses it
+    (tmp_path / "state.json").write_text(json.dumps(state).replace('"DEEP"', deep))
+    d = daemon(tmp_path, clock, idle_close=5)
+    with main.open("ab") as fh:
+        fh.write(b"".join(lines(LAYOUT / f"{SID}.jsonl")[12:]))
+    d.tick(changed={str(main)})
+    clock.t += 6
+    d.tick()
+    d.stop()
+    same_as_convert(tmp_path / "out.jsonl", [main, agent])
+
+
+def test_a_damaged_checkpoint_is_one_line_and_exit_1(streamv1_bin: str, tmp_path: Path) -> None:
+    (tmp_path / "projects").mkdir()
+    state = tmp_path / "state.json"
+    for bad in ("{not json", '{"version": 9}', '{"version": 2, "files": {"x": {"offset": "a"}}}',
+                "[" * 100_000):
+        state.write_text(bad)
+        proc = subprocess.run(
+            [streamv1_bin, "tail", str(tmp_path / "projects"), "--state", str(state),
+             "--output", str(tmp_path / "out.jsonl"), "--no-ingest", "--log-format", "json"],
+            capture_output=True, timeout=30, check=False)
+        assert proc.returncode == 1, bad
+        err = proc.stderr.decode().strip().splitlines()
+        assert len(err) == 1 and str(state) in err[0] and "Traceback" not in err[0], err
 
 
 def test_idle_closes_are_replayed_where_they_happened(tmp_path: Path) -> None:

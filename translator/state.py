@@ -67,7 +67,7 @@ def load(data: Any) -> Any:
         return _Loader().load(data)
     except StateError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
         raise StateError(f"damaged state ({exc!r})") from exc
 
 

@@ -87,7 +87,7 @@ def load(path: Path) -> Checkpoint | None:
         raw = json.loads(path.read_bytes())
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise CheckpointError(f"{path}: unreadable checkpoint ({exc})") from exc
     version = raw.get("version") if isinstance(raw, dict) else None
     if version not in READS:

@@ -542,6 +542,8 @@ class TailDaemon:
         follower = self.followers.pop(path, None)
         if follower is not None:
             follower.close_fd()
+        for tool in [t for t, p in self._agent_runs.items() if p == path]:
+            del self._agent_runs[tool]
         self._entries.pop(path, None)
         self._uncommitted = True
 
