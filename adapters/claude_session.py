@@ -728,6 +728,11 @@ class ClaudeSessionAdapter:
                 self._unlinked = []  # this record's events are the first held
         return self._parent
 
+    @property
+    def holding(self) -> bool:
+        """A sidecar-less subagent's run, held until its parent names it."""
+        return self._unlinked is not None
+
     def _look_for_parent(self) -> bool:
         if self._parent is None and self._agent_id:
             self._parent = _search_spawner(

@@ -345,8 +345,8 @@ def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
             made = sum(map(len, want.values()))
             fh.write(json.dumps({"seed": seed, "kills": crashes, "lines": made,
                                  "lost": lost, "doubled": doubled}) + "\n")
-    assert (lost, doubled) == (0, 0)
     assert set(got) == set(want)
+    assert (lost, doubled) == (0, 0), [k for k in want if got[k] != want[k]]
     for key in want:
         assert got[key] == want[key], key
     assert (OTHER_SID, _TOOL) in got  # the sidecar-less subagent found its parent

@@ -471,6 +471,163 @@ def test_the_daemon_and_convert_take_the_same_files(tmp_path: Path) -> None:
                                              "p/s/subagents/workflows/agent-2.jsonl")}
 
 
+# -- found in review -----------------------------------------------------------------------
+
+
+def test_a_subagent_whose_parent_never_names_it_comes_out_at_idle_close(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    main, agent = layout(proj, main_lines=17, meta=False)  # the parent never answers
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=30)
+    clock.t += 31
+    d.tick()
+    d.stop()
+    same_as_convert(tmp_path / "out.jsonl", [main, agent])
+
+
+def test_a_file_deferred_for_descriptors_keeps_its_mark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = _sessions(tmp_path / "projects", 4)
+    for f in files:
+        f.write_bytes(b"".join(lines(f)[:14]))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    before = tail_output(tmp_path / "out.jsonl")
+    real_open = os.open
+
+    def no_fds(path: Any, flags: int, *args: Any) -> int:
+        if str(path).endswith(".jsonl") and not flags & os.O_WRONLY:
+            raise OSError(errno.EMFILE, "Too many open files")
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", no_fds)
+    d = daemon(tmp_path, clock, idle_close=0)  # every file deferred
+    d.stop()
+    monkeypatch.setattr(os, "open", real_open)
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert set(state["files"]) == {str(f) for f in files}
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    assert tail_output(tmp_path / "out.jsonl") == before
+
+
+def test_an_output_truncated_by_someone_else_is_appended_to_not_padded(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    target.write_bytes(b"".join(src[:14]))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    out = tmp_path / "out.jsonl"
+    with out.open("r+b") as fh:
+        fh.truncate(0)  # logrotate's copytruncate
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[14:]))
+    d.tick(changed={str(target)})
+    d.stop()
+    data = out.read_bytes()
+    assert data and b"\0" not in data and data.startswith(b'{"type"')
+
+
+def test_runs_of_followers_over_the_descriptor_budget_still_idle_close(tmp_path: Path) -> None:
+    files = _sessions(tmp_path / "projects", 40)
+    for f in files:
+        f.write_bytes(b"".join(lines(f)[:14]))  # every run open
+    clock = Clock()
+    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
+                   tmp_path / "state.json", clock=fixed, now=clock, commit_every=0,
+                   idle_close=60, max_fds=16)
+    d.start()
+    assert sum(f.fd is not None for f in d.followers.values()) <= 16
+    clock.t += 61
+    d.tick()
+    d.stop()
+    out = tail_output(tmp_path / "out.jsonl")
+    assert out.count(b'"type":"result"') == 40
+    assert framing_violations(out) == []
+
+
+def test_a_watched_folder_missing_at_restart_keeps_its_marks(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    (proj / BASH_NAME).write_bytes(b"".join(lines(BASH)[:14]))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    before = tail_output(tmp_path / "out.jsonl")
+    (tmp_path / "projects").rename(tmp_path / "away")  # an unmounted disk, say
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    (tmp_path / "away").rename(tmp_path / "projects")
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    assert tail_output(tmp_path / "out.jsonl") == before
+
+
+def test_no_file_watching_is_not_fatal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import watchfiles._rust_notify as rn
+
+    def broken(*args: Any) -> None:
+        raise rn.WatchfilesRustInternalError("OS file watch limit reached.")
+
+    monkeypatch.setattr(rn, "RustNotify", broken)
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    (proj / BASH_NAME).write_bytes(BASH.read_bytes())
+    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
+                   tmp_path / "state.json", clock=fixed, idle_close=0)
+    d.start(threading.Event())  # logs, goes on with rescans
+    d.stop()
+    assert tail_output(tmp_path / "out.jsonl") == convert_file(proj / BASH_NAME,
+                                                               "claude-session")[0]
+
+
+def test_a_file_no_source_reads_is_left_alone(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    (proj / "notes.jsonl").write_bytes(b'{"x": 1}\n' * 60)
+    (proj / BASH_NAME).write_bytes(BASH.read_bytes())
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    with (proj / "notes.jsonl").open("ab") as fh:
+        fh.write(b'{"x": 2}\n')
+    d.tick(rescan=True)
+    d.stop()
+    assert tail_output(tmp_path / "out.jsonl") == convert_file(proj / BASH_NAME,
+                                                               "claude-session")[0]
+
+
+def test_a_failed_fsync_stops_without_a_checkpoint_past_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    target.write_bytes(b"".join(src[:14]))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    saved = (tmp_path / "state.json").read_bytes()
+
+    def eio(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(daemon_mod.os, "fsync", eio)
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[14:]))
+    with pytest.raises(daemon_mod.OutputFailed):
+        d.tick(changed={str(target)})
+    d.stop()
+    assert d.failed and (tmp_path / "state.json").read_bytes() == saved
+    monkeypatch.undo()
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    assert tail_output(tmp_path / "out.jsonl") == convert_file(target, "claude-session")[0]
+
+
 # -- state as data: versioned, replayed when unknown, upgraded from the old release -----------
 
 

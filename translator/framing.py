@@ -183,9 +183,11 @@ class Framer:
         return out
 
     @property
-    def run_parent(self) -> str | None:
-        """The open (outer) run's parent_tool_use_id: a subagent file's spawning tool_use."""
-        return self._run.parent_tool_use_id if self._run is not None else None
+    def run_key(self) -> tuple[str, str | None] | None:
+        """The open (outer) run's session_id and parent_tool_use_id (a subagent
+        file's spawning tool_use), or None when no run is open."""
+        run = self._run
+        return (run.session_id, run.parent_tool_use_id) if run is not None else None
 
     @property
     def in_run(self) -> bool:

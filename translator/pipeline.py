@@ -81,6 +81,10 @@ class Translation:
         self.held: list[tuple[dict[str, Any], Where]] = []
         self.held_problems: list[Problem] = []
         self.lines = 0
+        #: Lines framed so far, and how many of the next ones to drop unseen: a replay
+        #: (the tail daemon's) drops exactly the lines already in the output.
+        self.framed = 0
+        self.skip = 0
         if source is not None:
             self._start(source)
 
@@ -130,6 +134,11 @@ class Translation:
 
     def _write_lines(self, lines: list[JSON]) -> None:
         """Framed lines → the last step (``decorate``) → encoded → ``write``."""
+        self.framed += len(lines)
+        if self.skip:
+            dropped = min(self.skip, len(lines))
+            self.skip -= dropped
+            lines = lines[dropped:]
         if self.decorate is not None:
             lines = [d for d in map(self.decorate, lines) if d is not None]
         if len(lines) == 1:
@@ -188,6 +197,12 @@ class Translation:
         if self.adapter is not None:
             self.push(self.adapter.finish())
         self._write_lines(self.framer.finish())
+
+    @property
+    def run_open(self) -> bool:
+        """Is anything open that ``finish`` would end: a framed run, or a run's
+        events an adapter holds back (``holding``, where an adapter has it)?"""
+        return self.framer.in_run or bool(getattr(self.adapter, "holding", False))
 
     # -- checkpoints -----------------------------------------------------------------
 

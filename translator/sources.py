@@ -50,6 +50,10 @@ class Adapter(Protocol):
         """The input is over (EOF): emit what was held back."""
         ...
 
+    # Optional: ``holding`` (bool), True while the adapter holds back a run's events
+    # that only more input or ``finish`` releases (the tail daemon's idle-close then
+    # ends them as EOF would).
+
 
 @dataclass(slots=True, frozen=True)
 class Source:

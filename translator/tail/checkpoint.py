@@ -38,6 +38,7 @@ class FileMark:
     tail_hash: str = ""
     state: dict[str, Any] | None = None  # None: replay the file up to ``offset``
     closes: list[int] = field(default_factory=list)
+    framed: int | None = None  # lines the file's translation framed (None: v1)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -49,6 +50,7 @@ class FileMark:
             "tail_len": self.tail_len,
             "tail_hash": self.tail_hash,
             "closes": self.closes,
+            "framed": self.framed,
             "state": self.state,
         }
 
@@ -65,6 +67,7 @@ class FileMark:
             tail_hash=str(raw.get("tail_hash", "")),
             state=state if isinstance(state, dict) else None,
             closes=[int(x) for x in raw.get("closes", [])],
+            framed=int(raw["framed"]) if raw.get("framed") is not None else None,
         )
 
 

@@ -64,6 +64,10 @@ def fd_budget() -> int:
     return max(16, soft // 2)
 
 
+class OutputFailed(Exception):
+    """The output cannot be vouched for (a failed fsync): stop, checkpoint nothing more."""
+
+
 class OutputSink:
     """Where lines go: a file (appended with ``write(2)``, fsynced at commits) or stdout.
 
@@ -113,8 +117,16 @@ class OutputSink:
             self._out.write(data)
             self._out.flush()
             return
-        if os.fstat(self._fd).st_size != self._length:
+        size = os.fstat(self._fd).st_size
+        if size > self._length:
             os.ftruncate(self._fd, self._length)  # a failed write's leftovers
+        elif size < self._length:
+            # Cut from outside (logrotate's copytruncate, ``: > out``): go on from
+            # there; never fill the gap.
+            logs.get().warning("output was truncated by someone else; appending from "
+                               "its new end", path=str(self.path), expected=self._length,
+                               found=size)
+            self._length = size
         view = memoryview(data)
         try:
             while view:
@@ -179,6 +191,7 @@ class TailDaemon:
         self._resume: dict[str, cp.FileMark] = {}
         self._deferred: dict[str, bool] = {}  # path → new: to add when descriptors free up
         self._repoll: set[str] = set()  # polls that found no descriptor: next round
+        self._parked: set[str] = set()  # runs open in followers holding no descriptor
         self._fd_short = 0  # times open() found the process out of descriptors
         self._blocked: bytes | None = None  # output not yet written (the write failed)
         self._retry_at = 0.0
@@ -186,9 +199,9 @@ class TailDaemon:
         self.failed = False  # stopped with output unwritten: exit non-zero
         # A subagent's run ends when its parent's tool_result arrives: the tool_use
         # ids and agent ids the parents answered, and which follower runs which.
-        self._answered: set[str] = set()
+        self._answered: set[tuple[str, str]] = set()  # (session, tool_use id)
         self._answered_agents: set[tuple[str, str]] = set()  # (parent's file, agent id)
-        self._agent_runs: dict[str, str] = {}  # spawning tool_use id → follower path
+        self._agent_runs: dict[tuple[str, str], str] = {}  # (session, tool_use) → agent file
         self.log = logs.get()
         # The live part (ADR-0053): streams in through the socket, one source per session.
         self.counters = Counters()
@@ -270,7 +283,9 @@ class TailDaemon:
         if self._blocked is not None:
             self._retry_at = 0.0
             self._unblock(self._now())
-        if self._blocked is not None:
+        if self.failed:
+            pass  # said when it failed; the last checkpoint stands
+        elif self._blocked is not None:
             self.failed = True
             self.log.error(
                 "output still not writable; stopping without a checkpoint past what it "
@@ -330,8 +345,12 @@ class TailDaemon:
         return written
 
     def _poll(self, follower: FileFollower) -> int:
+        if follower.broken:
+            return 0
         try:
             change = follower.poll()
+        except InputError as exc:
+            return self._unreadable(follower, exc)
         except NoDescriptors:
             try:
                 if not self._free_fds(keep=follower):
@@ -356,6 +375,15 @@ class TailDaemon:
         self._forget(follower.path)
         fresh = self._add(follower.path, new=True)
         return n + self._poll(fresh) if fresh is not None else n
+
+    def _unreadable(self, follower: FileFollower, exc: InputError) -> int:
+        """A file no source reads (as ``convert`` would refuse it): said once, then
+        left alone; what it made before stands."""
+        follower.broken = True
+        follower.close_fd()
+        follower.out.clear()
+        self.log.error(f"{exc}; this file is not followed", path=follower.path)
+        return 0
 
     def _flush(self, follower: FileFollower) -> int:
         lines = follower.out
@@ -410,12 +438,16 @@ class TailDaemon:
     def _close_idle(self, now: float) -> int:
         written = 0
         holding = [f for f in self.followers.values() if f.fd is not None]
-        for follower in holding:
-            # Only followers that read lately hold a descriptor: few, whatever the total.
+        # Only followers that read lately hold a descriptor: few, whatever the total.
+        # Open runs of those that gave theirs back are watched by name.
+        parked = [self.followers[p] for p in self._parked if p in self.followers]
+        self._parked = {f.path for f in parked if f.fd is None and f.run_open}
+        for follower in holding + [f for f in parked if f.fd is None]:
             if self.idle_close > 0 and follower.run_open:
                 if now - follower.last_data >= self.idle_close:
                     follower.close_runs()
                     written += self._flush(follower)
+                    self._parked.discard(follower.path)
                     self.log.info("run idle; closed as at the end of a file", path=follower.path)
                 continue  # keep the descriptor while a run is open
             if now - follower.last_data >= FD_IDLE_SECONDS:
@@ -426,8 +458,14 @@ class TailDaemon:
             # open until idle-close): the least lately read give theirs back.
             holding.sort(key=lambda f: f.last_data)
             for follower in holding[: len(holding) - self.max_fds * 3 // 4]:
-                follower.close_fd()
+                self._give_back(follower)
         return written
+
+    def _give_back(self, follower: FileFollower) -> None:
+        """Close a follower's descriptor; an open run stays watched for idleness."""
+        follower.close_fd()
+        if follower.run_open:
+            self._parked.add(follower.path)
 
     def _free_fds(self, keep: FileFollower | None = None) -> bool:
         """open() found no descriptor left: give back every follower's but ``keep``'s.
@@ -441,7 +479,7 @@ class TailDaemon:
                 held=len(held), budget=self.max_fds,
             )
         for follower in held:
-            follower.close_fd()
+            self._give_back(follower)
         self.max_fds = max(16, min(self.max_fds, len(held) // 2))
         return bool(held)
 
@@ -483,6 +521,14 @@ class TailDaemon:
                 follower = self._follower(path)
                 self._close_lost(path, mark)
                 state = "gone since the checkpoint"
+            except InputError as exc:
+                self._unreadable(follower, exc)
+                state = "unreadable"
+            key = follower.translation.framer.run_key
+            if key is not None and key[1] is not None:
+                self._agent_runs[(key[0], key[1])] = path  # a subagent's run, going on
+            if follower.run_open:
+                self._parked.add(path)  # no descriptor yet: watched for idleness by name
         elif mark is not None:
             self._close_lost(path, mark)
             state = "changed since the checkpoint; its open run closed, from its start"
@@ -533,9 +579,16 @@ class TailDaemon:
                           path=path)
 
     def _close_vanished(self) -> None:
-        """After the first scan: checkpointed files no scan found are gone."""
+        """After the first scan: checkpointed files no scan found are gone, if the
+        folder they were under is there (a folder not there yet, or not mounted, keeps
+        its files' marks until it is)."""
         for path, mark in list(self._resume.items()):
-            if path not in self.followers and path not in self._deferred:
+            if path in self.followers or path in self._deferred:
+                continue
+            under = [r for r in self.roots if path.startswith(os.path.join(r, ""))]
+            if under and not any(r.is_dir() for r in under):
+                continue
+            if not os.path.lexists(path) or not self._wanted(path):
                 self._close_lost(path, mark)
 
     def _forget(self, path: str) -> None:
@@ -554,10 +607,13 @@ class TailDaemon:
         init names the spawning tool_use), and which tool_uses a parent answered."""
         kind = line.get("type")
         parent = line.get("parent_tool_use_id")
-        if kind == "system" and parent is not None and line.get("subtype") == "init":
+        session = line.get("session_id")
+        if not isinstance(session, str):
+            return
+        if kind == "system" and isinstance(parent, str) and line.get("subtype") == "init":
             follower = self.followers.get(path)
-            if follower is None or follower.translation.framer.run_parent == parent:
-                self._agent_runs[parent] = path  # its own file's run, not an inline one
+            if follower is None or follower.translation.framer.run_key == (session, parent):
+                self._agent_runs[(session, parent)] = path  # its file's run, not an inline one
         elif kind == "user" and parent is None:
             result = line.get("tool_use_result")
             agent = result.get("agentId") if isinstance(result, dict) else None
@@ -569,17 +625,18 @@ class TailDaemon:
             for block in content if isinstance(content, list) and self._agent_runs else ():
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     tool = block.get("tool_use_id")
-                    if tool in self._agent_runs:
-                        self._answered.add(tool)
+                    if isinstance(tool, str) and (session, tool) in self._agent_runs:
+                        self._answered.add((session, tool))
 
     def _end_answered_agents(self) -> int:
         """End each subagent run whose spawning tool_use its parent answered (what is
         left in its file read first), as batch conversion ends it at the file's end."""
-        ends: list[tuple[str, str | None]] = []  # (agent file, spawning tool_use if known)
-        for tool in self._answered:
-            spawned = self._agent_runs.pop(tool, None)
+        # (agent file, the run it must be: session and spawning tool_use, if known)
+        ends: list[tuple[str, tuple[str, str] | None]] = []
+        for key in self._answered:
+            spawned = self._agent_runs.pop(key, None)
             if spawned is not None:
-                ends.append((spawned, tool))
+                ends.append((spawned, key))
         for parent_file, agent in self._answered_agents:
             name = f"agent-{agent}.jsonl"
             for candidate in (
@@ -597,12 +654,12 @@ class TailDaemon:
                 continue
             written += self._poll(agent_follower)  # what its file still holds comes first
             follower = self.followers.get(path)
-            if follower is None or spawner not in (None, follower.translation.framer.run_parent):
+            if follower is None or spawner not in (None, follower.translation.framer.run_key):
                 continue
             follower.close_runs()
             written += self._flush(follower)
             self.log.info("subagent run ended by its parent's tool_result", path=path,
-                          tool_use_id=spawner or "-")
+                          tool_use_id=spawner[1] if spawner else "-")
         return written
 
     # -- checkpoints ---------------------------------------------------------------------
@@ -618,10 +675,23 @@ class TailDaemon:
                 return
         try:
             self.sink.sync()
+        except OSError as exc:
+            # After a failed fsync the kernel may have dropped the pages: no later
+            # fsync can vouch for them. Stop; the restart cuts back to the last good one.
+            self.failed = True
+            self.log.error(f"output fsync failed ({exc.strerror or exc}); stopping without a "
+                           "checkpoint past it", path=str(self.sink.path))
+            raise OutputFailed(str(exc)) from exc
+        try:
             for path, follower in self.followers.items():
                 if follower.dirty or path not in self._entries:
                     self._entries[path] = cp.encode_mark(follower.mark())
                     follower.dirty = False
+            for path, mark in self._resume.items():
+                # Checkpointed files not followed yet (no descriptor; their folder not
+                # there yet; the first scan still going): their marks stand.
+                if path not in self._entries:
+                    self._entries[path] = cp.encode_mark(mark)
             self._save(scanned=not self._first_scan)
         except OSError as exc:
             self.log.error(f"checkpoint not written ({exc.strerror or exc}); tried again at "
@@ -744,7 +814,12 @@ class TailDaemon:
         roots = [str(r) for r in self.roots if r.is_dir()]
         if not roots or self._watcher is not None:
             return
-        self._watcher = RustNotify(roots, False, False, 300, True, True)
+        try:
+            self._watcher = RustNotify(roots, False, False, 300, True, True)
+        except Exception as exc:  # out of descriptors or inotify watches: rescans remain
+            self.log.error(f"file watching unavailable ({exc}); new lines are found by the "
+                           f"rescan every {self.rescan_every:g} s")
+            return
         threading.Thread(target=self._watch, args=(stop,), name="watch", daemon=True).start()
 
     def run(self, stop: Any) -> None:
@@ -762,7 +837,10 @@ class TailDaemon:
                     break
             if stop.is_set():
                 break
-            self.tick(changed or None)
+            try:
+                self.tick(changed or None)
+            except OutputFailed:
+                return
 
     def _watch(self, stop: Any) -> None:
         while not stop.is_set():

@@ -81,10 +81,12 @@ class FileFollower:
         self.tail = b""  # the TAIL_BYTES before ``offset``, as last read
         self.closes: list[int] = []  # offsets where the daemon closed runs itself
         self._replaying: list[int] | None = None
+        self._next_close = 0
         self.fd: int | None = None
         self._seen: tuple[int, int, int] = (0, -1, -1)  # (ino, size, mtime_ns) last polled
         self.last_data = now()
         self.dirty = True  # the mark changed since the last checkpoint
+        self.broken = False  # no source reads it: left alone
 
     def _translation(self, totals: Totals) -> Translation:
         encoder = self._encoder() if self._encoder else None
@@ -103,6 +105,7 @@ class FileFollower:
             _digest(self.tail),
             self.translation.snapshot(),
             list(self.closes),
+            self.translation.framed,
         )
 
     def is_file_of(self, mark: FileMark) -> bool:
@@ -134,6 +137,7 @@ class FileFollower:
             except StateError as exc:
                 reason = str(exc)
             else:
+                self.translation.framed = mark.framed or 0
                 self._reread_tail()
                 self.dirty = False
                 return "resumed"
@@ -143,27 +147,38 @@ class FileFollower:
         return f"replayed to the checkpoint ({reason})"
 
     def _replay(self, mark: FileMark) -> None:
+        """Read the file again from byte 0 to the mark's offset, ending runs where the
+        daemon ended them before. Where the mark counts the lines the file's
+        translation framed, exactly that many are dropped and any beyond them (a run
+        held back then, released now) are kept; a v1 mark drops all it makes."""
         fd = open_file(self.path)
         if fd is None:
             raise FileNotFoundError(self.path)
         translation = self.translation
         scratch = Totals()  # the replay's counts are not the daemon's
         translation.totals, translation.framer.stats = scratch, scratch.framing
-        decorate, translation.decorate = translation.decorate, None  # lines unseen
+        extra = mark.state.get("extra") if mark.state else None
+        with contextlib.suppress(StateError):
+            if extra is not None:
+                translation.extra.update(load(extra))  # the gate as it was at the mark
+        decorate = translation.decorate
+        if mark.framed is None:
+            translation.decorate = None  # lines unseen: all of them are dropped
+        else:
+            translation.skip = mark.framed
         self.offset = self.line_no = 0
         self._replaying = [c for c in mark.closes if c <= mark.offset]
+        self._next_close = 0
         try:
             self._read(fd, mark.offset)
         finally:
             self._replaying = None
             os.close(fd)
-        self.out.clear()  # made before: they are in the output already
-        translation.totals, translation.framer.stats = self._totals, self._totals.framing
-        translation.decorate = decorate
-        extra = mark.state.get("extra") if mark.state else None
-        with contextlib.suppress(StateError):
-            if extra is not None:
-                translation.extra.update(load(extra))
+            translation.totals, translation.framer.stats = self._totals, self._totals.framing
+            translation.decorate = decorate
+        if mark.framed is None:
+            self.out.clear()  # made before: they are in the output already
+        translation.skip = 0
         self.dirty = True
 
     def skip_to_end(self) -> None:
@@ -275,8 +290,10 @@ class FileFollower:
             self.offset += nl + 1 - start
             start = nl + 1
             self.translation.feed(parse_line(line))
-            while closes and closes[0] <= self.offset:
-                closes.pop(0)
+            while closes and self._next_close < len(closes) and (
+                closes[self._next_close] <= self.offset
+            ):
+                self._next_close += 1
                 self._finish()  # where the daemon closed runs before: the same again
         self.last_data = self._now()
         self.dirty = True
@@ -320,7 +337,7 @@ class FileFollower:
 
     @property
     def run_open(self) -> bool:
-        return self.translation.framer.in_run
+        return self.translation.run_open
 
 
 def _digest(data: bytes) -> str:
