@@ -730,8 +730,10 @@ class ClaudeSessionAdapter:
 
     @property
     def holding(self) -> bool:
-        """A sidecar-less subagent's run, held until its parent names it."""
-        return self._unlinked is not None
+        """A run held back: a prompt not yet answered (its init waits for the
+        model's first record), or a sidecar-less subagent's run waiting for its
+        parent to name it. (Notes between turns are not a run: they wait for one.)"""
+        return self._unlinked is not None or self._pending is not None
 
     def _look_for_parent(self) -> bool:
         if self._parent is None and self._agent_id:

@@ -258,7 +258,7 @@ def test_emfile_from_open_backs_off_and_goes_on(
     real_open = os.open
 
     def flaky_open(path: Any, flags: int, *args: Any) -> int:
-        if str(path).endswith(".jsonl") and failing["left"] > 0 and not flags & os.O_WRONLY:
+        if "projects" in str(path) and failing["left"] > 0:
             failing["left"] -= 1
             raise OSError(errno.EMFILE, "Too many open files")
         return real_open(path, flags, *args)
@@ -498,7 +498,7 @@ def test_a_file_deferred_for_descriptors_keeps_its_mark(
     real_open = os.open
 
     def no_fds(path: Any, flags: int, *args: Any) -> int:
-        if str(path).endswith(".jsonl") and not flags & os.O_WRONLY:
+        if "projects" in str(path) and str(path).endswith(".jsonl"):
             raise OSError(errno.EMFILE, "Too many open files")
         return real_open(path, flags, *args)
 
@@ -626,6 +626,124 @@ def test_a_failed_fsync_stops_without_a_checkpoint_past_it(
     d = daemon(tmp_path, clock, idle_close=0)
     d.stop()
     assert tail_output(tmp_path / "out.jsonl") == convert_file(target, "claude-session")[0]
+
+
+def test_a_prompt_never_answered_is_ended_at_idle_close(tmp_path: Path) -> None:
+    """The CLI killed right after the prompt: its run is held for the model's first
+    record; idle-close ends it as batch conversion ends the file."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    target.write_bytes(b"".join(lines(BASH)[:5]))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=30)
+    clock.t += 31
+    d.tick()
+    d.stop()
+    assert tail_output(tmp_path / "out.jsonl") == convert_file(target, "claude-session")[0]
+
+
+def test_copytruncate_then_a_crash_never_cuts_a_line(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    target.write_bytes(b"".join(src[:14]))
+    out = tmp_path / "out.jsonl"
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    doomed = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
+                        clock=fixed, now=clock, commit_every=1e9, idle_close=0)
+    doomed.start()
+    with out.open("r+b") as fh:
+        fh.truncate(0)  # rotated
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[14:]))
+    doomed.tick(changed={str(target)})  # more than the old length, no checkpoint since
+    doomed.lock.release()  # killed
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    for raw in out.read_bytes().splitlines():
+        json.loads(raw)  # whole lines only
+
+
+def test_an_empty_mount_point_keeps_the_marks(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    (proj / BASH_NAME).write_bytes(b"".join(lines(BASH)[:14]))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    before = tail_output(tmp_path / "out.jsonl")
+    (tmp_path / "projects").rename(tmp_path / "disk")
+    (tmp_path / "projects").mkdir()  # the mount point, nothing mounted on it
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    (tmp_path / "projects").rmdir()
+    (tmp_path / "disk").rename(tmp_path / "projects")
+    d = daemon(tmp_path, clock, idle_close=0)
+    d.stop()
+    assert tail_output(tmp_path / "out.jsonl") == before
+
+
+def test_from_end_then_a_replay_drops_only_what_it_wrote(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    target.write_bytes(b"".join(src[:12]))  # there before: skipped
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0, start_at_end=True)
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[12:16]))
+    d.tick(changed={str(target)})
+    d.stop()
+    state = json.loads((tmp_path / "state.json").read_text())
+    for mark in state["files"].values():
+        mark["state"]["framer"]["version"] = 999  # a later release's layout: replay
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    d = daemon(tmp_path, clock, idle_close=0, start_at_end=True)
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[16:]))
+    d.tick(changed={str(target)})
+    d.stop()
+    got = tail_output(tmp_path / "out.jsonl")
+    # The same writes, one daemon throughout: what the restart must not change.
+    (tmp_path / "again").mkdir()
+    (tmp_path / "again" / "projects" / "p").mkdir(parents=True)
+    again = tmp_path / "again" / "projects" / "p" / BASH_NAME
+    again.write_bytes(b"".join(src[:12]))
+    d = daemon(tmp_path / "again", clock, idle_close=0, start_at_end=True)
+    with again.open("ab") as fh:
+        fh.write(b"".join(src[12:16]))
+    d.tick(changed={str(again)})
+    with again.open("ab") as fh:
+        fh.write(b"".join(src[16:]))
+    d.tick(changed={str(again)})
+    d.stop()
+    assert got == tail_output(tmp_path / "again" / "out.jsonl")
+
+
+def test_a_run_a_replay_releases_is_written(tmp_path: Path) -> None:
+    """Held at the checkpoint (a subagent waiting for its parent to name it), the
+    parent answering while the daemon is down, then an upgrade (replay): the run
+    comes out whole, linked."""
+    proj = tmp_path / "projects" / "p"
+    main, agent = layout(proj, main_lines=17, meta=False)
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=600)
+    d.stop()
+    with main.open("ab") as fh:
+        fh.write(b"".join(lines(LAYOUT / f"{SID}.jsonl")[17:]))
+    state = json.loads((tmp_path / "state.json").read_text())
+    for mark in state["files"].values():
+        mark["state"]["adapter"]["version"] = 999
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    d = daemon(tmp_path, clock, idle_close=600)
+    d.stop()
+    got = by_actor(tail_output(tmp_path / "out.jsonl"))
+    assert got[(SID, TOOL)] == expected([agent])[(SID, TOOL)]
 
 
 # -- state as data: versioned, replayed when unknown, upgraded from the old release -----------

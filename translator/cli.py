@@ -390,7 +390,7 @@ def tail(
     from translator.legacy import encoder_for
     from translator.tail import protocol
     from translator.tail.checkpoint import CheckpointError
-    from translator.tail.daemon import OutputSink, TailDaemon
+    from translator.tail.daemon import OutputFailed, OutputSink, TailDaemon
 
     level = ctx.parent.params.get("log_level", "info") if ctx.parent else "info"
     if log_format == "auto":
@@ -455,6 +455,8 @@ def tail(
         daemon.run(stop)
     except CheckpointError as exc:
         log.error(str(exc), path=str(state_path))
+        sys.exit(1)
+    except OutputFailed:  # said where it happened; the last checkpoint stands
         sys.exit(1)
     finally:
         if started:

@@ -17,6 +17,7 @@ files is replayed up to its offset instead (``state`` is None).
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -38,7 +39,9 @@ class FileMark:
     tail_hash: str = ""
     state: dict[str, Any] | None = None  # None: replay the file up to ``offset``
     closes: list[int] = field(default_factory=list)
-    framed: int | None = None  # lines the file's translation framed (None: v1)
+    framed: int | None = None  # lines framed since ``start`` (None: not known, e.g. v1)
+    start: int = 0  # where translation began (``--from end``: the end it found)
+    start_line: int = 0
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -51,6 +54,8 @@ class FileMark:
             "tail_hash": self.tail_hash,
             "closes": self.closes,
             "framed": self.framed,
+            "start": self.start,
+            "start_line": self.start_line,
             "state": self.state,
         }
 
@@ -68,6 +73,8 @@ class FileMark:
             state=state if isinstance(state, dict) else None,
             closes=[int(x) for x in raw.get("closes", [])],
             framed=int(raw["framed"]) if raw.get("framed") is not None else None,
+            start=int(raw.get("start", 0)),
+            start_line=int(raw.get("start_line", 0)),
         )
 
 
@@ -78,6 +85,11 @@ class Checkpoint:
     files: dict[str, FileMark] = field(default_factory=dict)
     #: The first scan is done (``--from end`` skips what files held before it only).
     scanned: bool = True
+    #: The output file's identity at ``output_length``: its inode and a hash of the
+    #: bytes just before that length (a rotated or edited output is not cut back).
+    output_ino: int | None = None
+    output_tail_len: int = 0
+    output_tail_hash: str = ""
 
 
 class CheckpointError(Exception):
@@ -101,8 +113,15 @@ def load(path: Path) -> Checkpoint | None:
     try:
         files = {p: FileMark.from_json(m, version) for p, m in raw.get("files", {}).items()}
         output = raw.get("output") or {}
+        ino = output.get("ino")
         return Checkpoint(
-            output.get("path"), output.get("length"), files, bool(raw.get("scanned", True))
+            output.get("path"),
+            output.get("length"),
+            files,
+            bool(raw.get("scanned", True)),
+            int(ino) if ino is not None else None,
+            int(output.get("tail_len", 0)),
+            str(output.get("tail_hash", "")),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise CheckpointError(f"{path}: damaged checkpoint entry ({exc})") from exc
@@ -112,7 +131,13 @@ def save(path: Path, checkpoint: Checkpoint, entries: dict[str, str]) -> None:
     """Write atomically. ``entries`` are the files' marks, already JSON-encoded
     (the daemon re-encodes only the files that changed)."""
     output = (
-        {"path": checkpoint.output_path, "length": checkpoint.output_length}
+        {
+            "path": checkpoint.output_path,
+            "length": checkpoint.output_length,
+            "ino": checkpoint.output_ino,
+            "tail_len": checkpoint.output_tail_len,
+            "tail_hash": checkpoint.output_tail_hash,
+        }
         if checkpoint.output_path is not None
         else None
     )
@@ -139,6 +164,11 @@ def save(path: Path, checkpoint: Checkpoint, entries: dict[str, str]) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def digest(data: bytes) -> str:
+    """The identity hash of file bytes (a head, the bytes before an offset)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def encode_mark(mark: FileMark) -> str:

@@ -86,8 +86,32 @@ class OutputSink:
             self._out = sys.stdout.buffer
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._length = os.fstat(self._fd).st_size
+            self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            st = os.fstat(self._fd)
+            self.ino = st.st_ino
+            self._length = st.st_size
+            self._load_tail()
+
+    #: How much of the output's end a checkpoint vouches for (see ``tail``).
+    TAIL_BYTES = 4096
+    ino = 0
+    tail = b""  # the last bytes written whole: a checkpoint keeps their hash
+
+    def _load_tail(self) -> None:
+        start = max(0, self._length - self.TAIL_BYTES)
+        self.tail = os.pread(self._fd, self._length - start, start)
+
+    def is_as_checkpointed(self, saved: cp.Checkpoint) -> bool:
+        """Is this the file, and are these the bytes, the checkpoint describes up to
+        its length? (Not after a rotation by rename or copytruncate, or an edit.)"""
+        length = saved.output_length
+        if self.path is None or length is None or saved.output_ino is None:
+            return True  # an older checkpoint: nothing to compare
+        if saved.output_ino != self.ino or os.fstat(self._fd).st_size < length:
+            return False
+        n = saved.output_tail_len
+        data = os.pread(self._fd, n, length - n)
+        return not n or cp.digest(data) == saved.output_tail_hash
 
     def cut_back(self, length: int | None) -> None:
         """Drop what a crash wrote after the last checkpoint (file output only)."""
@@ -97,6 +121,7 @@ class OutputSink:
         if size > length:
             os.ftruncate(self._fd, length)
             self._length = length
+            self._load_tail()
             logs.get().info(
                 "output cut back to the last checkpoint",
                 path=str(self.path),
@@ -127,6 +152,7 @@ class OutputSink:
                                "its new end", path=str(self.path), expected=self._length,
                                found=size)
             self._length = size
+            self._load_tail()
         view = memoryview(data)
         try:
             while view:
@@ -136,6 +162,8 @@ class OutputSink:
                 os.ftruncate(self._fd, self._length)
             raise
         self._length += len(data)
+        keep = self.TAIL_BYTES
+        self.tail = data[-keep:] if len(data) >= keep else (self.tail + data)[-keep:]
 
     def sync(self) -> None:
         if self.path is not None:
@@ -253,7 +281,14 @@ class TailDaemon:
                     output=saved.output_path,
                 )
             if saved.output_path == (str(self.sink.path) if self.sink.path else None):
-                self.sink.cut_back(saved.output_length)
+                if self.sink.is_as_checkpointed(saved):
+                    self.sink.cut_back(saved.output_length)
+                else:
+                    self.log.warning(
+                        "output is not the file the checkpoint describes (rotated or edited "
+                        "since); appending, not cutting back: lines after the checkpoint may "
+                        "come twice", path=str(self.sink.path),
+                    )
             self._resume = dict(saved.files)
             self._first_scan = not saved.scanned
         self.listen()
@@ -283,6 +318,8 @@ class TailDaemon:
         if self._blocked is not None:
             self._retry_at = 0.0
             self._unblock(self._now())
+        for follower in self.followers.values():
+            self._flush(follower)  # nothing made may wait past the last checkpoint
         if self.failed:
             pass  # said when it failed; the last checkpoint stands
         elif self._blocked is not None:
@@ -293,7 +330,8 @@ class TailDaemon:
                 path=str(self.sink.path), held_bytes=len(self._blocked),
             )
         else:
-            self._commit(force=True)
+            with contextlib.suppress(OutputFailed):  # said where it happened
+                self._commit(force=True)
         for follower in self.followers.values():
             follower.close_fd()
         self.sink.close()
@@ -540,6 +578,7 @@ class TailDaemon:
         self._resume.pop(path, None)
         self.followers[path] = follower
         self.log.info(f"file discovered ({state})", path=path)
+        self._flush(follower)  # what a replay released (a run held back before)
         return follower
 
     def _follower(self, path: str) -> FileFollower:
@@ -582,12 +621,19 @@ class TailDaemon:
         """After the first scan: checkpointed files no scan found are gone, if the
         folder they were under is there (a folder not there yet, or not mounted, keeps
         its files' marks until it is)."""
-        for path, mark in list(self._resume.items()):
-            if path in self.followers or path in self._deferred:
-                continue
-            under = [r for r in self.roots if path.startswith(os.path.join(r, ""))]
-            if under and not any(r.is_dir() for r in under):
-                continue
+        left = {p: m for p, m in self._resume.items()
+                if p not in self.followers and p not in self._deferred}
+        for root in self.roots:
+            mine = [p for p in self._resume if p.startswith(os.path.join(root, ""))]
+            if mine and not any(os.path.lexists(p) for p in mine) and _empty(root):
+                # Not one of its checkpointed files is there, and nothing else: the
+                # folder is missing, or an empty mount point (not mounted yet).
+                self.log.warning("none of the checkpointed files under this folder is "
+                                 "there; keeping their marks until they are",
+                                 path=str(root), files=len(mine))
+                for p in mine:
+                    left.pop(p, None)
+        for path, mark in left.items():
             if not os.path.lexists(path) or not self._wanted(path):
                 self._close_lost(path, mark)
 
@@ -703,8 +749,14 @@ class TailDaemon:
         self._uncommitted = False
 
     def _save(self, scanned: bool) -> None:
+        sink = self.sink
         checkpoint = cp.Checkpoint(
-            str(self.sink.path) if self.sink.path else None, self.sink.length, scanned=scanned
+            str(sink.path) if sink.path else None,
+            sink.length,
+            scanned=scanned,
+            output_ino=sink.ino if sink.path else None,
+            output_tail_len=len(sink.tail),
+            output_tail_hash=cp.digest(sink.tail),
         )
         cp.save(self.state_path, checkpoint, self._entries)
 
@@ -850,6 +902,15 @@ class TailDaemon:
             if isinstance(changes, set) and changes:
                 self._changes.put({path for _, path in changes})
                 self.wake()
+
+
+def _empty(folder: Path) -> bool:
+    """A folder that is not there, or holds nothing at all."""
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return True
 
 
 def _flat(status: dict[str, Any]) -> dict[str, Any]:

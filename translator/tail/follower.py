@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import time
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from typing import Any
 from translator.pipeline import InputError, Totals, Translation
 from translator.reader import Line, parse_line
 from translator.state import StateError, load
-from translator.tail.checkpoint import FileMark
+from translator.tail.checkpoint import FileMark, digest
 
 HEAD_BYTES = 1024
 #: The bytes just before the offset that must be unchanged for reading to go on
@@ -80,6 +79,8 @@ class FileFollower:
         self.head_hash = ""
         self.tail = b""  # the TAIL_BYTES before ``offset``, as last read
         self.closes: list[int] = []  # offsets where the daemon closed runs itself
+        self.start = self.start_line = 0  # where translation began (--from end: later)
+        self.counted = True  # translation.framed counts every line framed since start
         self._replaying: list[int] | None = None
         self._next_close = 0
         self.fd: int | None = None
@@ -102,10 +103,12 @@ class FileFollower:
             self.head_len,
             self.head_hash,
             len(self.tail),
-            _digest(self.tail),
+            digest(self.tail),
             self.translation.snapshot(),
             list(self.closes),
-            self.translation.framed,
+            self.translation.framed if self.counted else None,
+            self.start,
+            self.start_line,
         )
 
     def is_file_of(self, mark: FileMark) -> bool:
@@ -117,10 +120,10 @@ class FileFollower:
             st = os.fstat(fd)
             if st.st_ino != mark.ino or st.st_size < mark.offset:
                 return False
-            if mark.head_len and _digest(os.pread(fd, mark.head_len, 0)) != mark.head_hash:
+            if mark.head_len and digest(os.pread(fd, mark.head_len, 0)) != mark.head_hash:
                 return False
             tail = os.pread(fd, mark.tail_len, mark.offset - mark.tail_len)
-            return not mark.tail_len or _digest(tail) == mark.tail_hash
+            return not mark.tail_len or digest(tail) == mark.tail_hash
         finally:
             os.close(fd)
 
@@ -131,12 +134,14 @@ class FileFollower:
         self.offset, self.line_no, self.ino = mark.offset, mark.line_no, mark.ino
         self.head_len, self.head_hash = mark.head_len, mark.head_hash
         self.closes = list(mark.closes)
+        self.start, self.start_line = mark.start, mark.start_line
         if mark.state is not None:
             try:
                 self.translation.restore(mark.state)
             except StateError as exc:
                 reason = str(exc)
             else:
+                self.counted = mark.framed is not None
                 self.translation.framed = mark.framed or 0
                 self._reread_tail()
                 self.dirty = False
@@ -147,7 +152,8 @@ class FileFollower:
         return f"replayed to the checkpoint ({reason})"
 
     def _replay(self, mark: FileMark) -> None:
-        """Read the file again from byte 0 to the mark's offset, ending runs where the
+        """Read the file again from where its translation began (byte 0, or where
+        ``--from end`` found its end) to the mark's offset, ending runs where the
         daemon ended them before. Where the mark counts the lines the file's
         translation framed, exactly that many are dropped and any beyond them (a run
         held back then, released now) are kept; a v1 mark drops all it makes."""
@@ -166,11 +172,12 @@ class FileFollower:
             translation.decorate = None  # lines unseen: all of them are dropped
         else:
             translation.skip = mark.framed
-        self.offset = self.line_no = 0
+        self.offset, self.line_no = mark.start, mark.start_line  # where it began before
         self._replaying = [c for c in mark.closes if c <= mark.offset]
         self._next_close = 0
         try:
             self._read(fd, mark.offset)
+            self.tail = self._tail_at(fd)  # what precedes the offset, not only what was read
         finally:
             self._replaying = None
             os.close(fd)
@@ -179,6 +186,7 @@ class FileFollower:
         if mark.framed is None:
             self.out.clear()  # made before: they are in the output already
         translation.skip = 0
+        self.counted = True  # from here on the count is this replay's own
         self.dirty = True
 
     def skip_to_end(self) -> None:
@@ -202,6 +210,7 @@ class FileFollower:
                     last_nl = pos + nl + 1
                 pos += len(chunk)
             self.offset, self.line_no = last_nl, lines
+            self.start, self.start_line = last_nl, lines
             self._update_head(fd)
             self.tail = self._tail_at(fd)
         finally:
@@ -230,7 +239,7 @@ class FileFollower:
         self._seen = seen
         if fd is None:
             return Change("gone")
-        if self.head_len and _digest(os.pread(fd, self.head_len, 0)) != self.head_hash:
+        if self.head_len and digest(os.pread(fd, self.head_len, 0)) != self.head_hash:
             return Change("replaced")
         if self.tail and self._tail_at(fd) != self.tail:
             return Change("truncated")  # rewritten in place: what we read is not there
@@ -318,7 +327,7 @@ class FileFollower:
         length = min(HEAD_BYTES, self.offset)
         if length > self.head_len:
             self.head_len = length
-            self.head_hash = _digest(os.pread(fd, length, 0))
+            self.head_hash = digest(os.pread(fd, length, 0))
             self.dirty = True
 
     # -- ends ------------------------------------------------------------------------------
@@ -339,6 +348,3 @@ class FileFollower:
     def run_open(self) -> bool:
         return self.translation.run_open
 
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
