@@ -856,6 +856,8 @@ def test_going_on_from_an_old_release_checkpoint(tmp_path: Path, release: str) -
     assert state["version"] == int(release[-1])
     for path, mark in state["files"].items():
         mark["ino"] = os.stat(path).st_ino  # the same files, on this machine
+    if state["output"].get("ino") is not None:
+        state["output"]["ino"] = (tmp_path / "out.jsonl").stat().st_ino
     (tmp_path / "state.json").write_text(json.dumps(state))
     full = {f"p/{SID}.jsonl": LAYOUT / f"{SID}.jsonl",
             f"p/{SID}/subagents/{AGENT}.jsonl": LAYOUT / SID / "subagents" / f"{AGENT}.jsonl",
