@@ -348,6 +348,11 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool) -> None:
 )
 @click.option("--no-ingest", is_flag=True, help="Listen on no socket: transcripts only.")
 @click.option(
+    "--follow-symlinks",
+    is_flag=True,
+    help="Follow symlinked files that lead out of the watched folders (default: skip them).",
+)
+@click.option(
     "--stats-every",
     type=float,
     default=60.0,
@@ -379,6 +384,7 @@ def tail(
     no_redact: bool,
     ingest_socket: Path | None,
     no_ingest: bool,
+    follow_symlinks: bool,
     stats_every: float,
 ) -> None:
     """Follow Claude Code's session files (default ${CLAUDE_CONFIG_DIR:-~/.claude}/projects)
@@ -423,6 +429,7 @@ def tail(
         encoder=lambda: encoder_for(to, claude_extra_types, not no_redact),
         ingest_socket=None if no_ingest else (ingest_socket or protocol.default_socket()),
         stats_every=stats_every,
+        follow_symlinks=follow_symlinks,
     )
 
     def on_signal(signum: int, _frame: Any) -> None:

@@ -43,15 +43,42 @@ def is_transcript(path: str, root: str) -> bool:
     return True
 
 
-def walk_paths(root: str) -> list[str]:
+def stays_inside(path: str, root: str, follow_symlinks: bool = False) -> bool:
+    """A file reached through a symlink counts only if it resolves inside ``root``,
+    unless the user asked to follow links out (``--follow-symlinks``)."""
+    if follow_symlinks or not os.path.islink(path):
+        return True
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(os.path.join(base, ""))
+
+
+def walk_paths(root: str, follow_symlinks: bool = False) -> list[str]:
     """The transcript files below ``root`` as strings, sorted (cheap: no Path objects,
-    so the tail daemon can rescan thousands of files often)."""
+    so the tail daemon can rescan thousands of files often). Only regular files (a
+    FIFO named ``x.jsonl`` would hang a reader); folders reached by symlinks are not
+    entered, and a symlinked file counts only if it stays inside ``root``."""
     found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        # os.walk's folders all start with root (relpath cost ~30 us a folder).
-        in_subagents = "subagents" in dirpath[len(root) :].split(os.sep)
-        dirnames[:] = [d for d in dirnames if not skips_dir(d, in_subagents)]
-        found.extend(os.path.join(dirpath, name) for name in filenames if is_transcript_name(name))
+    stack = [(root, False)]
+    while stack:
+        folder, in_subagents = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue  # unreadable or gone: the next rescan looks again
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not skips_dir(entry.name, in_subagents):
+                        stack.append((entry.path, in_subagents or entry.name == "subagents"))
+                elif (
+                    is_transcript_name(entry.name)
+                    and entry.is_file()  # through a symlink: what it points at
+                    and stays_inside(entry.path, root, follow_symlinks)
+                ):
+                    found.append(entry.path)
+            except OSError:
+                continue
     # "<session>" sorts before "<session>/subagents/...": compare without ".jsonl".
     found.sort(key=lambda p: p[: -len(".jsonl")])
     return found

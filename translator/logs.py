@@ -71,6 +71,22 @@ def _structlog() -> Any:
     return _real
 
 
+def _masked(event: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The event with secrets masked, as every output line is: logs reach the
+    journal, and an event may quote a record's value or a relayed command line.
+    Always on (``--no-redact`` is about the output, not the logs)."""
+    import orjson
+
+    from translator.scrub import scrubber
+
+    data = orjson.dumps({"event": event, **kw}, default=str) + b"\n"
+    clean = scrubber(True)(data)
+    if clean == data:
+        return event, kw
+    fields = orjson.loads(clean)
+    return str(fields.pop("event", event)), fields
+
+
 class _Logger:
     """Filters by level first; a written event is rendered (console) or handed to
     structlog (json)."""
@@ -78,6 +94,7 @@ class _Logger:
     def _emit(self, level: int, method: str, event: str, **kw: Any) -> None:
         if level < _level:
             return
+        event, kw = _masked(event, kw)
         if _fmt == "console":
             sys.stderr.write(_render(method, {"event": event, **kw}) + "\n")
             sys.stderr.flush()

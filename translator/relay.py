@@ -31,6 +31,8 @@ from translator.tail import protocol
 
 #: Lines waiting for the daemon at most (the daemon's own queue holds as many).
 PENDING_LINES = 512
+#: A line longer than this is not sent to the daemon (the daemon's own limit).
+MAX_LINE_BYTES = 64 << 20
 #: After the command ends: how long the last lines may take to reach the daemon.
 GRACE_SECONDS = 2.0
 
@@ -44,14 +46,21 @@ class _ToDaemon:
         self.buf = bytearray()  # whole lines, ready to send
         self.lines_waiting = 0
         self.dropped = 0
+        self.refused: str | None = None  # why a socket there was not trusted
         try:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.connect(str(path))
-            sock.sendall(protocol.hello("relay", pid=os.getpid(), command=command or None))
-            sock.setblocking(False)
-            self.sock = sock
+            sock = protocol.connect(path, timeout=2.0)
+        except protocol.Untrusted as exc:
+            self.refused = str(exc)
+            sock = None
         except OSError:
-            self.sock = None
+            sock = None
+        if sock is not None:
+            try:
+                sock.sendall(protocol.hello("relay", pid=os.getpid(), command=command or None))
+                sock.setblocking(False)
+                self.sock = sock
+            except OSError:
+                sock.close()
         self.connected = int(self.sock is not None)
 
     def add(self, line: bytes) -> None:
@@ -110,7 +119,9 @@ class _ToDaemon:
 def relay(command: list[str], socket_path: Path) -> int:
     log = logs.get()
     daemon = _ToDaemon(socket_path, command)
-    if daemon.sock is None:
+    if daemon.refused is not None:
+        log.error(f"{daemon.refused}; passing through only")
+    elif daemon.sock is None:
         log.warning("no daemon listening; passing through only", path=str(socket_path))
     proc: subprocess.Popen[bytes] | None = None
     if command:
@@ -140,8 +151,11 @@ def relay(command: list[str], socket_path: Path) -> int:
 
 
 def _pump(src: int, out: int, daemon: _ToDaemon) -> None:
-    """Command output → our stdout (first, whole) and → the daemon (whole lines)."""
-    partial = b""
+    """Command output → our stdout (first, whole) and → the daemon (whole lines).
+    A line is searched for its end once, not re-joined per read; one longer than
+    ``MAX_LINE_BYTES`` is not sent to the daemon (counted as dropped) and not held."""
+    partial = bytearray()
+    skipping = False  # inside a line over the limit: nothing of it goes to the daemon
     while True:
         wait_write: list[Any] = [daemon.sock] if daemon.sock is not None and daemon.buf else []
         readable, writable, _ = select.select([src], wait_write, [])
@@ -154,12 +168,29 @@ def _pump(src: int, out: int, daemon: _ToDaemon) -> None:
             break
         if not _write_all(out, data):
             return  # our reader went away: the command meets a closed pipe too
-        *lines, partial = (partial + data).split(b"\n")
+        last = data.rfind(b"\n")
+        if last < 0:
+            if not skipping:
+                partial += data
+                if len(partial) > MAX_LINE_BYTES:
+                    partial.clear()
+                    skipping = True
+                    daemon.dropped += daemon.connected
+            continue
+        first = data.find(b"\n")
+        head = b"" if skipping else bytes(partial) + data[:first]
+        lines = [] if skipping else [head]
+        lines += data[first + 1 : last].split(b"\n") if last > first else []
         for line in lines:
-            daemon.add(line)
+            if len(line) > MAX_LINE_BYTES:
+                daemon.dropped += daemon.connected
+            else:
+                daemon.add(line)
+        partial = bytearray(data[last + 1 :])
+        skipping = False
         daemon.send()
-    if partial:
-        daemon.add(partial)  # the last line, cut off by the command's end
+    if partial and not skipping:
+        daemon.add(bytes(partial))  # the last line, cut off by the command's end
 
 
 def _write_all(fd: int, data: bytes) -> bool:

@@ -17,9 +17,13 @@ class NoDaemon(Exception):
 
 
 def _connect(path: Path, role: str) -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(str(path))
+        sock = protocol.connect(path)
+    except protocol.Untrusted as exc:
+        raise NoDaemon(str(exc)) from exc
+    except OSError as exc:
+        raise NoDaemon(f"no daemon listening ({exc.strerror or exc})") from exc
+    try:
         sock.sendall(protocol.hello(role))
     except OSError as exc:
         sock.close()

@@ -37,13 +37,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from translator import logs
-from translator.discover import is_transcript, walk_paths
-from translator.events import JSON
+from translator.discover import is_transcript, stays_inside, walk_paths
+from translator.events import JSON, Problem
 from translator.pipeline import InputError, Totals, Translation
 from translator.reader import Line, parse_line
 from translator.tail import checkpoint as cp
 from translator.tail.claims import Claims, Counters, TranscriptGate, mark_origin
-from translator.tail.follower import FileFollower, NoDescriptors
+from translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
 from translator.tail.ingest import IngestServer, LiveStream
 from translator.timefmt import now_ts
 
@@ -196,8 +196,10 @@ class TailDaemon:
         ingest_socket: Path | None = None,
         stats_every: float = 60.0,
         max_fds: int | None = None,
+        follow_symlinks: bool = False,
     ) -> None:
         self.roots = roots
+        self.follow_symlinks = follow_symlinks
         self._encoder = encoder  # makes each file's encoder (--to)
         self.sink = sink
         self.state_path = state_path
@@ -383,12 +385,20 @@ class TailDaemon:
         return written
 
     def _poll(self, follower: FileFollower) -> int:
-        if follower.broken:
-            return 0
+        if follower.broken is not None:
+            if follower.retry_sig is None or _sig(follower.path) == follower.retry_sig:
+                return 0  # left alone until its permissions or kind change
+            follower.broken = None
+            if not follower.started:  # it never began: begin now, from its mark if any
+                self.followers.pop(follower.path, None)
+                fresh = self._add(follower.path, follower.new)
+                return self._poll(fresh) if fresh is not None else 0
         try:
             change = follower.poll()
         except InputError as exc:
-            return self._unreadable(follower, exc)
+            return self._unreadable(follower, str(exc), retry=False)
+        except Unfollowable as exc:
+            return self._unreadable(follower, str(exc), retry=True)
         except NoDescriptors:
             try:
                 if not self._free_fds(keep=follower):
@@ -414,13 +424,15 @@ class TailDaemon:
         fresh = self._add(follower.path, new=True)
         return n + self._poll(fresh) if fresh is not None else n
 
-    def _unreadable(self, follower: FileFollower, exc: InputError) -> int:
-        """A file no source reads (as ``convert`` would refuse it): said once, then
-        left alone; what it made before stands."""
-        follower.broken = True
+    def _unreadable(self, follower: FileFollower, reason: str, retry: bool) -> int:
+        """A file no source reads (as ``convert`` would refuse it), or one we may not
+        read (permissions, a FIFO): said once, then left alone; what it made before
+        stands. The second kind is tried again when its mode, owner or kind change."""
+        follower.broken = reason
+        follower.retry_sig = _sig(follower.path) if retry else None
         follower.close_fd()
         follower.out.clear()
-        self.log.error(f"{exc}; this file is not followed", path=follower.path)
+        self.log.error(f"{reason}; this file is not followed", path=follower.path)
         return 0
 
     def _flush(self, follower: FileFollower) -> int:
@@ -524,12 +536,15 @@ class TailDaemon:
     # -- files -----------------------------------------------------------------------------
 
     def _wanted(self, path: str) -> bool:
-        return any(is_transcript(path, str(root)) for root in self.roots)
+        return any(
+            is_transcript(path, str(root)) and stays_inside(path, str(root), self.follow_symlinks)
+            for root in self.roots
+        )
 
     def _rescan(self) -> None:
         seen: set[str] = set()
         for root in self.roots:
-            seen.update(walk_paths(str(root)))
+            seen.update(walk_paths(str(root), self.follow_symlinks))
         for path in sorted(seen - set(self.followers)):
             self._add(path, new=not self._first_scan)
         self._first_scan = False
@@ -540,6 +555,12 @@ class TailDaemon:
         round; nothing about the file is decided until then)."""
         try:
             return self._follow(path, new)
+        except Unfollowable as exc:
+            placeholder = self._follower(path)  # its mark, if any, stays for later
+            placeholder.started, placeholder.new = False, new
+            self.followers[path] = placeholder
+            self._unreadable(placeholder, str(exc), retry=True)
+            return None
         except NoDescriptors:
             if self._free_fds():
                 try:
@@ -560,7 +581,7 @@ class TailDaemon:
                 self._close_lost(path, mark)
                 state = "gone since the checkpoint"
             except InputError as exc:
-                self._unreadable(follower, exc)
+                self._unreadable(follower, str(exc), retry=False)
                 state = "unreadable"
             key = follower.translation.framer.run_key
             if key is not None and key[1] is not None:
@@ -730,6 +751,8 @@ class TailDaemon:
             raise OutputFailed(str(exc)) from exc
         try:
             for path, follower in self.followers.items():
+                if not follower.started:
+                    continue  # a file that could not begin: its old mark (below) stands
                 if follower.dirty or path not in self._entries:
                     self._entries[path] = cp.encode_mark(follower.mark())
                     follower.dirty = False
@@ -824,6 +847,11 @@ class TailDaemon:
             stream.broken = True
             self.counters.stream_parse_errors += 1
             self.log.error(f"live stream unreadable: {exc}", stream=stream.id)
+        except Exception as exc:  # a line the translator fails on: said, not fatal
+            self.counters.stream_parse_errors += 1
+            stream.translation.problem(Problem(
+                f"line could not be translated ({type(exc).__name__}: {exc})", stream.id,
+                stream.lines, kind="untranslatable"))
 
     def _end_stream(self, stream: LiveStream) -> None:
         with contextlib.suppress(InputError):
@@ -849,6 +877,7 @@ class TailDaemon:
             claims=dict(self.claims.holder),
             floors=len(self.claims.floors),
             files=len(self.followers),
+            socket_refused=self.server.refused if self.server is not None else 0,
             fd_exhausted=self._fd_short,
             output_held_bytes=len(self._blocked or b""),
             uptime_s=round(self._now() - self._born, 1),
@@ -902,6 +931,15 @@ class TailDaemon:
             if isinstance(changes, set) and changes:
                 self._changes.put({path for _, path in changes})
                 self.wake()
+
+
+def _sig(path: str) -> tuple[int, ...] | None:
+    """What must change for a file we may not read to be tried again."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mode, st.st_uid, st.st_gid, st.st_ino, st.st_ctime_ns)
 
 
 def _empty(folder: Path) -> bool:

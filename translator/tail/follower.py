@@ -16,17 +16,21 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from translator.events import Problem
 from translator.pipeline import InputError, Totals, Translation
 from translator.reader import Line, parse_line
 from translator.state import StateError, load
 from translator.tail.checkpoint import FileMark, digest
 
 HEAD_BYTES = 1024
+#: A line longer than this is reported and skipped, never held whole.
+MAX_LINE_BYTES = 64 << 20
 #: The bytes just before the offset that must be unchanged for reading to go on
 #: there: enough to reach into the last line's own ids and time (Claude Code
 #: records end with their uuid and timestamp), one pread a growing poll.
@@ -39,14 +43,27 @@ class NoDescriptors(Exception):
     """open() failed with EMFILE/ENFILE: the file is there, the process is full."""
 
 
+class Unfollowable(Exception):
+    """The path is there but is not a file we may read: no permission, or not a
+    regular file (a FIFO would block the daemon's one thread in ``open``)."""
+
+
 def open_file(path: str) -> int | None:
-    """A read descriptor, None when the file is gone, NoDescriptors when none is left."""
+    """A read descriptor on a regular file; None when the file is gone;
+    NoDescriptors when none is left; Unfollowable when it cannot be read."""
     try:
-        return os.open(path, os.O_RDONLY)
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno in _OUT_OF_FDS:
             raise NoDescriptors(path) from exc
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise Unfollowable(f"permission denied ({exc.strerror})") from exc
         return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise Unfollowable("not a regular file")
+    return fd
 
 
 @dataclass(slots=True)
@@ -83,11 +100,15 @@ class FileFollower:
         self.counted = True  # translation.framed counts every line framed since start
         self._replaying: list[int] | None = None
         self._next_close = 0
+        self._long_seen: int | None = None  # how far an unfinished over-long line was read
         self.fd: int | None = None
         self._seen: tuple[int, int, int] = (0, -1, -1)  # (ino, size, mtime_ns) last polled
         self.last_data = now()
         self.dirty = True  # the mark changed since the last checkpoint
-        self.broken = False  # no source reads it: left alone
+        self.broken: str | None = None  # why it is left alone (no source reads it, ...)
+        self.retry_sig: tuple[int, ...] | None = None  # try again when its stat differs
+        self.started = True  # False: a placeholder for a file that could not begin
+        self.new = True  # (placeholders) found after the first scan
 
     def _translation(self, totals: Totals) -> Translation:
         encoder = self._encoder() if self._encoder else None
@@ -267,24 +288,86 @@ class FileFollower:
         self.close_fd()
 
     def _read(self, fd: int, size: int) -> None:
+        """Whole lines from ``offset`` to ``size``. A line still being written is left
+        for the next look; one longer than ``MAX_LINE_BYTES`` is reported and passed
+        over without being held (each byte is read once: no re-joining of pieces)."""
         pos = self.offset
-        pending = b""
+        pieces: list[bytes] = []  # a line not yet ended, in the chunks it came in
+        held = 0
+        if self._long_seen is not None:  # an over-long line, its end not seen before
+            end = self._skip_long_line(fd, self._long_seen, size)
+            if end is None:
+                return
+            pos = end
         while pos < size:
             chunk = os.pread(fd, min(READ_CHUNK, size - pos), pos)
             if not chunk:
                 break
             pos += len(chunk)
-            data = pending + chunk
-            nl = data.rfind(b"\n")
+            nl = chunk.rfind(b"\n")
             if nl < 0:
-                pending = data
+                pieces.append(chunk)
+                held += len(chunk)
+                if held > MAX_LINE_BYTES:
+                    end = self._skip_long_line(fd, pos, size)
+                    if end is None:
+                        return  # its end is not written yet: looked at again then
+                    pos, pieces, held = end, [], 0
                 continue
-            block = data[: nl + 1]
-            self._translate(block)
-            pending = data[nl + 1 :]
+            pieces.append(chunk[: nl + 1])
+            block = b"".join(pieces)
+            if held + chunk.find(b"\n") > MAX_LINE_BYTES:
+                self._translate_checked(block)  # its first line ran over the limit
+            else:
+                self._translate(block)
             self._keep_tail(block)
+            pieces = [chunk[nl + 1 :]] if nl + 1 < len(chunk) else []
+            held = len(chunk) - nl - 1
         if self.head_len < HEAD_BYTES:
             self._update_head(fd)
+
+    def _skip_long_line(self, fd: int, pos: int, size: int) -> int | None:
+        """The offset just past the over-long line that starts at ``offset`` (found
+        by reading on, nothing kept), reported as a system/error; None while its
+        newline is not written yet."""
+        while pos < size:
+            chunk = os.pread(fd, min(READ_CHUNK, size - pos), pos)
+            if not chunk:
+                break
+            nl = chunk.find(b"\n")
+            if nl >= 0:
+                end = pos + nl + 1
+                self._long_seen = None
+                self._report_long(end - self.offset - 1)
+                return end
+            pos += len(chunk)
+        self._long_seen = pos  # the next look reads on from here, not from its start
+        return None
+
+    def _report_long(self, length: int) -> None:
+        self.line_no += 1
+        self._problem(
+            f"line of {length} bytes is longer than the limit ({MAX_LINE_BYTES}); skipped",
+            "line_too_long", {"offset": self.offset, "length": length},
+        )
+        self.offset += length + 1
+        self.last_data = self._now()
+        self.dirty = True
+
+    def _translate_checked(self, block: bytes) -> None:
+        """A block that may hold a line over the limit: those are reported, not read."""
+        start = 0
+        while start < len(block):
+            nl = block.index(b"\n", start)
+            if nl - start > MAX_LINE_BYTES:
+                self._report_long(nl - start)
+            else:
+                self._translate(block[start : nl + 1])
+            start = nl + 1
+
+    def _problem(self, message: str, kind: str, ext: dict[str, Any]) -> None:
+        self.translation.problem(Problem(message, self.path, self.line_no, kind=kind,
+                                         extension=ext))
 
     def _translate(self, block: bytes) -> None:
         start = 0
@@ -298,7 +381,13 @@ class FileFollower:
             line = Line(self.path, self.line_no, self.offset, raw, True)
             self.offset += nl + 1 - start
             start = nl + 1
-            self.translation.feed(parse_line(line))
+            try:
+                self.translation.feed(parse_line(line))
+            except InputError:
+                raise  # the whole file is unreadable: the daemon leaves it alone
+            except Exception as exc:  # a line the translator fails on: said, not fatal
+                self._problem(f"line could not be translated ({type(exc).__name__}: {exc})",
+                              "untranslatable", {"offset": line.offset})
             while closes and self._next_close < len(closes) and (
                 closes[self._next_close] <= self.offset
             ):

@@ -18,11 +18,13 @@ the socket side ever waits for anything slower than a socket.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import queue
 import socket
 import stat
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,11 +36,17 @@ from translator.tail import protocol
 from translator.timefmt import now_ts
 
 STREAM_QUEUE = 512
+#: A relayed line longer than this is dropped (counted), never held whole.
+MAX_LINE_BYTES = 64 << 20
+#: Clients connected at once, at most; more are closed at once (counted).
+MAX_CLIENTS = 64
 #: What may wait for one subscriber. Bytes, not items: one item can be a whole
 #: file's first read.
 SUBSCRIBER_BYTES = 4 << 20
 HELLO_TIMEOUT = 5.0
 _MAX_HELLO = 64 * 1024
+#: accept() errors that pass (out of descriptors or memory for a moment).
+_TRANSIENT = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED)
 
 
 class LiveStream:
@@ -62,21 +70,42 @@ class LiveStream:
         self.broken = False
 
     def read(self, pending: bytes = b"") -> None:
-        """In the stream's own thread: socket → queue, until the relay closes."""
+        """In the stream's own thread: socket → queue, until the relay closes. Each
+        byte is searched once (a long line is not re-scanned per chunk); a line over
+        ``MAX_LINE_BYTES`` is dropped (counted as dropped) without being held."""
         try:
-            buf = pending
+            buf = bytearray(pending)
+            fresh = 0  # where the bytes not yet searched for a newline begin
+            skipping = False  # inside a line over the limit: drop up to its newline
             while True:
-                if b"\n" in buf:
-                    *lines, buf = buf.split(b"\n")
-                    for line in lines:
-                        self._offer(line)
+                if skipping:
+                    nl = buf.find(b"\n", fresh)
+                    if nl < 0:
+                        buf.clear()
+                    else:
+                        del buf[: nl + 1]
+                        skipping = False
+                    fresh = 0
+                if not skipping and buf.find(b"\n", fresh) >= 0:
+                    last = buf.rfind(b"\n")
+                    for line in bytes(buf[:last]).split(b"\n"):
+                        if len(line) > MAX_LINE_BYTES:
+                            self.dropped += 1  # came whole in one read: still too long
+                        else:
+                            self._offer(line)
+                    del buf[: last + 1]
                     self._wake()
+                if len(buf) > MAX_LINE_BYTES:
+                    buf.clear()
+                    skipping = True
+                    self.dropped += 1
+                fresh = len(buf)
                 data = self.conn.recv(1 << 16)
                 if not data:
                     break
                 buf += data
-            if buf:
-                self.tail = buf  # cut off: the relay or its connection ended mid-line
+            if buf and not skipping:
+                self.tail = bytes(buf)  # cut off: the relay or its connection ended mid-line
         except OSError:
             pass  # the relay went away: what arrived stands
         finally:
@@ -112,9 +141,11 @@ class Subscriber:
         self._warnings = 0
 
     def offer(self, data: bytes) -> None:
-        """Main thread: never waits; a full queue loses the data for this one only."""
+        """Main thread: never waits; a full queue loses the data for this one only.
+        An empty queue takes any one batch, however large: a subscriber that is idle
+        (not slow) loses nothing."""
         with self._lock:
-            if self.waiting + len(data) > self.limit:
+            if self.waiting and self.waiting + len(data) > self.limit:
                 n = data.count(b"\n") or 1
                 self.dropped += n
                 self._lost += n
@@ -179,12 +210,14 @@ class IngestServer:
         self.new_streams: list[LiveStream] = []  # taken by the main thread
         self.subscribers: list[Subscriber] = []
         self._count = 0
+        self._clients = 0
+        self.refused = 0  # connections closed: another user, or too many at once
         self.log = logs.get()
 
     # -- life -------------------------------------------------------------------------
 
     def start(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        protocol.private_folder(self.path.parent, create=True)  # raises Untrusted
         if self.path.exists() or self.path.is_symlink():
             if not stat.S_ISSOCK(os.lstat(self.path).st_mode):
                 raise OSError(f"{self.path} exists and is not a socket")
@@ -233,18 +266,63 @@ class IngestServer:
     # -- threads ---------------------------------------------------------------------------
 
     def _accept(self) -> None:
+        """Accept until closed. Out of descriptors is not closed: wait and go on
+        (said once), or relays would stop being heard for good."""
+        short = False
         while self._sock is not None:
             try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return  # closed
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+                conn = self._take()
+            except OSError as exc:
+                if self._sock is None or exc.errno not in _TRANSIENT:
+                    return  # closed
+                if not short:
+                    short = True
+                    self.log.warning(f"socket accept failed ({exc.strerror}); retrying",
+                                     path=str(self.path))
+                time.sleep(0.2)
+                continue
+            with self._lock:
+                crowded = self._clients >= MAX_CLIENTS
+                if not crowded:
+                    self._clients += 1
+            if crowded:
+                self.refused += 1
+                conn.close()
+                continue
+            threading.Thread(target=self._serve_counted, args=(conn,), daemon=True).start()
+
+    def _take(self) -> socket.socket:
+        if self._sock is None:
+            raise OSError(errno.EBADF, "closed")
+        return self._sock.accept()[0]
+
+    def _serve_counted(self, conn: socket.socket) -> None:
+        try:
+            self._serve(conn)
+        finally:
+            with self._lock:
+                self._clients -= 1
 
     def _serve(self, conn: socket.socket) -> None:
-        conn.settimeout(HELLO_TIMEOUT)
+        try:
+            uid = protocol.peer_uid(conn)
+        except OSError:
+            uid = -1
+        if uid != os.getuid():
+            self.refused += 1  # the folder is 0700; this is the second lock on the door
+            self.log.warning("socket client of another user; closed", uid=uid)
+            conn.close()
+            return
+        # The hello must be whole within HELLO_TIMEOUT in all (a byte every few
+        # seconds does not keep a connection).
+        deadline = time.monotonic() + HELLO_TIMEOUT
         buf = b""
         try:
             while b"\n" not in buf and len(buf) < _MAX_HELLO:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                conn.settimeout(left)
                 data = conn.recv(4096)
                 if not data:
                     break

@@ -1,0 +1,340 @@
+"""The tail daemon and its socket against hostile input and hostile neighbours
+(issue #14, points 3, 7, 8, 9, 10): it never dies on content, holds no line whole
+past a limit, never blocks on a FIFO or leaves its folder by a symlink, and talks
+only to its own user, in a folder only that user can reach."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from helpers import convert_file
+from test_tail import SESSION, Clock, daemon, tail_output
+
+from translator import logs
+from translator.tail import follower as follower_mod
+from translator.tail import ingest, protocol
+from translator.tail.ingest import IngestServer, Subscriber
+
+BASH = SESSION / "print_mode_bash.jsonl"
+BASH_NAME = "5eccd76e-a2bd-46d3-9ac7-285807858239.jsonl"
+
+
+def errors_of(data: bytes) -> list[dict[str, Any]]:
+    return [x for x in map(orjson.loads, data.splitlines())
+            if x["type"] == "system" and x.get("subtype") == "error"]
+
+
+# -- 7. never dies on content -----------------------------------------------------------------
+
+
+def test_a_line_the_translator_fails_on_is_an_error_line_and_the_daemon_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adapters.claude_session import ClaudeSessionAdapter
+
+    whole = convert_file(BASH, "claude-session")[0]
+    real_feed = ClaudeSessionAdapter.feed
+
+    def feed(self: Any, record: dict[str, Any], where: Any) -> Any:
+        if record.get("type") == "assistant" and where.line == 13:
+            raise RecursionError("a bug this input reveals")
+        return real_feed(self, record, where)
+
+    monkeypatch.setattr(ClaudeSessionAdapter, "feed", feed)
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    (proj / BASH_NAME).write_bytes(BASH.read_bytes())
+    d = daemon(tmp_path, Clock(), idle_close=0)
+    d.stop()
+    out = tail_output(tmp_path / "out.jsonl")
+    errors = errors_of(out)
+    assert len(errors) == 1 and errors[0]["extension"]["line"] == 13
+    assert "RecursionError" in errors[0]["message"]
+    assert out.count(b'"type":"assistant"') == whole.count(b'"type":"assistant"') - 1
+    assert out.count(b'"type":"user"') == whole.count(b'"type":"user"')  # the rest came
+    assert json.loads((tmp_path / "state.json").read_text())["files"]  # and it goes on
+
+
+# -- 8. lines longer than the limit ----------------------------------------------------------
+
+
+def test_an_over_long_line_is_reported_and_skipped_even_while_it_grows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(follower_mod, "MAX_LINE_BYTES", 4000)
+    monkeypatch.setattr(follower_mod, "READ_CHUNK", 1024)  # many chunks per line
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = BASH.read_bytes().splitlines(keepends=True)
+    target.write_bytes(b"".join(src[:14]))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    with target.open("ab") as fh:
+        fh.write(b"\0" * 3000)  # a line being written, not over the limit yet
+    d.tick(changed={str(target)})
+    with target.open("ab") as fh:
+        fh.write(b"\0" * 9000)  # now it is, and still has no end
+    d.tick(changed={str(target)})
+    assert errors_of(tail_output(tmp_path / "out.jsonl")) == []  # not before its end
+    with target.open("ab") as fh:
+        fh.write(b"\n" + b"".join(src[14:]))
+    d.tick(changed={str(target)})
+    d.stop()
+    out = tail_output(tmp_path / "out.jsonl")
+    [error] = errors_of(out)
+    assert error["extension"]["kind"] == "line_too_long" if "kind" in error.get(
+        "extension", {}) else error["kind"] == "line_too_long"
+    assert error["extension"]["line"] == 15 and error["extension"]["length"] == 12000
+    whole = tmp_path / "whole.jsonl"
+    whole.write_bytes(b"".join(src))
+    want = [x for x in convert_file(whole, "claude-session")[0].splitlines()
+            if b'"subtype":"error"' not in x]
+    got = [x for x in out.splitlines() if b'"subtype":"error"' not in x]
+    assert len(got) == len(want)
+
+
+def test_a_relayed_line_over_the_limit_is_dropped_not_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "MAX_LINE_BYTES", 4000)
+    a, b = socket.socketpair()
+    stream = ingest.LiveStream("s", a, {}, lambda: None)
+
+    def feed() -> None:
+        b.sendall(b'{"first":1}\n' + b"x" * 20000)
+        b.sendall(b"y" * 20000 + b'\n{"second":2}\n')
+        b.close()
+
+    threading.Thread(target=feed).start()
+    stream.read()
+    got = []
+    while not stream.queue.empty():
+        got.append(stream.queue.get_nowait())
+    assert got == [b'{"first":1}', b'{"second":2}'] and stream.dropped == 1
+
+
+# -- 9. files that are not regular files, symlinks, permissions ------------------------------
+
+
+def test_a_fifo_never_blocks_the_daemon_and_is_reported_once(tmp_path: Path) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    os.mkfifo(proj / "x.jsonl")
+    (proj / BASH_NAME).write_bytes(BASH.read_bytes())
+    os.symlink(proj / "x.jsonl", proj / "link-to-fifo.jsonl")
+    d = daemon(tmp_path, Clock(), idle_close=0)  # returns: nothing blocked
+    d.tick(changed={str(proj / "x.jsonl")})  # an event names it
+    d.tick(rescan=True)
+    d.stop()
+    assert tail_output(tmp_path / "out.jsonl") == convert_file(proj / BASH_NAME,
+                                                               "claude-session")[0]
+
+
+def test_symlinks_out_of_the_watched_folder_are_not_followed_unless_asked(
+    tmp_path: Path,
+) -> None:
+    from translator.discover import walk_paths
+
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_bytes(BASH.read_bytes())
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    (proj / "inside.jsonl").write_bytes(BASH.read_bytes())
+    os.symlink(outside, proj / "out.jsonl")
+    os.symlink(proj / "inside.jsonl", proj / "alias.jsonl")
+    root = str(tmp_path / "projects")
+    assert walk_paths(root) == [str(proj / "alias.jsonl"), str(proj / "inside.jsonl")]
+    assert str(proj / "out.jsonl") in walk_paths(root, follow_symlinks=True)
+    d = daemon(tmp_path, Clock(), idle_close=0)
+    assert not d._wanted(str(proj / "out.jsonl"))
+    d.stop()
+
+
+def test_an_unreadable_file_is_reported_once_and_tried_again_when_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    target.write_bytes(BASH.read_bytes())
+    real_open = os.open
+    locked = {"on": True}
+
+    def no_access(path: Any, flags: int, *args: Any) -> int:
+        if locked["on"] and str(path) == str(target):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", no_access)
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    for _ in range(3):
+        d.tick(rescan=True)
+    err = capsys.readouterr().err
+    assert err.count("permission denied") == 1 and "gone" not in err
+    locked["on"] = False
+    target.chmod(0o640)  # what a user does to let it be read: its ctime moves
+    d.tick(rescan=True)
+    d.stop()
+    assert tail_output(tmp_path / "out.jsonl") == convert_file(target, "claude-session")[0]
+
+
+# -- 10. the socket -------------------------------------------------------------------------
+
+
+def _server(folder: Path) -> IngestServer:
+    server = IngestServer(folder / "s.sock", lambda: None, lambda: {"ok": 1})
+    server.start()
+    return server
+
+
+@pytest.mark.parametrize("how", ["open to others", "another user's"])
+def test_a_socket_folder_we_do_not_own_alone_is_refused_by_both_ends(
+    tmp_path: Path, how: str
+) -> None:
+    folder = tmp_path / "streamv1-1000"
+    folder.mkdir(mode=0o700)
+    if how == "open to others":
+        folder.chmod(0o755)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("needs root to make a folder another user owns")
+        os.chown(folder, 65534, 65534)
+    with pytest.raises(protocol.Untrusted):
+        _server(folder)
+    with pytest.raises(protocol.Untrusted):
+        protocol.connect(folder / "s.sock")
+
+
+def test_a_client_of_another_user_is_closed(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to connect as another user")
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # reachable by others (pytest's are 0700)
+    folder.chmod(0o700)
+    server = _server(folder)
+    try:
+        folder.chmod(0o711)  # reachable by name, to show the kernel's word is checked too
+        os.chmod(folder / "s.sock", 0o666)
+        probe = (
+            "import os, socket\n"
+            "os.setgid(65534); os.setuid(65534)\n"
+            "s = socket.socket(socket.AF_UNIX); s.connect(os.environ['SOCK'])\n"
+            "try:\n"
+            "    s.sendall(b'{\"streamv1\":1,\"role\":\"status\"}\\n')\n"
+            "    print('closed' if s.recv(100) == b'' else 'answered')\n"
+            "except ConnectionError:\n"
+            "    print('closed')\n"
+        )
+        proc = subprocess.run(["python3", "-c", probe], env={"SOCK": str(folder / "s.sock")},
+                              capture_output=True, text=True, timeout=20, check=False)
+        assert proc.stdout.strip() == "closed", proc.stderr
+        assert server.refused == 1
+    finally:
+        server.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_hello_dribbled_a_byte_at_a_time_is_cut_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "HELLO_TIMEOUT", 1.0)
+    server = _server(tmp_path)
+    try:
+        sock = protocol.connect(tmp_path / "s.sock")
+        sock.settimeout(5)
+        started = time.monotonic()
+        closed = False
+        for byte in b'{"streamv1":1,"role":"status"}':
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:
+                closed = True
+                break
+            time.sleep(0.25)
+            if time.monotonic() - started > 4:
+                break
+        if not closed:
+            closed = sock.recv(100) == b""
+        assert closed and time.monotonic() - started < 4
+    finally:
+        server.close()
+
+
+def test_connections_beyond_the_cap_are_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest, "MAX_CLIENTS", 2)
+    server = _server(tmp_path)
+    try:
+        held = [protocol.connect(tmp_path / "s.sock") for _ in range(2)]
+        time.sleep(0.2)
+        extra = protocol.connect(tmp_path / "s.sock")
+        extra.settimeout(5)
+        assert extra.recv(10) == b""
+        assert server.refused == 1
+        for sock in held:
+            sock.close()
+    finally:
+        server.close()
+
+
+def test_accept_survives_running_out_of_descriptors(tmp_path: Path) -> None:
+    class Starved(IngestServer):
+        fails = 3
+
+        def _take(self) -> socket.socket:
+            if self.fails:
+                self.fails -= 1
+                raise OSError(errno.EMFILE, "Too many open files")
+            return super()._take()
+
+    server = Starved(tmp_path / "s.sock", lambda: None, lambda: {"ok": 1})
+    server.start()
+    try:
+        from translator.tail.client import status
+
+        assert status(tmp_path / "s.sock") == {"ok": 1}  # heard after the failures
+        assert server.fails == 0
+    finally:
+        server.close()
+
+
+def test_an_idle_subscriber_takes_a_batch_larger_than_its_queue() -> None:
+    a, b = socket.socketpair()
+    sub = Subscriber(a, 1, limit=1000)
+    sub.offer(b"x" * 5000 + b"\n")  # the queue is empty: taken whole
+    assert sub.dropped == 0 and sub.waiting == 5001
+    sub.offer(b"y" * 10 + b"\n")  # behind a full queue: dropped, counted
+    assert sub.dropped == 1
+    a.close()
+    b.close()
+
+
+# -- 3. secrets never reach the logs -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["console", "json"])
+def test_log_events_are_masked(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    secret = "sk-ant-api03-" + "A1b2C3d4" * 6
+    logs.configure("info", fmt)
+    try:
+        logs.get().info("live stream connected", command=f"claude --api-key {secret} -p hi",
+                        note=f"value was {secret}")
+    finally:
+        logs.configure("info", "console")
+    err = capsys.readouterr().err
+    assert secret not in err and "[REDACTED:anthropic_api_key]" in err
