@@ -338,3 +338,79 @@ def test_log_events_are_masked(fmt: str, capsys: pytest.CaptureFixture[str]) -> 
         logs.configure("info", "console")
     err = capsys.readouterr().err
     assert secret not in err and "[REDACTED:anthropic_api_key]" in err
+
+
+# -- 7. a writer of damaged lines ----------------------------------------------------------------
+
+
+def _mutants(seed: int, n: int) -> list[bytes]:
+    """Damaged versions of real lines: flipped and cut bytes, spliced lines, and
+    values of every wrong type and size where the adapters expect others."""
+    import random
+
+    rng = random.Random(seed)
+    real = [line for f in sorted((SESSION.parent).rglob("*.jsonl"))
+            if ".expected." not in f.name and "tail" not in f.parts
+            for line in f.read_bytes().splitlines() if line.strip()]
+    odd = [b"[]", b"[1,2]", b"1e999", b"-0", b"9" * 5000, b"18446744073709551616",
+           b'"\\ud800"', b"null", b"{}", b'{"a":' * 300 + b"1" + b"}" * 300,
+           b'"0000-01-01T00:00:00Z"', b'"9999-12-31T23:59:59-23:59"', b'"not a time"',
+           b"Infinity", b"NaN", b"true"]
+    out = []
+    for _ in range(n):
+        line = bytearray(rng.choice(real))
+        how = rng.randrange(5)
+        if how == 0 and line:
+            for _ in range(rng.randint(1, 4)):
+                line[rng.randrange(len(line))] = rng.randrange(256)
+        elif how == 1:
+            line = line[: rng.randrange(len(line) + 1)]
+        elif how == 2:
+            line += rng.choice(real)
+        else:
+            # a value of the wrong kind after a key the adapters read
+            keys = [b'"type":', b'"timestamp":', b'"content":', b'"sessionId":', b'"message":',
+                    b'"usage":', b'"session_id":', b'"subtype":', b'"text":', b'"id":']
+            key = rng.choice(keys)
+            at = bytes(line).find(key)
+            if at >= 0:
+                start = at + len(key)
+                end = start
+                depth = 0
+                while end < len(line):  # the value's end, roughly
+                    c = line[end]
+                    if c in b"[{":
+                        depth += 1
+                    elif c in b"]}":
+                        if depth == 0:
+                            break
+                        depth -= 1
+                    elif c == ord(",") and depth == 0:
+                        break
+                    end += 1
+                line[start:end] = rng.choice(odd)
+        out.append(bytes(line).replace(b"\n", b" "))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_writer_of_damaged_lines_never_stops_the_daemon(tmp_path: Path, seed: int) -> None:
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    target.write_bytes(b"")
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=5)
+    lines = _mutants(seed, 1500)
+    for k in range(0, len(lines), 50):
+        with target.open("ab") as fh:
+            fh.write(b"\n".join(lines[k : k + 50]) + b"\n")
+        d.tick(changed={str(target)})  # never raises
+        clock.t += 1
+    clock.t += 10
+    d.tick()
+    d.stop()
+    follower_state = json.loads((tmp_path / "state.json").read_text())["files"]
+    assert follower_state[str(target)]["offset"] == target.stat().st_size  # all read
+    for raw in (tmp_path / "out.jsonl").read_bytes().splitlines():
+        orjson.loads(raw)  # whole JSON lines only

@@ -46,7 +46,37 @@ def _drop_csi(m: re.Match[bytes]) -> bytes:
 
 
 def encode(line: dict[str, Any]) -> bytes:
-    return orjson.dumps(line, option=_OPTIONS)
+    try:
+        return orjson.dumps(line, option=_OPTIONS)
+    except TypeError:
+        # The last defence, for values no JSON encoder takes (a lone surrogate, an
+        # integer past 64 bits): the line still goes out, as valid JSON.
+        return orjson.dumps(_encodable(line), option=_OPTIONS)
+
+
+#: orjson writes at most 255 levels; deeper values go out as their JSON text.
+_DEEPEST = 200
+
+
+def _encodable(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict | list | tuple) and depth >= _DEEPEST:
+        import json
+
+        try:
+            return json.dumps(value, default=str)  # ASCII: no surrogate survives
+        except (RecursionError, ValueError):
+            return "[nested too deep to keep]"
+    if isinstance(value, dict):
+        return {_encodable(str(k)): _encodable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_encodable(v, depth + 1) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**64 else str(value)
+    return str(value)
 
 
 def strip_ansi(value: Any) -> Any:
