@@ -103,19 +103,71 @@ def test_a_buffer_is_scrubbed_as_its_lines_are(texts: list[str]) -> None:
     assert len(results) == 1
 
 
+_SECRET_LINE = orjson.dumps({"k": "AKIAABCDEFGHIJKLMNOP ghp_" + "a1" * 18 + " \x1b[1m"}) + b"\n"
+_MASKED = b'{"k":"[REDACTED:aws_access_key] [REDACTED:github_token] "}\n'
+
+
+def _cache_files(tmp_path: Path) -> tuple[Path, Path]:
+    (db,) = (tmp_path / "streamv1").glob("scan-*.hsdb")
+    return db, db.with_suffix(".sha256")
+
+
 @pytest.mark.skipif(hyperscan is None, reason="hyperscan is not installed")
 def test_compiled_database_is_cached_and_a_bad_cache_is_rebuilt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    first = Scrubber(engine="hyperscan")
-    cached = list((tmp_path / "streamv1").glob("scan-*.hsdb"))
-    assert len(cached) == 1 and cached[0].stat().st_size > 0
-    line = orjson.dumps({"k": "AKIAABCDEFGHIJKLMNOP \x1b[1m"}) + b"\n"
-    assert Scrubber(engine="hyperscan")(line) == first(line)  # loaded from the cache
-    cached[0].write_bytes(b"not a database")
-    assert Scrubber(engine="hyperscan")(line) == first(line)  # rebuilt
-    assert cached[0].read_bytes() != b"not a database"
+    assert Scrubber(engine="hyperscan")(_SECRET_LINE) == _MASKED
+    cached, digest = _cache_files(tmp_path)
+    assert cached.stat().st_size > 0 and digest.stat().st_size == 64
+    assert cached.stat().st_mode & 0o777 == 0o600
+
+    def no_compile(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled although the cache is good")
+
+    with monkeypatch.context() as m:
+        m.setattr(hyperscan, "Database", no_compile)
+        assert Scrubber(engine="hyperscan")(_SECRET_LINE) == _MASKED  # loaded from the cache
+    cached.write_bytes(b"not a database")
+    assert Scrubber(engine="hyperscan")(_SECRET_LINE) == _MASKED  # rebuilt
+    assert cached.read_bytes() != b"not a database"
+
+
+def _other_database() -> bytes:
+    """A valid database that finds nothing streamv1 looks for."""
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=[b"never-in-any-line-zzz"], ids=[0], elements=1)
+    blob: bytes = hyperscan.dumpb(db)
+    return blob
+
+
+@pytest.mark.skipif(hyperscan is None, reason="hyperscan is not installed")
+@pytest.mark.parametrize("tamper", ["database only", "database and digest", "group-writable"])
+def test_a_tampered_cache_is_detected_and_masking_still_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tamper: str
+) -> None:
+    """A cache file replaced by a database that finds nothing would turn all
+    masking off: its digest (kept beside it), its self-test (every kind's example
+    must be found) or its permissions give it away, and it is compiled anew."""
+    import hashlib
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    Scrubber(engine="hyperscan")
+    cached, digest = _cache_files(tmp_path)
+    if tamper == "database only":
+        cached.write_bytes(_other_database())
+    elif tamper == "database and digest":
+        blob = _other_database()
+        cached.write_bytes(blob)
+        digest.write_text(hashlib.sha256(blob).hexdigest())
+    else:
+        cached.chmod(0o664)
+    tampered = cached.read_bytes()
+    assert Scrubber(engine="hyperscan")(_SECRET_LINE) == _MASKED
+    if tamper != "group-writable":
+        assert cached.read_bytes() != tampered  # the good database is back
+    assert cached.stat().st_mode & 0o777 == 0o600
+    assert hashlib.sha256(cached.read_bytes()).hexdigest() == digest.read_text()
 
 
 @given(st.lists(_PIECES, min_size=20, max_size=200).map("".join))

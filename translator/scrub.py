@@ -6,6 +6,12 @@ subscribers) gets them clean. One scan (:mod:`translator.scan`) looks for the AN
 marks and every secret kind's core at once; only a line that hits is decoded or
 rewritten, so a clean line is passed on as it is. (Scanning per line, not per
 buffer of lines, measured cheaper: no buffer to assemble.)
+
+The scan names the patterns a buffer holds, not every place they match (a line of
+megabytes of ``AKIA`` would be a million matches to go through): a buffer of one
+line, the encoders' case, goes to :meth:`Scrubber.line` with them; a buffer of
+several lines that hit is asked again line by line, so each byte is scanned at
+most twice and no match is traced back to its line's start.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from translator.encode import CSI8, ESC, clean_ansi
 from translator.scan import Scanner, literal
 
 _ANSI_PATTERNS = [literal(ESC), literal(CSI8)]
+_ANSI_PROBES = [b'{"text":"\\u001b[31mred"}\n', '{"text":"\x9b2K"}\n'.encode()]
 _ANSI_IDS = frozenset({0, 1})
 
 
@@ -27,8 +34,8 @@ class Scrubber:
         self._kinds = kinds
         self.scanner = Scanner(
             [*_ANSI_PATTERNS, *(k.core for k in kinds)],
-            caseless=[False, False, *(k.caseless for k in kinds)],
             engine=engine,
+            probes=[*_ANSI_PROBES, *(k.probe for k in kinds)],
         )
         self._matches = self.scanner.matches
 
@@ -37,20 +44,11 @@ class Scrubber:
         found = self._matches(data)
         if not found:
             return data
-        spans: dict[int, set[int]] = {}
-        for pattern, end in found:
-            start = data.rfind(b"\n", 0, max(end - 1, 0)) + 1
-            spans.setdefault(start, set()).add(pattern)
-        out: list[bytes] = []
-        pos = 0
-        for start in sorted(spans):
-            stop = data.find(b"\n", start)
-            stop = len(data) if stop < 0 else stop + 1
-            out.append(data[pos:start])
-            out.append(self.line(data[start:stop], spans[start]))
-            pos = stop
-        out.append(data[pos:])
-        return b"".join(out)
+        first = data.find(b"\n")
+        if first < 0 or first == len(data) - 1:
+            return self.line(data, {pattern for pattern, _ in found})
+        line = self.line
+        return b"".join([line(each) for each in data.splitlines(keepends=True)])
 
     def line(self, line: bytes, patterns: set[int] | frozenset[int] | None = None) -> bytes:
         """One line, given the patterns that hit it (None: scan it first)."""
