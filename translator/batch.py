@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 from translator import logs
 from translator.convert import InputError, Totals, convert_stream
 from translator.legacy import encoder_for
+from translator.reader import MAX_LINE_BYTES
 from translator.sources import Source, sources
 from translator.timefmt import normalize_ts, now_ts
 
@@ -47,6 +48,7 @@ class Options:
     to: str = "stream_v1"  # or "claude": the print-mode shape for legacy tools
     extra_types: bool = False
     redact: bool = True  # mask secrets (--no-redact turns it off)
+    max_line: int = MAX_LINE_BYTES  # longer lines are reported and skipped (--max-line-bytes)
 
     def clock(self) -> Callable[[], str]:
         fixed = normalize_ts(self.fixed_now) if self.fixed_now else None
@@ -82,6 +84,7 @@ def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals) -> 
                 clock=options.clock(),
                 session_id=options.session_id,
                 encoder=encoder_for(options.to, options.extra_types, options.redact),
+                max_line=options.max_line,
             )
         finally:
             if job.path != "-":

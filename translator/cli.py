@@ -19,6 +19,7 @@ import click
 
 from translator import batch, logs
 from translator.discover import walk_paths
+from translator.reader import MAX_LINE_BYTES
 from translator.sources import Source, sources
 from translator.timefmt import normalize_ts
 
@@ -59,6 +60,16 @@ def output_shape_options(command: Any) -> Any:
         show_default=True,
         help="Output shape: stream_v1, or claude (print-mode stream-json for legacy tools).",
     )(command)
+
+
+_MAX_LINE_OPTION = click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=1),
+    default=MAX_LINE_BYTES,
+    show_default=True,
+    metavar="N",
+    help="A longer line is reported (file:line and its length) and skipped, never held.",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -137,6 +148,7 @@ def run() -> None:
     metavar="ID",
     help="The session id for inputs whose records carry none (default: from the file name).",
 )
+@_MAX_LINE_OPTION
 def convert(
     paths: tuple[Path, ...],
     source_name: str,
@@ -149,6 +161,7 @@ def convert(
     claude_extra_types: bool,
     no_redact: bool,
     jobs: int | None,
+    max_line_bytes: int,
 ) -> None:
     """Convert PATHs (files, directories, or - for stdin) to stream_v1 on stdout.
 
@@ -170,6 +183,7 @@ def convert(
         to,
         claude_extra_types,
         redact=not no_redact,
+        max_line=max_line_bytes,
     )
     failed = 0
     with ExitStack() as stack:
@@ -263,7 +277,8 @@ def _relative(files: list[str], root: str) -> Iterator[tuple[str, str]]:
     is_flag=True,
     help="Accept runs still open at the end (a live stream, e.g. tail's output).",
 )
-def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool) -> None:
+@_MAX_LINE_OPTION
+def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_bytes: int) -> None:
     """Check stream_v1 FILEs (or - / stdin) against the schema and the framing rules.
 
     Prints each violation as file:line: reason; exits 1 if there is any.
@@ -283,7 +298,7 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool) -> None:
             bad += 1
             continue
         with stream if name != "-" else nullcontext(stream):
-            for violation in validate_stream(stream, name, allow_open):
+            for violation in validate_stream(stream, name, allow_open, max_line_bytes):
                 bad += 1
                 if not quiet:
                     click.echo(str(violation))

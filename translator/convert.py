@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from translator.pipeline import InputError, Totals, Translation
-from translator.reader import read_parsed
+from translator.reader import MAX_LINE_BYTES, read_parsed
 from translator.sources import Source
 from translator.timefmt import now_ts
 
@@ -28,11 +28,13 @@ def convert_stream(
     clock: Callable[[], str] = now_ts,
     session_id: str | None = None,
     encoder: Any = None,
+    max_line: int = MAX_LINE_BYTES,
 ) -> None:
-    """Convert one input. ``flush`` is called after every input line (live pipes)."""
+    """Convert one input. ``flush`` is called after every input line (live pipes).
+    A line longer than ``max_line`` bytes is reported and skipped, never held."""
     translation = Translation(path, write, totals, source, clock, session_id, encoder)
     any_text = False
-    for parsed in read_parsed(stream, path):
+    for parsed in read_parsed(stream, path, max_line=max_line):
         if parsed.records or parsed.damage:
             any_text = True
         translation.feed(parsed)

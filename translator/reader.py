@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -28,8 +30,45 @@ from typing import IO, Any
 import orjson
 
 CHUNK_SIZE = 1 << 20
-_DECODER = json.JSONDecoder()
+#: The longest line read whole, in bytes (``--max-line-bytes``). A longer one is
+#: reported (one system/error naming file:line and its length) and skipped in linear
+#: time, never held: one 2 GB line must not take 2 GB. The tail follower and the
+#: relay read with their own code; this is the one number (and
+#: :func:`line_too_long` the one message) for them too.
+MAX_LINE_BYTES = 64 << 20
+#: Records of one damaged line handed on at a time: a 50 MB line of ``}{``-joined
+#: records is translated as it is split, never held as one list.
+PART_RECORDS = 64
+#: The most of an unreadable fragment kept in its report.
+FRAGMENT_CHARS = 2000
+#: Lines up to this size are parsed by orjson first. A failed orjson parse
+#: allocates 12 times the line for its error (a 50 MB ``}{`` line: 600 MB), so a
+#: longer line goes straight to the stdlib decoder, whose failures cost nothing
+#: (and which reads a valid long line 2-3 times slower: such lines are rare).
+ORJSON_MAX = 4 << 20
+
 _WS = " \t\r\n"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _parse_int(digits: str) -> Any:
+    """orjson's rule for integers, in the stdlib decoder of the recovery path: a
+    long one becomes a float (infinite when it does not fit a double, refused by
+    :func:`_unfit`), and ``int()`` never meets 4,300 digits (it raises there)."""
+    return int(digits) if len(digits) < 40 else float(digits)
+
+
+_DECODER = json.JSONDecoder(parse_int=_parse_int)
+
+
+#: Deeper than either decoder reads (orjson: 1,024 levels; the stdlib's: the
+#: interpreter's recursion limit, ~1,000).
+TOO_DEEP = "nested too deep to read (over ~1,000 levels)"
+
+
+def line_too_long(length: int, limit: int) -> str:
+    """The report for a line over the limit (the same words wherever it is read)."""
+    return f"line of {length} bytes is longer than the limit ({limit}); skipped"
 
 
 @dataclass(slots=True)
@@ -41,6 +80,12 @@ class Line:
     offset: int  # byte offset of the line's first byte
     data: bytes
     terminated: bool  # False only for a last line with no newline
+    #: A line longer than the limit: its length in bytes (``data`` holds only its
+    #: first bytes, to show). 0 for every line read whole.
+    skipped: int = 0
+    #: NUL bytes already taken out of ``data`` (a long run of them, dropped as it
+    #: was read so that it never counted against the limit).
+    nuls: int = 0
 
 
 @dataclass(slots=True)
@@ -51,6 +96,8 @@ class Damage:
     fragment: str
     lost: bool = True  # False: the record was kept (e.g. bytes replaced), only reported
     tolerated: bool = False  # a cut-off final line: counted, not an error
+    kind: str | None = None  # the system/error's kind, where the default does not say it
+    extension: dict[str, Any] | None = None  # more to report (a skipped line's length)
 
 
 @dataclass(slots=True)
@@ -58,9 +105,13 @@ class ParsedLine:
     line: Line
     records: list[dict[str, Any]] = field(default_factory=list)
     damage: list[Damage] = field(default_factory=list)
+    #: A later part of the same line (a damaged line's records come in parts).
+    continued: bool = False
 
 
-def read_parsed(stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[ParsedLine]:
+def read_parsed(
+    stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE, max_line: int = MAX_LINE_BYTES
+) -> Iterator[ParsedLine]:
     """Records from JSONL, or from one JSON document (``--output-format json``).
 
     A document is a top-level array of records, or an object whose array members
@@ -68,202 +119,456 @@ def read_parsed(stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE) -> I
     never the whole document at once. A file is a document when it starts with
     ``[``, or with ``{`` on a first line that is not a JSON object by itself (a
     pretty-printed object); otherwise it is JSONL, read line by line.
+
+    A line holds one record, except a damaged one (``}{``): its records come in
+    parts of at most ``PART_RECORDS`` (``continued`` set on all but the first).
     """
-    # (lstrip hands back the same bytes when there is nothing to strip: no copy of
-    # the first chunk, which strip() made for every file, its last newline.)
     read = getattr(stream, "read1", stream.read)
-    head = b""
-    while not head.lstrip():
+    # What decides the format: the first byte that is not white space and, for a
+    # "{", the rest of its line, looked at only within max_line (a 2 GB line of
+    # spaces, or one "{" line of 2 GB, is JSONL whose long line is reported). Each
+    # read is looked at once (joining and stripping a growing head anew was
+    # quadratic), and what decides never depends on how the reads fall.
+    pieces: list[bytes] = []
+    size = 0
+    at = -1  # offset of the first byte that is not white space
+    while size <= max_line:
         chunk = read(chunk_size)
         if not chunk:
             break
-        head += chunk
-    first = head.lstrip()[:1]
-    if first == b"{":
-        # Read the whole first line: only it tells a JSONL record from the opening
-        # of a pretty-printed document.
-        while head.find(b"\n", len(head) - len(head.lstrip())) < 0:
-            chunk = read(chunk_size)
-            if not chunk:
-                break
-            head += chunk
-    if first == b"[" or (first == b"{" and _is_document(head)):
-        yield from _read_document(_Buffer(read, head, chunk_size), path)
+        pieces.append(chunk)
+        rest = chunk.lstrip()
+        size += len(chunk)
+        if rest:
+            at = size - len(rest)
+            if rest[:1] == b"{" and rest.find(b"\n") < 0:
+                while size <= at + max_line:  # read the whole first line
+                    chunk = read(chunk_size)
+                    if not chunk:
+                        break
+                    pieces.append(chunk)
+                    size += len(chunk)
+                    if chunk.find(b"\n") >= 0:
+                        break
+            break
+    head = b"".join(pieces) if len(pieces) != 1 else pieces[0]
+    first = head[at : at + 1] if 0 <= at <= max_line else b""
+    if first == b"[" or (first == b"{" and _is_document(head, at, max_line)):
+        yield from _read_document(_Buffer(read, head, chunk_size, max_line), path)
         return
-    yield from map(parse_line, read_lines(stream, path, chunk_size, head=head))
+    for line in read_lines(stream, path, chunk_size, head=head, max_line=max_line):
+        data = line.data
+        if not line.nuls and not line.skipped and len(data) <= ORJSON_MAX:
+            # The common case, inline: one whole record on its line.
+            try:
+                value = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                if type(value) is dict:
+                    yield ParsedLine(line, [value], [])
+                    continue
+        yield from _parse_parts(line, max_line)
 
 
 def read_lines(
-    stream: IO[bytes], path: str, chunk_size: int = CHUNK_SIZE, head: bytes = b""
+    stream: IO[bytes],
+    path: str,
+    chunk_size: int = CHUNK_SIZE,
+    head: bytes = b"",
+    max_line: int = MAX_LINE_BYTES,
 ) -> Iterator[Line]:
     """Split a byte stream into lines, yielding each as soon as it is complete.
 
-    ``head`` holds bytes already read from the stream (they come first).
+    ``head`` holds bytes already read from the stream (they come first). A line
+    longer than ``max_line`` bytes (NUL bytes not counted) is yielded with
+    ``skipped`` set to its length and only its first bytes kept: nothing of it is
+    held past the limit, and every byte is looked at once. NUL bytes of a line
+    that spans reads are dropped as they come (counted in ``nuls``): a NUL region
+    is what a crash leaves, and the record written after it is still read. The
+    lines are the same however the stream hands its bytes over.
     """
     read = getattr(stream, "read1", stream.read)
-    pieces: list[bytes] = []  # a line still being read, in the chunks it came in
+    limit = max_line
     number = 0
     offset = 0  # offset of the next line's first byte
+    line = _LongLine(limit)  # a line begun in an earlier read, not yet ended
     pending = head
     while True:
         chunk = pending or read(chunk_size)
         pending = b""
         if not chunk:
             break
-        if chunk.find(b"\n") < 0:
-            pieces.append(chunk)
-            continue
-        if pieces:
-            pieces.append(chunk)
-            chunk = b"".join(pieces)
-            pieces = []
+        start = 0
+        if line.length:  # the line goes on
+            nl = chunk.find(b"\n")
+            line.add(chunk if nl < 0 else chunk[:nl])
+            if nl < 0:
+                continue
+            number += 1
+            yield line.end(path, number, offset, True)
+            offset += line.length + 1
+            line = _LongLine(limit)
+            start = nl + 1
         # find() is memchr; bytes.split(b"\n") compares byte by byte, and measured
         # as 8% of a whole conversion's instructions.
         find = chunk.find
-        start = 0
-        end = find(b"\n")
+        end = find(b"\n", start)
         while end >= 0:
             number += 1
             stop = end - 1 if end > start and chunk[end - 1] == 13 else end  # CR LF
-            yield Line(path, number, offset, chunk[start:stop], True)
+            if stop - start > limit and stop - start - chunk.count(0, start, stop) > limit:
+                yield Line(path, number, offset, chunk[start : min(stop, start + _SHOWN)],
+                           True, skipped=end - start)
+            else:
+                yield Line(path, number, offset, chunk[start:stop], True)
             offset += end + 1 - start
             start = end + 1
             end = find(b"\n", start)
         if start < len(chunk):
-            pieces.append(chunk[start:])
-    if pieces:
-        number += 1
-        yield Line(path, number, offset, b"".join(pieces), False)
+            line.add(chunk[start:])
+    if line.length:
+        yield line.end(path, number + 1, offset, False)
 
 
-def parse_line(line: Line) -> ParsedLine:
-    """Parse one line into the JSON objects it holds, recovering what can be."""
+_SHOWN = 200  # bytes of a skipped line kept to show
+
+
+class _LongLine:
+    """A line that spans reads, as its parts arrive: held while it is within the
+    limit, only counted once it is past it (its first bytes kept to show)."""
+
+    __slots__ = ("cr", "held", "length", "limit", "nuls", "pieces", "shown", "skipping",
+                 "squeeze")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.pieces: list[bytes] = []
+        self.held = 0  # bytes in pieces
+        self.length = 0  # bytes of the line in the input (NULs dropped too)
+        self.nuls = 0  # NULs dropped
+        self.shown = b""
+        self.cr = False  # its last byte so far is a CR
+        self.skipping = False
+        self.squeeze = False  # past the limit once: NULs are dropped from here on
+
+    def add(self, part: bytes) -> None:
+        if not part:
+            return
+        self.length += len(part)
+        if len(self.shown) < _SHOWN:
+            self.shown += part[: _SHOWN - len(self.shown)]
+        self.cr = part[-1] == 13
+        if self.skipping:
+            return
+        if part[0] == 0 and part[-1] == 0 and part.count(0) == len(part):
+            self.nuls += len(part)  # a read of a NUL region: counted, not kept
+            return
+        if self.squeeze and 0 in part:
+            kept = part.replace(b"\x00", b"")  # (10 ms a MB: only past the limit)
+            self.nuls += len(part) - len(kept)
+            part = kept
+        self.pieces.append(part)
+        self.held += len(part)
+        if self.held > self.limit + 1:  # (+1: a CR before the newline is no part of it)
+            if not self.squeeze:
+                self.squeeze = True
+                joined = b"".join(self.pieces)
+                kept = joined.replace(b"\x00", b"")
+                self.nuls += len(joined) - len(kept)
+                self.pieces, self.held = [kept], len(kept)
+            if self.held > self.limit + 1:
+                self.skipping = True
+                self.pieces, self.held = [], 0
+
+    def end(self, path: str, number: int, offset: int, terminated: bool) -> Line:
+        cr = terminated and self.cr
+        if not self.skipping:
+            data = b"".join(self.pieces) if len(self.pieces) != 1 else self.pieces[0]
+            if cr:
+                data = data[:-1]
+            if len(data) <= self.limit or len(data) - data.count(0) <= self.limit:
+                return Line(path, number, offset, data, terminated, nuls=self.nuls)
+        shown = self.shown[: self.length - 1] if cr else self.shown
+        return Line(path, number, offset, shown, terminated, skipped=self.length)
+
+
+def parse_line(line: Line, limit: int = MAX_LINE_BYTES) -> ParsedLine:
+    """Parse one line into the JSON objects it holds, recovering what can be.
+
+    All of them at once (the tail daemon's line-at-a-time use); :func:`read_parsed`
+    hands a damaged line's records on in parts instead.
+    """
     data = line.data
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        parsed = False
-    else:
-        if type(value) is dict:
-            return ParsedLine(line, [value], [])  # the common case: no list appends
-        parsed = True
+    if not line.nuls and not line.skipped and len(data) <= ORJSON_MAX:
+        try:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if type(value) is dict:
+                return ParsedLine(line, [value], [])  # the common case: no list appends
     out = ParsedLine(line, [], [])
-    if not data.strip():
-        return out
-    if parsed:
-        out.damage.append(Damage("not a JSON object", _show(data)))
-        return out
-    _recover(data, out, line.terminated)
-    if not line.terminated and out.damage and not out.records:
-        # A process killed mid-write leaves a partial object at the end: tolerated
-        # (a multi-byte character it cut in two is part of the same cut).
-        fragment = next((d.fragment for d in out.damage if d.fragment), "")
-        out.damage = [Damage("truncated final line", fragment, tolerated=True)]
+    for part in _parse_parts(line, limit):
+        out.records += part.records
+        out.damage += part.damage
     return out
 
 
-def _recover(data: bytes, out: ParsedLine, terminated: bool) -> None:
-    if b"\x00" in data:
-        count = data.count(b"\x00")
-        data = data.replace(b"\x00", b"")
-        if not data.strip():
-            out.damage.append(Damage(f"line holds only NUL bytes ({count})", ""))
+def _parse_parts(line: Line, limit: int = MAX_LINE_BYTES) -> Iterator[ParsedLine]:
+    """A line the fast path did not take: its records and damage, in parts."""
+    data = line.data
+    if line.skipped:
+        yield ParsedLine(line, [], [Damage(
+            line_too_long(line.skipped, limit), _show(data), kind="line_too_long",
+            extension={"length": line.skipped},
+        )])
+        return
+    if line.nuls or b"\x00" in data:
+        kept = data.replace(b"\x00", b"")
+        if not kept.strip():
+            count = line.nuls + len(data)
+            yield ParsedLine(line, [], [Damage(f"line holds only NUL bytes ({count})", "")])
+            return  # (never a cut-off record, even as the last line)
+        data = kept
+    elif not data.strip():
+        yield ParsedLine(line, [], [])  # a blank line
+        return
+    if len(data) <= ORJSON_MAX:
+        try:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+        else:  # (a dict here came with NULs, taken out: the fast path did not see it)
+            if type(value) is dict:
+                yield ParsedLine(line, [value], [])
+            else:
+                yield ParsedLine(line, [], [Damage("not a JSON object", _show(data))])
             return
+    items = _recover(data, line.terminated)
+    if not line.terminated:
+        items = _tolerate(items)
+    records: list[dict[str, Any]] = []
+    damage: list[Damage] = []
+    continued = False
+    for item in items:
+        if type(item) is dict:
+            records.append(item)
+            if len(records) >= PART_RECORDS:
+                yield ParsedLine(line, records, damage, continued)
+                records, damage, continued = [], [], True
+        else:
+            damage.append(item)  # type: ignore[arg-type]
+    if records or damage or not continued:
+        yield ParsedLine(line, records, damage, continued)
+
+
+def _tolerate(items: Iterator[dict[str, Any] | Damage]) -> Iterator[dict[str, Any] | Damage]:
+    """A cut-off final line: a process killed mid-write leaves a partial object at
+    the end. When no record at all is found on it, its damage is one tolerated
+    report (a multi-byte character it cut in two is part of the same cut)."""
+    held: list[Damage] = []
+    for item in items:
+        if type(item) is dict:
+            yield from held
+            held = []
+            yield item
+            yield from items
+            return
+        held.append(item)  # type: ignore[arg-type]
+    if held:
+        fragment = next((d.fragment for d in held if d.fragment), "")
+        yield Damage("truncated final line", fragment, tolerated=True)
+
+
+def _recover(data: bytes, terminated: bool) -> Iterator[dict[str, Any] | Damage]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         text = data.decode("utf-8", errors="replace")
-        out.damage.append(
-            Damage(
-                f"invalid UTF-8 at byte {exc.start}; replaced with U+FFFD",
-                "",
-                lost=False,
-            )
-        )
-    _split_objects(text, out, terminated)
+        yield Damage(f"invalid UTF-8 at byte {exc.start}; replaced with U+FFFD", "", lost=False)
+    yield from _split_objects(text, terminated)
 
 
-def _split_objects(text: str, out: ParsedLine, terminated: bool) -> None:
+def _split_objects(text: str, terminated: bool) -> Iterator[dict[str, Any] | Damage]:
     """Find every complete JSON object on the line (``}{`` joins, splices).
 
     A newline is written after a complete record, so a terminated line ends with
     one: an object that runs to the end of a terminated line is a record. On a
     cut-off final line it may be a nested object of the cut record instead, so it
     only counts there when another object follows it.
+
+    Linear time on any line: every decode attempt is charged to a budget of a few
+    times the line's length; once it is spent, the rest of the line is one
+    unreadable fragment (a line of 100k nested objects would otherwise be parsed
+    again from each of its 100k starts).
     """
     pos = 0
     end = len(text)
+    last = end  # just past the last character that is not white space
+    while last > 0 and text[last - 1] in _WS:
+        last -= 1
+    first = True
+    budget = _Budget(4 * end + 65536)
+    escapes = "\\ud" in text or "\\uD" in text  # lone surrogates need one
     while pos < end:
         while pos < end and text[pos] in _WS:
             pos += 1
         if pos >= end:
             break
-        value: Any = None
-        failed_at = -1
-        try:
-            value, stop = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            stop, failed_at = -1, exc.pos
-        if stop > pos and isinstance(value, dict):
-            out.records.append(value)
+        value, stop, failed_at, why = budget.decode(text, pos)
+        if first and stop == last and type(value) is not dict:
+            # The whole line is one value, not an object (as orjson would have said).
+            yield Damage("not a JSON object", _cut(text, pos, min(stop, pos + 200)))
+            return
+        first = False
+        if stop > pos and type(value) is dict:
+            reason = _unfit(value)
+            if reason is None:
+                if escapes and _fix_surrogates(value):
+                    yield Damage("lone surrogate escape replaced with U+FFFD", "", lost=False)
+                yield value
+            else:
+                yield Damage(reason, _cut(text, pos, stop))
             pos = stop
             continue
         # Not an object from here. Where the parse broke is where a spliced record
         # begins (a `{` where a `,` was due); else look for the next object start.
-        nxt = _splice_start(text, pos, failed_at)
+        nxt = _splice_start(text, pos, failed_at, budget)
         if nxt < 0:
-            nxt = _next_object_start(text, pos + 1, terminated)
-        out.damage.append(Damage("unreadable JSON fragment", text[pos:nxt]))
+            nxt = _next_object_start(text, pos + 1, terminated, budget)
+        yield Damage(why or "unreadable JSON fragment", _cut(text, pos, nxt))
         pos = nxt
 
 
-def _splice_start(text: str, pos: int, failed_at: int) -> int:
+class _Budget:
+    """What the recovery of one line may still spend on decode attempts (chars)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, chars: int) -> None:
+        self.left = chars
+
+    def decode(self, text: str, pos: int) -> tuple[Any, int, int, str | None]:
+        """(value, stop, where it failed, why when the reason is not plain syntax);
+        stop is -1 on failure."""
+        try:
+            value, stop = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            self.left -= exc.pos - pos + 1
+            return None, -1, exc.pos, None
+        except RecursionError:
+            self.left -= len(text) - pos  # how far it went is not known: all of it
+            return None, -1, -1, TOO_DEEP
+        self.left -= stop - pos
+        return value, stop, -1, None
+
+
+def _splice_start(text: str, pos: int, failed_at: int, budget: _Budget) -> int:
     """The start of the record a truncated one was spliced onto, or -1."""
-    if failed_at <= pos or failed_at >= len(text.rstrip(_WS)):
+    if failed_at <= pos or failed_at >= len(text.rstrip(_WS)) or budget.left <= 0:
         return -1  # ran out of input: a cut-off record, nothing spliced after it
     start = text.rfind("{", pos + 1, failed_at + 1)
     if start < 0:
         return -1
-    try:
-        value, stop = _DECODER.raw_decode(text, start)
-    except ValueError:
+    value, stop, _, _ = budget.decode(text, start)
+    if stop < 0:
         return -1
     rest = text[stop : stop + 64].lstrip(_WS)
     return start if isinstance(value, dict) and (not rest or rest[0] == "{") else -1
 
 
-def _next_object_start(text: str, pos: int, terminated: bool) -> int:
+def _next_object_start(text: str, pos: int, terminated: bool, budget: _Budget) -> int:
     """The next ``{"`` that starts a whole record, or the end of the text.
 
     A whole record is a complete object followed by nothing or by another object:
     an object nested inside a truncated record (a content block, say) is followed by
     the rest of its parent instead, so it is never mistaken for a record.
     """
-    while True:
+    while budget.left > 0:
         i = text.find('{"', pos)
         if i < 0:
             return len(text)
-        try:
-            value, stop = _DECODER.raw_decode(text, i)
-        except ValueError:
+        value, stop, _, _ = budget.decode(text, i)
+        if stop < 0:
             pos = i + 1
             continue
         rest = text[stop : stop + 64].lstrip(_WS)
         if isinstance(value, dict) and ((not rest and terminated) or rest[:1] == "{"):
             return i
         pos = i + 1
+    return len(text)
+
+
+def _unfit(value: Any) -> str | None:
+    """Why a record the stdlib decoder read (the recovery path) is not one orjson
+    would have read, or None: NaN or an infinity (``NaN``, ``Infinity``,
+    ``1e400``: orjson refuses them, and writes NaN as null). An integer beyond 64
+    bits is made a float, as orjson reads it. (Depth is the encoder's concern:
+    :func:`translator.catalog.writable`.)
+    """
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        items = node.items() if type(node) is dict else enumerate(node)
+        for key, child in items:
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append(child)
+            elif kind is float:
+                if not math.isfinite(child):
+                    return "number out of range (NaN, Infinity or beyond a double)"
+            elif kind is int and not -(2**63) <= child < 2**64:
+                node[key] = float(child)  # (below 40 digits: always a finite double)
+    return None
+
+
+def _fix_surrogates(value: Any) -> int:
+    """Lone surrogates (``\\ud800`` escapes with no pair) → U+FFFD, in place; how
+    many strings changed. orjson refuses them (it writes only valid UTF-8); the
+    stdlib decoder of the recovery path reads them. Node writes them for a string
+    cut inside a surrogate pair, so the record is kept, as with invalid UTF-8."""
+    fixed = 0
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            if any(_SURROGATE.search(k) for k in node):
+                items = [(_SURROGATE.sub("\ufffd", k), v) for k, v in node.items()]
+                node.clear()
+                node.update(items)
+                fixed += 1
+            keys: Any = list(node)
+        else:
+            keys = range(len(node))
+        for key in keys:
+            child = node[key]
+            kind = type(child)
+            if kind is str:
+                if _SURROGATE.search(child):
+                    node[key] = _SURROGATE.sub("\ufffd", child)
+                    fixed += 1
+            elif kind is dict or kind is list:
+                stack.append(child)
+    return fixed
+
+
+def _cut(text: str, start: int, stop: int) -> str:
+    """A fragment for its report: at most FRAGMENT_CHARS of it."""
+    if stop - start <= FRAGMENT_CHARS:
+        return text[start:stop]
+    return text[start : start + FRAGMENT_CHARS] + "…"
 
 
 def _show(data: bytes, limit: int = 200) -> str:
     return data[:limit].decode("utf-8", errors="backslashreplace")
 
 
-def _is_document(head: bytes) -> bool:
+def _is_document(head: bytes, start: int, max_line: int) -> bool:
     """A pretty-printed object: its first line alone is no complete JSON object."""
-    start = len(head) - len(head.lstrip())
     end = head.find(b"\n", start)
-    if end < 0:
-        return False  # one line, the whole input: JSONL of one record
+    if end < 0 or end - start > min(max_line, ORJSON_MAX):
+        return False  # one line, the whole input (or a record, long): JSONL
     first_line = head[start:end]  # (split() copied the rest of the chunk too)
     try:
         return not isinstance(orjson.loads(first_line), dict)
@@ -272,24 +577,38 @@ def _is_document(head: bytes) -> bool:
 
 
 class _Buffer:
-    """Decoded text of a byte stream, refilled as a parse needs more of it."""
+    """Decoded text of a byte stream, refilled as a parse needs more of it.
 
-    def __init__(self, read: Any, head: bytes, chunk_size: int) -> None:
+    An item that does not parse yet is tried again only once the text after it has
+    doubled (linear time however large it is), and never past ``max_line`` bytes:
+    then the document is reported as unreadable from there and reading stops.
+    """
+
+    def __init__(self, read: Any, head: bytes, chunk_size: int, max_line: int) -> None:
         self._read = read
         self._size = chunk_size
+        self.max_line = max_line
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.text = self._decoder.decode(head)
         self.pos = 0
         self.line = 1  # line number of text[pos]
         self.eof = False
 
-    def more(self) -> bool:
-        """Read another chunk (dropping what was consumed); False at the end."""
+    def more(self, at_least: int = 0) -> bool:
+        """Read on (dropping what was consumed): a chunk, or at least ``at_least``
+        characters' worth; False at the end."""
         if self.eof:
             return False
-        chunk = self._read(self._size)
-        self.eof = not chunk
-        self.text = self.text[self.pos :] + self._decoder.decode(chunk, final=self.eof)
+        chunks = [self.text[self.pos :]]
+        got = 0
+        while True:
+            chunk = self._read(self._size)
+            self.eof = not chunk
+            chunks.append(self._decoder.decode(chunk, final=self.eof))
+            got += len(chunk)
+            if self.eof or got >= at_least:
+                break
+        self.text = "".join(chunks)
         self.pos = 0
         return True
 
@@ -309,17 +628,27 @@ class _Buffer:
             if not self.more():
                 return ""
 
-    def value(self) -> tuple[bool, Any]:
-        """Decode the JSON value at pos (reading on as needed): (ok, value)."""
+    def value(self) -> tuple[bool, Any, str | None]:
+        """Decode the JSON value at pos (reading on as needed): (ok, value, why not
+        when the reason is more than the syntax). A value longer than max_line
+        is not one, however the reads fell."""
+        too_long = f"JSON document item longer than the limit ({self.max_line})"
         while True:
             try:
                 value, stop = _DECODER.raw_decode(self.text, self.pos)
+            except RecursionError:
+                return False, None, TOO_DEEP
             except ValueError:
-                if self.more():
+                held = len(self.text) - self.pos
+                if held > self.max_line:
+                    return False, None, too_long
+                if self.more(held):
                     continue
-                return False, None
+                return False, None, None
+            if stop - self.pos > self.max_line:
+                return False, None, too_long
             self.advance(stop)
-            return True, value
+            return True, value, None
 
 
 def _read_document(buf: _Buffer, path: str) -> Iterator[ParsedLine]:
@@ -327,6 +656,8 @@ def _read_document(buf: _Buffer, path: str) -> Iterator[ParsedLine]:
         return ParsedLine(Line(path, line, -1, b"", True))
 
     def broken(reason: str) -> ParsedLine:
+        while len(buf.text) - buf.pos < 200 and buf.more():
+            pass  # (what it shows must not depend on how the reads fell)
         bad = item(buf.line)
         bad.damage.append(Damage(reason, buf.text[buf.pos : buf.pos + 200]))
         return bad
@@ -341,7 +672,7 @@ def _read_document(buf: _Buffer, path: str) -> Iterator[ParsedLine]:
         if nxt in ("}", ""):
             return
         line = buf.line
-        ok, key = buf.value()
+        ok, key, _ = buf.value()
         if not ok or not isinstance(key, str) or buf.skip(_WS) != ":":
             yield broken("unreadable JSON document member")
             return
@@ -351,30 +682,30 @@ def _read_document(buf: _Buffer, path: str) -> Iterator[ParsedLine]:
             if buf.skip(_WS) == "{":
                 yield from _read_items(buf, path, item, broken)
                 continue
-            ok, value = _rest_of_list(buf)  # an array of plain values: one member
+            ok, value, why = _rest_of_list(buf)  # an array of plain values: one member
         else:
-            ok, value = buf.value()
+            ok, value, why = buf.value()
         if not ok:
-            yield broken(f"unreadable JSON document member {key!r}")
+            yield broken(why or f"unreadable JSON document member {key[:200]!r}")
             return
         member = item(line)
-        member.records.append({key: value})
+        _take({key: value}, member)
         yield member
 
 
-def _rest_of_list(buf: _Buffer) -> tuple[bool, list[Any]]:
+def _rest_of_list(buf: _Buffer) -> tuple[bool, list[Any], str | None]:
     """The values of an array whose "[" was consumed, up to its "]"."""
     values: list[Any] = []
     while True:
         nxt = buf.skip(_WS + ",")
         if nxt == "]":
             buf.advance(buf.pos + 1)
-            return True, values
+            return True, values, None
         if nxt == "":
-            return False, values
-        ok, value = buf.value()
+            return False, values, None
+        ok, value, why = buf.value()
         if not ok:
-            return False, values
+            return False, values, why
         values.append(value)
 
 
@@ -389,13 +720,31 @@ def _read_items(buf: _Buffer, path: str, item: Any, broken: Any) -> Iterator[Par
             yield broken("JSON document ends inside an array")
             return
         line = buf.line
-        ok, value = buf.value()
+        ok, value, why = buf.value()
         if not ok:
-            yield broken("unreadable JSON array item")
+            yield broken(why or "unreadable JSON array item")
             return
         parsed = item(line)
         if isinstance(value, dict):
-            parsed.records.append(value)
+            _take(value, parsed)
         else:
-            parsed.damage.append(Damage("array item is not a JSON object", repr(value)[:200]))
+            parsed.damage.append(Damage("array item is not a JSON object", _short(value)))
         yield parsed
+
+
+def _take(value: dict[str, Any], parsed: ParsedLine) -> None:
+    """A document's record, held to the rules a line's record is held to."""
+    reason = _unfit(value)
+    if reason is not None:
+        parsed.damage.append(Damage(reason, ""))
+        return
+    if _fix_surrogates(value):
+        parsed.damage.append(Damage("lone surrogate escape replaced with U+FFFD", "", lost=False))
+    parsed.records.append(value)
+
+
+def _short(value: Any) -> str:
+    """What a non-object item was, briefly (repr of a deep or huge value is not)."""
+    if isinstance(value, list | dict):
+        return f"<{type(value).__name__} of {len(value)}>"
+    return repr(value)[:200]

@@ -8,13 +8,25 @@ from datetime import UTC, datetime
 from typing import Any
 
 # ASCII digits only (a str pattern's \d takes any Unicode digit); spelled out, it
-# also matches faster, and this runs for nearly every record.
-_is_canonical = re.compile(r"\d\d\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d\d\dZ", re.ASCII).fullmatch
+# also matches faster, and this runs for nearly every record. Each field in its
+# range (year 0000 and a month 13 are not times: they passed on, and broke every
+# later sum of durations); a day past 28 is checked by a real parse.
+_is_canonical = re.compile(
+    r"(?!0000)\d\d\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])"
+    r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d\d\dZ",
+    re.ASCII,
+).fullmatch
 
 
 def format_ts(moment: datetime) -> str:
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    """Canonical form. Raises OverflowError when the moment in UTC falls outside
+    years 1-9999 (9999-12-31T23:59:59-05:00). The year always has four digits
+    (strftime's ``%Y`` writes year 999 as "999", which is no RFC 3339 time)."""
+    m = moment.astimezone(UTC)
+    return (
+        f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}"
+        f".{m.microsecond // 1000:03d}Z"
+    )
 
 
 def now_ts() -> str:
@@ -24,15 +36,15 @@ def now_ts() -> str:
 def normalize_ts(value: Any) -> str | None:
     """A source time (ISO string, or epoch milliseconds) → canonical, else None."""
     if isinstance(value, str):
-        if _is_canonical(value):
+        if _is_canonical(value) and value[8:10] <= "28":
             return value
         try:
             moment = datetime.fromisoformat(value)
-        except ValueError:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            return format_ts(moment)
+        except (ValueError, OverflowError):
             return None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return format_ts(moment)
     if isinstance(value, int | float) and not isinstance(value, bool):
         return _from_millis(value)
     return None
@@ -50,14 +62,16 @@ def _from_millis(value: float) -> str | None:
         millis = math.floor(value)  # the millisecond it falls in
         second, ms = divmod(millis, 1000)
         if second != _last_second:
-            moment = datetime.fromtimestamp(second, UTC)
-            _last_prefix = moment.strftime("%Y-%m-%dT%H:%M:%S.")
+            _last_prefix = format_ts(datetime.fromtimestamp(second, UTC))[:-4]
             _last_second = second
     except (OverflowError, OSError, ValueError):
         return None
     return f"{_last_prefix}{ms:03d}Z"
 
 
-def ts_millis(ts: str) -> int:
-    """Milliseconds since the epoch of a canonical timestamp."""
-    return round(datetime.fromisoformat(ts).timestamp() * 1000)
+def ts_millis(ts: str) -> int | None:
+    """Milliseconds since the epoch of a canonical timestamp (None if it is not one)."""
+    try:
+        return round(datetime.fromisoformat(ts).timestamp() * 1000)
+    except (ValueError, OverflowError, OSError):
+        return None

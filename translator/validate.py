@@ -22,6 +22,7 @@ The schema itself is checked by the ``jsonschema`` package (Draft 2020-12).
 
 from __future__ import annotations
 
+import calendar
 import json
 import re
 from collections.abc import Iterator
@@ -33,7 +34,25 @@ from typing import IO, Any
 import orjson
 from jsonschema import Draft202012Validator
 
-_RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(?:\.\d+)?(?:[Zz]|[+-]\d\d:\d\d)")
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|[+-](\d\d):(\d\d))",
+    re.ASCII,
+)
+
+
+def is_rfc3339(ts: str) -> bool:
+    """RFC 3339's grammar and its ranges: a month 13 or a February 30 has the
+    shape of a time and is none (a leap second, :60, is one)."""
+    m = _RFC3339.fullmatch(ts)
+    if m is None:
+        return False
+    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+    if not 1 <= month <= 12 or hour > 23 or minute > 59 or second > 60:
+        return False
+    if not 1 <= day <= calendar.monthrange(year or 2000, month)[1]:
+        return False
+    off_h, off_m = m.group(7), m.group(8)
+    return off_h is None or (int(off_h) <= 23 and int(off_m) <= 59)
 
 
 @dataclass(slots=True, frozen=True)
@@ -62,9 +81,14 @@ def _validator() -> Draft202012Validator:
 def schema_errors(obj: Any) -> list[str]:
     """Every way ``obj`` fails the schema, one short reason each."""
     out = []
-    for err in _validator().iter_errors(obj):
-        where = "/".join(str(p) for p in err.absolute_path) or "(line)"
-        out.append(f"schema: {where}: {_short(err.message)}")
+    try:
+        for err in _validator().iter_errors(obj):
+            where = "/".join(str(p) for p in err.absolute_path) or "(line)"
+            out.append(f"schema: {where}: {_short(err.message)}")
+    except RecursionError:
+        # jsonschema writes each error's value with repr(), which recurses: a value
+        # nested ~1,000 deep (orjson reads up to 1,024) is reported, not a crash.
+        out.append("schema: a value nested too deep to check (or show)")
     return out
 
 
@@ -73,13 +97,38 @@ def _short(message: str, limit: int = 200) -> str:
 
 
 def _has_ansi(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x1b" in value or "\x9b" in value
-    if isinstance(value, dict):
-        return any(_has_ansi(k) or _has_ansi(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_ansi(v) for v in value)
+    """An ESC or 8-bit CSI in any string, key or value, at any depth (a loop, not
+    recursion: a line may nest as deep as orjson reads, 1,024 levels)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if "\x1b" in node or "\x9b" in node:
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
     return False
+
+
+def _said(value: Any, quote: bool = True) -> str:
+    """A value for a message: short, and never repr() of a container (a line may
+    nest 1,024 levels; repr recurses)."""
+    if isinstance(value, str):
+        shown = value if len(value) <= 80 else value[:80] + "…"
+        return repr(shown) if quote else shown
+    if isinstance(value, list | dict):
+        return f"<{type(value).__name__} of {len(value)}>"
+    return repr(value)
+
+
+def _key(value: Any) -> Any:
+    """A run key part: the value when it is a string (or absent), else one marker
+    per type (a list or object there is a schema violation, said already; it
+    must not make the framing check itself fail)."""
+    return value if value is None or isinstance(value, str) else f"<{type(value).__name__}>"
 
 
 class StreamChecker:
@@ -116,15 +165,15 @@ class StreamChecker:
         if _has_ansi(obj):
             yield v(number, "ANSI escape inside a string value")
         ts = obj.get("ts")
-        if isinstance(ts, str) and not _RFC3339.fullmatch(ts):
-            yield v(number, f"ts {ts!r} is not an RFC 3339 timestamp")
+        if isinstance(ts, str) and not is_rfc3339(ts):
+            yield v(number, f"ts {_said(ts)} is not an RFC 3339 timestamp")
         yield from self._framing(number, obj)
 
     def _framing(self, number: int, obj: dict[str, Any]) -> Iterator[Violation]:
         v = self._violation
         kind = obj.get("type")
-        sid = obj.get("session_id")
-        parent = obj.get("parent_tool_use_id")
+        sid = _key(obj.get("session_id"))
+        parent = _key(obj.get("parent_tool_use_id"))
         seq = obj.get("seq")
         if kind == "system" and obj.get("subtype") == "init":
             key = (sid, parent)
@@ -136,20 +185,20 @@ class StreamChecker:
             self._open[key] = {"seq": 0, "line": number}
             self.runs += 1
             if seq != 0:
-                yield v(number, f"system/init has seq {seq!r}, not 0")
+                yield v(number, f"system/init has seq {_said(seq)}, not 0")
             return
         key = (sid, parent) if (sid, parent) in self._open else (sid, None)
         run = self._open.get(key)
         if run is None:
             yield v(
                 number,
-                f"{kind} line outside a run (a run starts with system/init; "
-                f"none is open for session {sid!r})",
+                f"{_said(kind, quote=False)} line outside a run (a run starts with "
+                f"system/init; none is open for session {_said(sid)})",
             )
             return
         expected = run["seq"] + 1
         if seq != expected:
-            yield v(number, f"seq {seq!r}, expected {expected}")
+            yield v(number, f"seq {_said(seq)}, expected {expected}")
         run["seq"] = seq if isinstance(seq, int) else expected
         if kind == "result":
             if not isinstance(obj.get("is_error"), bool):
@@ -171,11 +220,21 @@ class StreamChecker:
         return Violation(self.path, number, reason)
 
 
-def validate_stream(stream: IO[bytes], path: str, allow_open: bool = False) -> Iterator[Violation]:
-    """Every violation in one stream, in line order."""
-    from translator.reader import read_lines
+def validate_stream(
+    stream: IO[bytes], path: str, allow_open: bool = False, max_line: int | None = None
+) -> Iterator[Violation]:
+    """Every violation in one stream, in line order. A line longer than
+    ``max_line`` (default: the reader's limit) is reported and not read."""
+    from translator.reader import MAX_LINE_BYTES, line_too_long, read_lines
 
+    limit = MAX_LINE_BYTES if max_line is None else max_line
     checker = StreamChecker(path, allow_open)
-    for line in read_lines(stream, path):
+    for line in read_lines(stream, path, max_line=limit):
+        if line.skipped:
+            checker.lines += 1
+            yield Violation(path, line.number, line_too_long(line.skipped, limit))
+            continue
+        if line.nuls:
+            yield Violation(path, line.number, f"{line.nuls} NUL bytes (not JSON)")
         yield from checker.check(line.number, line.data, line.terminated)
     yield from checker.finish()
