@@ -7,13 +7,14 @@ API objects (``message.content`` blocks, ``message.usage``) and a per-model
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import orjson
 
 from translator import catalog, sources
-from translator.events import JSON, Problem, Usage
+from translator.events import JSON, MAX_COUNT, Problem, Usage, whole
 from translator.sources import BodyError, Where
 from translator.state import persisted
 from translator.timefmt import normalize_ts
@@ -38,16 +39,23 @@ def body_problem(
     )
 
 
-def _int(value: Any) -> int:
-    if type(value) is int:  # the common case first: one check
-        return value
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
+def _int(value: Any, name: str = "usage") -> int:
+    """A token count: 0 where the record has none (absent, null, not a number); a
+    number that is no count a line can carry (``1e300``, 2**64, ``1.5``) is a body
+    that does not fit."""
+    if type(value) is int and -MAX_COUNT <= value <= MAX_COUNT:
+        return value  # the common case first
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        count = whole(value)
+        if count is None:
+            raise BodyError(f"{name} is {_shown(value)}, not a token count")
+        return count
     return 0
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"
 
 
 def usage_from_api(raw: Any) -> Usage | None:
@@ -56,9 +64,16 @@ def usage_from_api(raw: Any) -> Usage | None:
         return None
     i, o = raw.get("input_tokens"), raw.get("output_tokens")
     r, c = raw.get("cache_read_input_tokens"), raw.get("cache_creation_input_tokens")
-    if type(i) is int and type(o) is int and type(r) is int and type(c) is int:
+    if (
+        type(i) is int and type(o) is int and type(r) is int and type(c) is int
+        and -MAX_COUNT <= i <= MAX_COUNT and -MAX_COUNT <= o <= MAX_COUNT
+        and -MAX_COUNT <= r <= MAX_COUNT and -MAX_COUNT <= c <= MAX_COUNT
+    ):
         return Usage(i, o, r, c)  # the common case: one positional call, no conversions
-    return Usage(_int(i), _int(o), _int(r), _int(c))
+    return Usage(
+        _int(i, "usage.input_tokens"), _int(o, "usage.output_tokens"),
+        _int(r, "usage.cache_read_input_tokens"), _int(c, "usage.cache_creation_input_tokens"),
+    )
 
 
 def model_usage_from_camel(raw: Any) -> dict[str, Usage] | None:
@@ -70,10 +85,12 @@ def model_usage_from_camel(raw: Any) -> dict[str, Usage] | None:
         if not isinstance(u, dict):
             continue
         out[str(model)] = Usage(
-            input_tokens=_int(u.get("inputTokens")),
-            output_tokens=_int(u.get("outputTokens")),
-            cache_read=_int(u.get("cacheReadInputTokens")),
-            cache_creation=_int(u.get("cacheCreationInputTokens")),
+            input_tokens=_int(u.get("inputTokens"), "modelUsage.inputTokens"),
+            output_tokens=_int(u.get("outputTokens"), "modelUsage.outputTokens"),
+            cache_read=_int(u.get("cacheReadInputTokens"), "modelUsage.cacheReadInputTokens"),
+            cache_creation=_int(
+                u.get("cacheCreationInputTokens"), "modelUsage.cacheCreationInputTokens"
+            ),
         )
     return out or None
 
@@ -153,7 +170,13 @@ def is_api_error(record: dict[str, Any]) -> bool:
 def structured_text(data: Any) -> str:
     """The ``result`` text print mode gives a ``--json-schema`` run: the structured
     output as compact JSON (JavaScript's ``JSON.stringify``)."""
-    return orjson.dumps(data).decode()
+    try:
+        return orjson.dumps(data).decode()
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes (254 levels)
+        try:
+            return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        except (RecursionError, ValueError):
+            return "[structured output nested too deep to write]"
 
 
 @persisted

@@ -37,7 +37,7 @@ from translator.events import (
     Usage,
 )
 from translator.mapping import Row
-from translator.sources import Source, Where
+from translator.sources import Source, Where, expect_strings, time_problem
 from translator.state import persisted
 from translator.timefmt import normalize_ts
 
@@ -84,6 +84,7 @@ CONTEXT_KEYS = frozenset(
     }
 )
 
+_NAMING_KEYS = ("type", "sessionId")
 _LOCAL_OUTPUT = (
     "<local-command-stdout>",
     "<local-command-stderr>",
@@ -96,7 +97,8 @@ _UUIDISH = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 def sniff(record: dict[str, Any]) -> int:
     if "sessionId" in record or "parentUuid" in record or "leafUuid" in record:
         return 100
-    if record.get("type") in METADATA_TYPES:
+    kind = record.get("type")
+    if isinstance(kind, str) and kind in METADATA_TYPES:
         return 95
     return 0
 
@@ -203,6 +205,7 @@ class ClaudeSessionAdapter:
         if isinstance(sid, str) and (self._session is None or self._turn is None):
             self._session = sid
         try:
+            expect_strings(record, _NAMING_KEYS)
             self._translate(record, where, out)
         except cc.BodyError as exc:
             out.append(cc.body_problem(exc, record, where, self._session))
@@ -233,7 +236,10 @@ class ClaudeSessionAdapter:
 
     def _translate(self, rec: dict[str, Any], where: Where, out: list[Event]) -> None:
         kind = rec.get("type")
-        ts = normalize_ts(rec.get("timestamp"))
+        raw_ts = rec.get("timestamp")
+        ts = normalize_ts(raw_ts)
+        if ts is None and raw_ts is not None:
+            out.append(time_problem("timestamp", raw_ts, where, self._session))
         if self._subagent is None and kind in ("user", "assistant"):
             self._subagent = rec.get("isSidechain") is True
             agent = rec.get("agentId")
@@ -254,7 +260,7 @@ class ClaudeSessionAdapter:
             self._system(rec, ts, out)
         elif kind == "cost-state":
             self._cost_state(rec, out)
-        elif kind in METADATA_TYPES:
+        elif isinstance(kind, str) and kind in METADATA_TYPES:
             if kind == "attachment":
                 kind = self._attachment(rec)
             elif kind == "progress":
@@ -474,6 +480,12 @@ class ClaudeSessionAdapter:
 
     def _system(self, rec: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         subtype = rec.get("subtype")
+        if subtype == "init":
+            # Print mode's run start, not a durable record: a line of its own would
+            # be a second system/init inside the run. Kept whole, as unknown types are.
+            out.append(Unrecognized("system/init", self._session, ts, rec,
+                                    self._nested_parent(rec)))
+            return
         if subtype == "turn_duration" and self._is_own(rec):
             if self._turn is not None:
                 duration = rec.get("durationMs")
@@ -703,7 +715,8 @@ class ClaudeSessionAdapter:
         """The parent got a subagent's answer: that subagent's run is over."""
         if not self._open_sides or not isinstance(content, list):
             return
-        ids = {b.get("tool_use_id") for b in content if isinstance(b, dict)}
+        ids = {b.get("tool_use_id") for b in content
+               if isinstance(b, dict) and isinstance(b.get("tool_use_id"), str)}
         for side in [s for s in self._open_sides if s.parent in ids]:
             self._end_side(side, out)
 
@@ -958,6 +971,9 @@ MAPPING = (
         "`system/notification`: `body` = `content`, `severity` = `level`"),
     Row("system_other", "`system/<other>` (`stop_hook_summary`, `compact_boundary`, "
         "`api_error`, `away_summary`, …)", "same subtype, fields in `extension`"),
+    Row("system_init", "`system/init` (print mode's run start: not a durable record)",
+        "`system/unrecognized` (`kind: system/init`), the record whole in `extension.record`: "
+        "only the framer writes a run's init"),
     Row("metadata", "`attachment` (other types), `file-history-snapshot`, `api-request`, "
         "`api-request-blob`, `api-request-shape`, `queue-operation`, `last-prompt`, "
         "`tools-used`, `atis-latch`, `mode`, `permission-mode`, `summary`, `custom-title`, "

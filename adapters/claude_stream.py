@@ -29,12 +29,14 @@ from translator.events import (
     RunStart,
     Unrecognized,
     Usage,
+    whole,
 )
 from translator.mapping import Row
-from translator.sources import Source, Where
+from translator.sources import Source, Where, expect_strings, time_problem
 from translator.state import persisted
 from translator.timefmt import normalize_ts
 
+_NAMING_KEYS = ("type", "session_id")
 _STREAM_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
 _INIT_KEYS = frozenset({"type", "subtype", "session_id", "cwd", "tools", "mcp_servers", "model"})
 _LINE_KEYS = frozenset({"type", "message", "session_id", "parent_tool_use_id", "timestamp"})
@@ -50,7 +52,7 @@ def sniff(record: dict[str, Any]) -> int:
     kind = record.get("type")
     if kind == "system" and record.get("subtype") == "init" and "session_id" in record:
         return 100
-    if kind in _STREAM_TYPES and "session_id" in record:
+    if isinstance(kind, str) and kind in _STREAM_TYPES and "session_id" in record:
         return 90
     if isinstance(kind, str) and "session_id" in record:
         return 50  # a snake_case record of a type not listed here (command_lifecycle)
@@ -91,6 +93,9 @@ class ClaudeStreamAdapter:
             self._held_init.partial_messages = partial
             self._route(out, self._held_init)
             self._held_init = None
+        raw_ts = record.get("timestamp")
+        if raw_ts is not None and normalize_ts(raw_ts) is None:
+            self._route(out, time_problem("timestamp", raw_ts, where, self._session))
         try:
             self._translate(record, out)
         except cc.BodyError as exc:
@@ -125,6 +130,7 @@ class ClaudeStreamAdapter:
             out.append(event)
 
     def _translate(self, rec: dict[str, Any], out: list[Event]) -> None:
+        expect_strings(rec, _NAMING_KEYS)
         kind = rec.get("type")
         sid = rec.get("session_id")
         if isinstance(sid, str):
@@ -228,7 +234,7 @@ class ClaudeStreamAdapter:
                 tool_id = block.get("id")
                 if isinstance(tool_id, str):
                     self._tool_ids[(parent, index)] = tool_id
-        if etype in _PASSED_EVENTS:
+        if isinstance(etype, str) and etype in _PASSED_EVENTS:
             return Dropped(f"stream_event/{etype}", session)
         if etype != "content_block_delta":
             return Delta(session, ts, event, parent)
@@ -277,6 +283,11 @@ def _replayed_prompt(rec: dict[str, Any]) -> bool:
     if not isinstance(content, str | list) or cc.has_tool_result(content):
         return False
     return not (cc.text_of(content) or "").lstrip().startswith("<local-command-")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"
 
 
 def _str_list(value: Any) -> bool:
@@ -333,8 +344,11 @@ def _result(rec: dict[str, Any], session: str, api_call: bool = False) -> RunEnd
         value = rec.get(key)
         if value is None:
             return None
-        if kind is int and isinstance(value, float) and value.is_integer():
-            value = int(value)
+        if kind is int and isinstance(value, int | float) and not isinstance(value, bool):
+            count = whole(value)
+            if count is None:
+                raise cc.BodyError(f"result.{key} is {_shown(value)}, not a whole number")
+            return count
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise cc.BodyError(f"result.{key} is {type(value).__name__}, not {kind.__name__}")
         return value

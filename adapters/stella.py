@@ -44,9 +44,17 @@ from translator.events import (
     RunStart,
     Unrecognized,
     Usage,
+    whole,
 )
 from translator.mapping import Row
-from translator.sources import BodyError, Source, Where, body_problem
+from translator.sources import (
+    BodyError,
+    Source,
+    Where,
+    body_problem,
+    expect_strings,
+    time_problem,
+)
 from translator.state import persisted
 from translator.timefmt import normalize_ts
 
@@ -66,6 +74,8 @@ AGENT_NAME = "stella"
 PROVIDER = "stella"
 _GENERIC_STEMS = frozenset({"stella-events", "events", "journal"})
 _CONTENT = frozenset({"text", "text_delta", "tool_start", "tool_result"})
+_NAMING_KEYS = ("type", "session_id")
+_SURE_TYPES = KNOWN_TYPES - {"text", "tool_result"}
 
 #: Token fields a step_usage (or run_complete.usage) may carry → catalog usage key.
 _TOKEN_FIELDS = {
@@ -82,7 +92,9 @@ _TOKEN_FIELDS = {
 
 def sniff(record: dict[str, Any]) -> int:
     kind = record.get("type")
-    if kind in KNOWN_TYPES - {"text", "tool_result"}:
+    if not isinstance(kind, str):
+        kind = None
+    if kind in _SURE_TYPES:
         return 95
     if kind == "tool_result" and "call_id" in record:
         return 95
@@ -187,17 +199,22 @@ class StellaAdapter:
         sid = ev.get("session_id")
         if isinstance(sid, str) and sid:
             self._session = sid
-        ts = normalize_ts(ev.get("ts"))
+        raw_ts = ev.get("ts")
+        ts = normalize_ts(raw_ts)
         if self._run is None:
             self._begin(ts)
+        if ts is None and raw_ts is not None:
+            self._emit(out, time_problem("ts", raw_ts, where, self._session))
         try:
-            if kind not in KNOWN_TYPES:
+            expect_strings(ev, _NAMING_KEYS)
+            if not isinstance(kind, str) or kind not in KNOWN_TYPES:
                 name = kind if isinstance(kind, str) else "<no type>"
                 self._emit(out, Unrecognized(name, self._sid, ts, ev))
                 return
             self._known(str(kind), ev, ts, out)
         except BodyError as exc:
-            self._emit(out, body_problem(f"{kind}: {exc}", ev, where, self._sid, ts))
+            what = kind if isinstance(kind, str) else "event"
+            self._emit(out, body_problem(f"{what}: {exc}", ev, where, self._sid, ts))
 
     def _known(self, kind: str, ev: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         run = self._run
@@ -388,11 +405,11 @@ def _int(ev: dict[str, Any], key: str) -> int | None:
     value = ev.get(key)
     if value is None:
         return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise BodyError(f"{key} is {value!r}, not a whole number ≥ 0")
-    return value
+    count = whole(value)
+    if count is None or count < 0:
+        shown = repr(value) if isinstance(value, int | float | str | bool) else type(value).__name__
+        raise BodyError(f"{key} is {shown[:40]}, not a whole number ≥ 0")
+    return count
 
 
 def _aliased(ev: dict[str, Any], field: str, alias: str) -> str:
@@ -411,7 +428,9 @@ def _usage(raw: dict[str, Any]) -> Usage:
         if key in raw:
             value = _int(raw, key)
             if value is not None:
-                setattr(usage, target, getattr(usage, target) + value)
+                one = Usage()
+                setattr(one, target, value)
+                usage.add(one)  # (aliases add up; the sum still fits 64 bits)
     return usage
 
 

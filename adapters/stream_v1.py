@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from adapters._claude import usage_from_api
+from translator import catalog
 from translator.events import (
     JSON,
     Delta,
@@ -26,10 +27,19 @@ from translator.events import (
     RunStart,
     Unrecognized,
     Usage,
+    whole,
 )
 from translator.mapping import Row
-from translator.sources import BodyError, Source, Where, body_problem
+from translator.sources import (
+    BodyError,
+    Source,
+    Where,
+    body_problem,
+    expect_strings,
+    time_problem,
+)
 from translator.state import persisted
+from translator.timefmt import normalize_ts
 
 _TYPES = frozenset({"system", "stream_event", "assistant", "user", "result"})
 _INIT_KEYS = frozenset(
@@ -48,27 +58,34 @@ _INIT_KEYS = frozenset(
         "extension",
     }
 )
+_NAMING_KEYS = ("type", "session_id")
 _ENVELOPE = frozenset({"type", "subtype", "session_id", "seq", "ts", "parent_tool_use_id"})
 
 
 def sniff(record: dict[str, Any]) -> int:
-    if record.get("type") in _TYPES and "seq" in record and "session_id" in record:
+    kind = record.get("type")
+    if isinstance(kind, str) and kind in _TYPES and "seq" in record and "session_id" in record:
         return 100
     return 0
 
 
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read", "cache_creation")
+
+
 def _usage(raw: Any) -> Usage | None:
+    """The catalog's usage object: four whole numbers (the schema's), else a body
+    that does not fit."""
     if not isinstance(raw, dict):
         return None
-    try:
-        return Usage(
-            int(raw["input_tokens"]),
-            int(raw["output_tokens"]),
-            int(raw["cache_read"]),
-            int(raw["cache_creation"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise BodyError(f"usage does not fit ({exc})") from exc
+    counts = []
+    for key in _USAGE_KEYS:
+        if key not in raw:
+            raise BodyError(f"usage does not fit (no {key})")
+        count = whole(raw[key])
+        if count is None:
+            raise BodyError(f"usage does not fit ({key} is not a whole number)")
+        counts.append(count)
+    return Usage(*counts)
 
 
 @persisted
@@ -82,10 +99,14 @@ class StreamV1Adapter:
         self._fallback = session_id
 
     def feed(self, record: dict[str, Any], where: Where) -> Iterable[Event]:
+        raw_ts = record.get("ts")
+        if raw_ts is not None and normalize_ts(raw_ts) is None:
+            bad = time_problem("ts", raw_ts, where, self._sid(record))
+            return [bad, *self.feed({k: v for k, v in record.items() if k != "ts"}, where)]
         try:
             return [self._event(record)]
         except BodyError as exc:
-            ts = record.get("ts") if isinstance(record.get("ts"), str) else None
+            ts = normalize_ts(record.get("ts"))
             return [body_problem(str(exc), record, where, self._sid(record), ts)]
 
     def finish(self) -> Iterable[Event]:
@@ -96,20 +117,25 @@ class StreamV1Adapter:
         return sid if isinstance(sid, str) else (self._fallback or "unknown")
 
     def _event(self, rec: dict[str, Any]) -> Event:
+        expect_strings(rec, _NAMING_KEYS)
         kind = rec.get("type")
         sid = self._sid(rec)
-        ts = rec.get("ts") if isinstance(rec.get("ts"), str) else None
+        # Only an RFC 3339 time passes (the pipeline reports any other); the framer
+        # gives the line the time of the line before.
+        ts = normalize_ts(rec.get("ts"))
         parent = rec.get("parent_tool_use_id")
         parent = parent if isinstance(parent, str) else None
         ext = _obj(rec.get("extension"))
         if kind == "system" and rec.get("subtype") == "init":
             agent = _obj(rec.get("agent"))
             extra = {k: v for k, v in rec.items() if k not in _INIT_KEYS}
+            capabilities = rec.get("capabilities")
+            name, provider = agent.get("name"), agent.get("provider")
             return RunStart(
                 session_id=sid,
                 ts=ts,
-                agent_name=str(agent.get("name", "unknown")),
-                provider=str(agent.get("provider", "unknown")),
+                agent_name=name if isinstance(name, str) else "unknown",
+                provider=provider if isinstance(provider, str) else "unknown",
                 model=agent.get("model") if isinstance(agent.get("model"), str) else None,
                 agent_role=agent.get("role") if isinstance(agent.get("role"), str) else None,
                 cwd=rec.get("cwd") if isinstance(rec.get("cwd"), str) else None,
@@ -117,7 +143,8 @@ class StreamV1Adapter:
                 mcp_servers=rec.get("mcp_servers")
                 if isinstance(rec.get("mcp_servers"), list)
                 else None,
-                partial_messages="partial_messages_v1" in (rec.get("capabilities") or []),
+                partial_messages=isinstance(capabilities, list)
+                and "partial_messages_v1" in capabilities,
                 parent_tool_use_id=parent,
                 extension={**ext, **extra},
             )
@@ -136,7 +163,9 @@ class StreamV1Adapter:
                 role=str(kind),
                 session_id=sid,
                 ts=ts,
-                content=[b for b in message["content"] if isinstance(b, dict)],
+                # Blocks in the catalog's shape: what does not fit (an unknown key, a
+                # number for a block) is kept in the block's extension, not dropped.
+                content=[catalog.content_block(b) for b in message["content"]],
                 message_id=message.get("id") if isinstance(message.get("id"), str) else None,
                 parent_tool_use_id=parent,
                 tool_use_result=rec.get("tool_use_result"),

@@ -265,6 +265,13 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
          {"type": "system", "subtype": "stop_hook_summary", "extension.hookCount": 1},
          {"type": "result"}],
     ),
+    "system_init": (
+        [prompt("hi"), reply("m1", text("yo")), system("init", tools=["Bash"])],
+        [*kinds("system/init", "assistant"),
+         {"type": "system", "subtype": "unrecognized", "seq": 2, "kind": "system/init",
+          "extension.record.tools": ["Bash"]},
+         {"type": "result", "extension.unrecognized": {"system/init": 1}}],
+    ),
     "metadata": (
         [prompt("hi"), attachment("date", date="2026-12-01"),
          {"type": "file-history-snapshot", "messageId": "x", "snapshot": {}},

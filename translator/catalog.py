@@ -113,7 +113,7 @@ def content_block(raw: Any) -> JSON:
     """
     if type(raw) is dict:
         keys = raw.keys()
-        if keys == _TEXT_KEYS and type(raw["text"]) is str:
+        if keys == _TEXT_KEYS and type(raw["text"]) is str and type(raw["type"]) is str:
             return raw
         if keys <= _BLOCK_KEYS and "type" in keys:
             for key in keys:
@@ -210,3 +210,4 @@ def mcp_servers(raw: Iterable[Any]) -> tuple[list[JSON], list[Any]]:
 def system_fields(raw: JSON) -> tuple[JSON, JSON]:
     """Catalog fields a system line may carry; the rest goes to extension."""
     return split_fields(raw, SYSTEM_FIELDS)
+

@@ -21,6 +21,27 @@ from translator.state import persisted
 
 JSON = dict[str, Any]
 
+#: The largest magnitude of a count a line carries (tokens, durations, turns):
+#: orjson writes 64-bit integers, so a count past this, or a sum of counts, could
+#: be read but not written.
+MAX_COUNT = 2**63 - 1
+
+
+def whole(value: Any) -> int | None:
+    """``value`` as a whole number a line can carry: an int (not a bool) or a float
+    with no fraction, within ±MAX_COUNT; None for anything else (``1e300`` made an
+    int has 301 digits and no JSON encoder of ours writes it)."""
+    kind = type(value)
+    if kind is int:
+        return value if -MAX_COUNT <= value <= MAX_COUNT else None
+    if kind is float and value.is_integer() and -MAX_COUNT <= value <= MAX_COUNT:
+        return int(value)
+    return None
+
+
+def _saturate(value: int) -> int:
+    return value if -MAX_COUNT <= value <= MAX_COUNT else (MAX_COUNT if value > 0 else -MAX_COUNT)
+
 
 @persisted
 @dataclass(slots=True)
@@ -33,10 +54,11 @@ class Usage:
     cache_creation: int = 0
 
     def add(self, other: Usage) -> None:
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.cache_read += other.cache_read
-        self.cache_creation += other.cache_creation
+        """Sums stop at ±MAX_COUNT: each count fits 64 bits, and so does the total."""
+        self.input_tokens = _saturate(self.input_tokens + other.input_tokens)
+        self.output_tokens = _saturate(self.output_tokens + other.output_tokens)
+        self.cache_read = _saturate(self.cache_read + other.cache_read)
+        self.cache_creation = _saturate(self.cache_creation + other.cache_creation)
 
     def as_dict(self) -> dict[str, int]:
         return {

@@ -113,13 +113,33 @@ class Framer:
     # -- public -------------------------------------------------------------
 
     def push(self, event: Event) -> list[JSON]:
-        if self._run is not None and type(event) is Message and not self._nested:
-            return [self._message(self._run, event)]  # the common case, first
+        run = self._run
+        if (
+            run is not None
+            and type(event) is Message
+            and not self._nested
+            and (run.parent_tool_use_id is None or event.parent_tool_use_id is None
+                 or event.parent_tool_use_id == run.parent_tool_use_id)
+        ):
+            return [self._message(run, event)]  # the common case, first
         out: list[JSON] = []
         if self._nested:
             nested = self._nested_run(event)
             if nested is not None:
                 return self._push_nested(nested, event)
+        if run is not None and run.parent_tool_use_id is not None:
+            parent = getattr(event, "parent_tool_use_id", None)
+            if (
+                parent is not None
+                and parent != run.parent_tool_use_id
+                and not isinstance(event, RunStart | RunEnd | Dropped)
+            ):
+                # A line of another nested actor inside a nested actor's run: no run
+                # of the validator's keys (its own, or the session's main run) would
+                # hold it, so it gets its own, as a line outside any run does.
+                out += self._open_synthetic(run.session_id, getattr(event, "ts", None), parent,
+                                            nested=True)
+                return out + self._push_nested(self._nested[parent], event)
         if isinstance(event, RunStart):
             parent = event.parent_tool_use_id
             if (
@@ -255,6 +275,10 @@ class Framer:
             servers, rest = catalog.mcp_servers(start.mcp_servers)
             if rest:
                 ext["mcp_servers"] = rest
+        tools = start.tools
+        if tools is not None and not all(isinstance(t, str) for t in tools):
+            ext["tools"] = tools  # the schema's tools are names: anything else is kept here
+            tools = None
         line = catalog.envelope(
             "system",
             start.session_id,
@@ -266,16 +290,22 @@ class Framer:
             agent=catalog.agent_info(
                 start.agent_name, start.provider, start.model, start.agent_role
             ),
-            tools=start.tools,
+            tools=tools,
             mcp_servers=servers,
             capabilities=catalog.capabilities(start.partial_messages),
             extension=ext or None,
         )
         return [self._emit(run, line)]
 
-    def _open_synthetic(self, session_id: str, ts: str | None, parent: str | None) -> list[JSON]:
+    def _open_synthetic(
+        self, session_id: str, ts: str | None, parent: str | None, nested: bool = False
+    ) -> list[JSON]:
         run = _Run(session_id, parent, synthetic=True)
-        self._run = run
+        if nested:
+            assert parent is not None
+            self._nested[parent] = run
+        else:
+            self._run = run
         self._runs_here += 1
         self.stats.runs += 1
         self.stats.synthetic_inits += 1
@@ -291,6 +321,8 @@ class Framer:
             extension={"synthetic": True},
         )
         out = [self._emit(run, line)]
+        if nested:
+            return out  # (lines wait only while no run is open: none wait now)
         held, self._pending = self._pending, []
         for event in held:
             out += self._line(event)
@@ -322,7 +354,9 @@ class Framer:
         num_turns = end.num_turns if end.num_turns is not None else len(run.turn_ids)
         duration = end.duration_ms
         if duration is None and run.first_ts and run.last_ts:
-            duration = max(0, ts_millis(run.last_ts) - ts_millis(run.first_ts))
+            first, last = ts_millis(run.first_ts), ts_millis(run.last_ts)
+            if first is not None and last is not None:
+                duration = max(0, last - first)
         ext: JSON = dict(end.extension)
         if run.dropped:
             ext["dropped"] = dict(sorted(run.dropped.items()))
@@ -395,6 +429,11 @@ class Framer:
                 event=catalog.stream_payload(event.event),
             )
             return [self._emit(run, line)]
+        if isinstance(event, Note) and event.subtype == "init":
+            # Only a RunStart makes a system/init: one in the middle of a run would
+            # break its framing (seq 0 twice). Kept whole, as an unknown record is.
+            record = {"type": "system", "subtype": "init", **event.fields, **event.extension}
+            event = Unrecognized("system/init", sid, ts, record, event.parent_tool_use_id)
         if isinstance(event, Note):
             fields, rest = catalog.system_fields(event.fields)
             ext = {**rest, **event.extension}

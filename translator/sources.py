@@ -32,12 +32,39 @@ class BodyError(ValueError):
     """A known record type whose body does not fit: rule 2, fail loudly."""
 
 
+def expect_strings(record: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """The keys that say what a record is and whose it is (its type, its session)
+    are strings where present: a list or an object there is a body that does not
+    fit (BodyError), not a type to look up or a session to file lines under."""
+    for key in keys:
+        value = record.get(key)
+        if value is not None and not isinstance(value, str):
+            raise BodyError(f"{key} is {type(value).__name__}, not a string")
+
+
 def body_problem(
     message: str, record: dict[str, Any], where: Where, session: str | None, ts: str | None
 ) -> Problem:
     """The system/error for a record that does not fit; the record kept whole."""
     return Problem(
         message, where.path, where.line, ts=ts, session_id=session, extension={"record": record}
+    )
+
+
+def time_problem(key: str, value: Any, where: Where, session: str | None) -> Problem:
+    """The system/error for a time a record gives that is no RFC 3339 time (year
+    0, a month 13, past 9999 once its offset is applied, not a time at all): the
+    record is still translated, its line taking the time of the line before;
+    the time is never passed on as it is."""
+    shown = value if isinstance(value, str) else repr(value)
+    if len(shown) > 100:
+        shown = shown[:100] + "…"
+    said = repr(shown) if isinstance(value, str) else shown
+    return Problem(
+        f"{key} {said} is not a time stream_v1 can carry (RFC 3339, years 0001-9999); "
+        "the line takes the time of the line before",
+        where.path, where.line, session_id=session, kind="invalid_timestamp",
+        extension={"value": shown},
     )
 
 
