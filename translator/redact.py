@@ -163,8 +163,8 @@ _VCHAR = rb"""[^\s"'\\,;&()<>\[\]{}`]"""
 _PLAIN = rb"""[^\s"'\\,;&()<>\[\]{}`0-9!@#$%^*+=?~|:]"""
 _STRONG = rb"[0-9!@#$%^*+=?~|:]"
 #: a reference or a stand-in: ``$VAR``, ``${VAR}``, ``%VAR%``, ``<your key>``, ``***``
-_REFERENCE = (rb"(?![$<{%]|\*{3}|\.{3}|\[(?i:redacted))"
-              rb"(?!(?i:your[ _-]|example|changeme|placeholder|x{4}))")
+_REFERENCE = (rb"(?![$<{%]|\*{3}|\.{3}|\[(?i:redacted)"
+              rb"|(?i:your[ _-]|example|changeme|placeholder|x{4}))")
 #: a value that is a word of code or docs (an unquoted value with a digit or a
 #: symbol is none of them: only quoted and upper-case-name values are tested)
 _WORD = (rb"(?!(?i:n(?:one|ull|il)|t(?:rue|oken)|false|undefined|s(?:tring|tr|ecret)|int"
@@ -173,14 +173,17 @@ _STAND_IN_FREE = _REFERENCE + _WORD
 
 
 def _named(kind: str, core: bytes, mixed: bytes, upper: bytes, example: str,
-           min_len: int = 8, spaces: bool = False, value: bytes | None = None
-           ) -> tuple[SecretKind, SecretKind]:
+           min_len: int = 8, spaces: bool = False, value: bytes | None = None,
+           with_op: bool = False) -> tuple[SecretKind, SecretKind]:
     """A secret known by the name it is bound to. ``core``: the name, any case;
     ``mixed`` and ``upper``: the name in lower/camel/capitalised and in upper case,
     from a literal on. The name may end a longer one (``DB_PASSWORD``,
     ``dbPassword``, ``--db-password``). ``value``: a pattern of the value's own
     shape, taken in every form."""
-    core = rb"(?i:" + core + rb")(?:\\?[\"'])? {0,8}(?::=|=>|[:=])"
+    # The name is the core (a core that reads on, to the "=", costs Hyperscan ~10x on
+    # a line full of names); one as common in lines as "token" (``input_tokens``)
+    # takes its operator along.
+    core = rb"(?i:" + core + rb")" + (rb"(?:\\?[\"'])? {0,8}(?::=|=>|[:=])" if with_op else b"")
     # what follows the name, read once (atomic: never tried again shorter)
     keep = rb"""(?>":"|(?:\\?["'])?+ {0,8}+(?::=|=>|[:=]) {0,8}+(?:\\?["'])?+)"""
     if value is not None:
@@ -192,17 +195,16 @@ def _named(kind: str, core: bytes, mixed: bytes, upper: bytes, example: str,
         # (never across a marker: a secret masked before stays its own)
         json = (rb'(?:[^"\\\[]++|\\.|\[(?!REDACTED:))++' if spaces
                 else rb'(?:[^"\\ \[]++|\\.|\[(?!REDACTED:))++')
-        quoted = ((rb"(?:[^\"'\\\[]|\[(?!REDACTED:))" if spaces else rb"[^\s\"'\\\[]")
-                  + b"{" + n + b",}+")
+        qchar = rb"(?:[^\"'\\\[]|\[(?!REDACTED:))" if spaces else rb"[^\s\"'\\\[]"
         # cheap tests first: most names followed by words fail at the first
         secret = (
             rb'(?<=":")(?=[^"]{' + n + b"})" + free + json + rb'(?=")'
-            + rb"|(?<=[\"'])" + free + quoted
-            + rb"|(?<![\"'])(?=" + _PLAIN + rb"*+" + _STRONG + rb")(?=" + _VCHAR + b"{" + n
-            + b"})" + _REFERENCE + _VCHAR + rb"++"
+            + rb"|(?<=[\"'])(?=" + qchar + b"{" + n + b"})" + free + qchar + b"{" + n + b",}+"
+            + rb"|(?<![\"'])(?=" + _PLAIN + rb"*+" + _STRONG + rb")" + _REFERENCE + _VCHAR
+            + b"{" + n + b",}+"
         )
-        env = (rb"(?<=[A-Z0-9]=)(?=" + _VCHAR + b"{" + n + b"})" + free + _VCHAR + rb"++"
-               + rb"|(?<=[A-Z0-9]: )(?=" + _VCHAR + b"{" + n + b"})" + free + _VCHAR + rb"++|")
+        env = (rb"(?<=[A-Z0-9]=)" + free + _VCHAR + b"{" + n + b",}+"
+               + rb"|(?<=[A-Z0-9]: )" + free + _VCHAR + b"{" + n + b",}+|")
     return (
         SecretKind(kind, core, rb"(?P<keep>" + mixed + keep + rb")(?P<secret>" + secret + b")",
                    example),
@@ -227,6 +229,9 @@ _PPK_EXAMPLE = (
     "Private-Lines: 1\nAAAAIFAKEfakeFAKEfakePrivateKeyMaterial0123456789abcdefgh\n"
     "Private-MAC: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 )
+
+#: a stretch of a URL password between two "@" (a marker is never taken in)
+_URL_PART = rb'(?:[^\s/"\\@\[]++|\[(?!REDACTED:))*+'
 
 # In the order they are applied: a specific kind before a general one (an Anthropic
 # key before the generic sk- form, a JWT before the bearer token that carries it, a
@@ -389,10 +394,12 @@ KINDS: tuple[SecretKind, ...] = (
                  "Authorization: Basic cGxhbnRlZDpGQUtFLXBhc3N3b3JkLTEyMw==")
       for name in (rb"uthorization(?<=[Aa]uthorization)", rb"UTHORIZATION(?<=AUTHORIZATION)")),
     # scheme://user:PASSWORD@host: only the password goes (up to the last "@"
-    # before the host: one inside the password stays in it).
+    # before the host: one inside the password stays in it; read without going
+    # back: an "@" is the password's only when another follows).
     SecretKind("url_password", rb'://[^\s/"\\]*@',
                rb'(?P<keep>://(?<=[A-Za-z0-9]://)[^\s:/"\\?#\[]*+:)'
-               rb'(?P<secret>(?:[^\s/"\\[]|\[(?!REDACTED:)){3,})(?=@[A-Za-z0-9\[])',
+               rb"(?P<secret>(?=[^\s/\"\\]{3})" + _URL_PART + rb'(?:@(?=[^\s/"\\@]*+@)'
+               + _URL_PART + rb")*+)(?=@[A-Za-z0-9\[])",
                "postgres://admin:s3cr3tP4ssw0rd@db.internal:5432/app"),
     # scheme://TOKEN@host: a random user is a token.
     SecretKind("url_token", rb"://[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*@",
@@ -437,7 +444,7 @@ KINDS: tuple[SecretKind, ...] = (
             rb"RIVATE(?<=PRIVATE)[_-]?KEY",
             "PRIVATE_KEY=0xFAKEfake0123456789abcdef0123456789abcdef"),
     *_named("token", rb"token", rb"oken(?<=[Tt]oken)", rb"OKEN(?<=TOKEN)",
-            "access_token=FAKEfake0123456789abcdef"),
+            "access_token=FAKEfake0123456789abcdef", with_op=True),
 )
 
 #: Every kind's name, in the order first met.
