@@ -354,3 +354,11 @@ def test_adversarial_lines_are_masked_right(piece: str) -> None:
             assert "[REDACTED:github_token]" in masked
         assert SECRETS["github_token"].encode() not in out
     assert len(outputs) == 1
+
+
+def test_the_docs_list_every_kind() -> None:
+    """docs/security.md and docs/mapping.md name every kind (with its example)."""
+    for doc in ("security.md", "mapping.md"):
+        text = (ROOT / "docs" / doc).read_text()
+        missing = [name for name in redact.NAMES if f"`{name}`" not in text]
+        assert not missing, (doc, missing)
