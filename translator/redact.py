@@ -163,12 +163,14 @@ _VCHAR = rb"""[^\s"'\\,;&()<>\[\]{}`]"""
 _PLAIN = rb"""[^\s"'\\,;&()<>\[\]{}`0-9!@#$%^*+=?~|:]"""
 _STRONG = rb"[0-9!@#$%^*+=?~|:]"
 #: a reference or a stand-in: ``$VAR``, ``${VAR}``, ``%VAR%``, ``<your key>``, ``***``
-_REFERENCE = (rb"(?![$<{%]|\*{3}|\.{3}|\[(?i:redacted)"
-              rb"|(?i:your[ _-]|example|changeme|placeholder|x{4}))")
+#: (a value whose first byte begins none of them is let through at once)
+_REFERENCE = (rb"(?:(?![$<{%*.\[yYeEcCpPxX])|(?![$<{%]|\*{3}|\.{3}|\[(?i:redacted)"
+              rb"|(?i:your[ _-]|example|changeme|placeholder|x{4})))")
 #: a value that is a word of code or docs (an unquoted value with a digit or a
 #: symbol is none of them: only quoted and upper-case-name values are tested)
-_WORD = (rb"(?!(?i:n(?:one|ull|il)|t(?:rue|oken)|false|undefined|s(?:tring|tr|ecret)|int"
-         rb"|bytes|optional|re(?:quired|dacted)|hidden|masked|password)(?!" + _VCHAR + rb"))")
+_WORD = (rb"(?:(?![nNtTfFuUsSiIbBoOrRhHmMpP])|(?!(?i:n(?:one|ull|il)|t(?:rue|oken)|false"
+         rb"|undefined|s(?:tring|tr|ecret)|int|bytes|optional|re(?:quired|dacted)|hidden"
+         rb"|masked|password)(?!" + _VCHAR + rb")))")
 _STAND_IN_FREE = _REFERENCE + _WORD
 
 
@@ -398,8 +400,9 @@ KINDS: tuple[SecretKind, ...] = (
     # back: an "@" is the password's only when another follows).
     SecretKind("url_password", rb'://[^\s/"\\]*@',
                rb'(?P<keep>://(?<=[A-Za-z0-9]://)[^\s:/"\\?#\[]*+:)'
-               rb"(?P<secret>(?=[^\s/\"\\]{3})" + _URL_PART + rb'(?:@(?=[^\s/"\\@]*+@)'
-               + _URL_PART + rb")*+)(?=@[A-Za-z0-9\[])",
+               # (3 characters at least: an "@" counts when another follows)
+               rb"(?P<secret>(?=(?:[^\s/\"\\@]|@(?=[^\s/\"\\@]*+@)){3})" + _URL_PART
+               + rb'(?:@(?=[^\s/"\\@]*+@)' + _URL_PART + rb")*+)(?=@[A-Za-z0-9\[])",
                "postgres://admin:s3cr3tP4ssw0rd@db.internal:5432/app"),
     # scheme://TOKEN@host: a random user is a token.
     SecretKind("url_token", rb"://[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*@",
