@@ -85,6 +85,7 @@ CONTEXT_KEYS = frozenset(
 )
 
 _NAMING_KEYS = ("type", "sessionId")
+_STR_OR_NONE = (str, type(None))
 _LOCAL_OUTPUT = (
     "<local-command-stdout>",
     "<local-command-stderr>",
@@ -205,7 +206,8 @@ class ClaudeSessionAdapter:
         if isinstance(sid, str) and (self._session is None or self._turn is None):
             self._session = sid
         try:
-            expect_strings(record, _NAMING_KEYS)
+            if type(record.get("type")) not in _STR_OR_NONE or type(sid) not in _STR_OR_NONE:
+                expect_strings(record, _NAMING_KEYS)  # (raises: inline first, it is hot)
             self._translate(record, where, out)
         except cc.BodyError as exc:
             out.append(cc.body_problem(exc, record, where, self._session))

@@ -37,6 +37,7 @@ from translator.state import persisted
 from translator.timefmt import normalize_ts
 
 _NAMING_KEYS = ("type", "session_id")
+_STR_OR_NONE = (str, type(None))
 _STREAM_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
 _INIT_KEYS = frozenset({"type", "subtype", "session_id", "cwd", "tools", "mcp_servers", "model"})
 _LINE_KEYS = frozenset({"type", "message", "session_id", "parent_tool_use_id", "timestamp"})
@@ -130,9 +131,10 @@ class ClaudeStreamAdapter:
             out.append(event)
 
     def _translate(self, rec: dict[str, Any], out: list[Event]) -> None:
-        expect_strings(rec, _NAMING_KEYS)
         kind = rec.get("type")
         sid = rec.get("session_id")
+        if type(kind) not in _STR_OR_NONE or type(sid) not in _STR_OR_NONE:
+            expect_strings(rec, _NAMING_KEYS)  # (raises: inline first, it is hot)
         if isinstance(sid, str):
             self._session = sid
         session = self._session or "unknown"

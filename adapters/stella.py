@@ -75,7 +75,12 @@ PROVIDER = "stella"
 _GENERIC_STEMS = frozenset({"stella-events", "events", "journal"})
 _CONTENT = frozenset({"text", "text_delta", "tool_start", "tool_result"})
 _NAMING_KEYS = ("type", "session_id")
+_STR_OR_NONE = (str, type(None))
 _SURE_TYPES = KNOWN_TYPES - {"text", "tool_result"}
+#: Events held with a run's init while no content has said whether deltas come:
+#: past this many, the init goes out without partial_messages_v1 (a stream of 25
+#: million events with no content held them all: 4 GB).
+HOLD_LIMIT = 1000
 
 #: Token fields a step_usage (or run_complete.usage) may carry → catalog usage key.
 _TOKEN_FIELDS = {
@@ -206,7 +211,8 @@ class StellaAdapter:
         if ts is None and raw_ts is not None:
             self._emit(out, time_problem("ts", raw_ts, where, self._session))
         try:
-            expect_strings(ev, _NAMING_KEYS)
+            if type(kind) not in _STR_OR_NONE or type(sid) not in _STR_OR_NONE:
+                expect_strings(ev, _NAMING_KEYS)  # (raises: inline first, it is hot)
             if not isinstance(kind, str) or kind not in KNOWN_TYPES:
                 name = kind if isinstance(kind, str) else "<no type>"
                 self._emit(out, Unrecognized(name, self._sid, ts, ev))
@@ -370,6 +376,8 @@ class StellaAdapter:
         deltas (partial_messages_v1) are coming."""
         if self._start is not None:
             self._held.append(event)
+            if len(self._held) >= HOLD_LIMIT:
+                self._release(out, partial=False)
         else:
             out.append(event)
 

@@ -59,6 +59,7 @@ _INIT_KEYS = frozenset(
     }
 )
 _NAMING_KEYS = ("type", "session_id")
+_STR_OR_NONE = (str, type(None))
 _ENVELOPE = frozenset({"type", "subtype", "session_id", "seq", "ts", "parent_tool_use_id"})
 
 
@@ -117,8 +118,9 @@ class StreamV1Adapter:
         return sid if isinstance(sid, str) else (self._fallback or "unknown")
 
     def _event(self, rec: dict[str, Any]) -> Event:
-        expect_strings(rec, _NAMING_KEYS)
         kind = rec.get("type")
+        if type(kind) not in _STR_OR_NONE or type(rec.get("session_id")) not in _STR_OR_NONE:
+            expect_strings(rec, _NAMING_KEYS)  # (raises: inline first, it is hot)
         sid = self._sid(rec)
         # Only an RFC 3339 time passes (the pipeline reports any other); the framer
         # gives the line the time of the line before.

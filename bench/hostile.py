@@ -77,7 +77,7 @@ def measure(bin_: str, path: Path) -> tuple[float, float, int, str]:
     out = subprocess.run(
         [sys.executable, "-c", probe, bin_, "convert", "--source", "auto", str(path)],
         capture_output=True, text=True, check=True,
-    ).stdout.strip().split("\t")
+    ).stdout.rstrip("\n").split("\t")
     seconds, rss_kib, status, first = float(out[0]), int(out[1]), int(out[2]), out[3]
     return seconds, rss_kib / 1024, status, first
 

@@ -551,3 +551,22 @@ def test_the_check_finds_what_it_looks_for() -> None:
     sample = ("import pickle\nfrom yaml import load\nimport marshal as m\n"
               "x = eval('1')\npickle.loads(b'')\n")
     assert unsafe_uses(sample) == ["pickle", "from yaml", "marshal", "eval()", "pickle.loads()"]
+
+
+def test_stella_holds_at_most_hold_limit_events_before_content() -> None:
+    """A run's init waits for its first content (are deltas coming?), and the
+    events before it wait with it: never more than HOLD_LIMIT of them (25 million
+    events with no content were all held: 4 GB)."""
+    from adapters.stella import HOLD_LIMIT, StellaAdapter
+    from translator.sources import Where
+
+    adapter = StellaAdapter("p.jsonl")
+    out: list[Any] = []
+    for n in range(3 * HOLD_LIMIT):
+        out += adapter.feed({"type": "mystery", "n": n}, Where("p.jsonl", n + 1))
+        assert len(adapter._held) < HOLD_LIMIT
+    out += adapter.feed({"type": "text_delta", "delta": "x"}, Where("p.jsonl", 0))
+    assert type(out[0]).__name__ == "RunStart" and not out[0].partial_messages
+    data = b"".join(b'{"type":"mystery"}\n' for _ in range(3 * HOLD_LIMIT))
+    lines, _ = converted(data + b'{"type":"text","text":"x"}\n', "stella", "p.jsonl")
+    assert len(lines) == 3 * HOLD_LIMIT + 3

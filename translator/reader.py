@@ -142,7 +142,9 @@ def read_parsed(
         if rest:
             at = size - len(rest)
             if rest[:1] == b"{" and rest.find(b"\n") < 0:
-                while size <= at + max_line:  # read the whole first line
+                # Read the whole first line, or enough of it to know it is no short
+                # opening of a pretty-printed document (see _is_document).
+                while size <= at + min(max_line, ORJSON_MAX):
                     chunk = read(chunk_size)
                     if not chunk:
                         break
@@ -273,10 +275,12 @@ class _LongLine:
         if self.held > self.limit + 1:  # (+1: a CR before the newline is no part of it)
             if not self.squeeze:
                 self.squeeze = True
-                joined = b"".join(self.pieces)
-                kept = joined.replace(b"\x00", b"")
-                self.nuls += len(joined) - len(kept)
-                self.pieces, self.held = [kept], len(kept)
+                pieces = self.pieces
+                for i, piece in enumerate(pieces):  # in place: never the line twice
+                    if 0 in piece:
+                        pieces[i] = piece.replace(b"\x00", b"")
+                        self.nuls += len(piece) - len(pieces[i])
+                self.held = sum(map(len, pieces))
             if self.held > self.limit + 1:
                 self.skipping = True
                 self.pieces, self.held = [], 0

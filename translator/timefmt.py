@@ -18,6 +18,9 @@ _is_canonical = re.compile(
 ).fullmatch
 
 
+_MONTHS_OF_30 = frozenset({"04", "06", "09", "11"})
+
+
 def format_ts(moment: datetime) -> str:
     """Canonical form. Raises OverflowError when the moment in UTC falls outside
     years 1-9999 (9999-12-31T23:59:59-05:00). The year always has four digits
@@ -36,8 +39,13 @@ def now_ts() -> str:
 def normalize_ts(value: Any) -> str | None:
     """A source time (ISO string, or epoch milliseconds) → canonical, else None."""
     if isinstance(value, str):
-        if _is_canonical(value) and value[8:10] <= "28":
-            return value
+        if _is_canonical(value):
+            day = value[8:10]
+            if day <= "28" or (
+                value[5:7] != "02" and (day != "31" or value[5:7] not in _MONTHS_OF_30)
+            ):
+                return value
+            # February 29-31, or the 31st of a 30-day month: a real parse decides.
         try:
             moment = datetime.fromisoformat(value)
             if moment.tzinfo is None:
