@@ -26,13 +26,13 @@ from typing import Any
 
 import orjson
 
-from translator import logs
+from translator import logs, reader
 from translator.tail import protocol
 
 #: Lines waiting for the daemon at most (the daemon's own queue holds as many).
 PENDING_LINES = 512
-#: A line longer than this is not sent to the daemon (the daemon's own limit).
-MAX_LINE_BYTES = 64 << 20
+#: A line longer than this is not sent to the daemon (the reader's limit).
+MAX_LINE_BYTES = reader.MAX_LINE_BYTES
 #: After the command ends: how long the last lines may take to reach the daemon.
 GRACE_SECONDS = 2.0
 

@@ -57,8 +57,12 @@ def _fields(obj: Any) -> list[str]:
 
 
 def dump(value: Any) -> Any:
-    """``value`` as plain JSON (raises StateError on a type it may not hold)."""
-    return _Dumper().dump(value)
+    """``value`` as plain JSON (raises StateError on a type it may not hold, or a
+    value nested too deep to walk)."""
+    try:
+        return _Dumper().dump(value)
+    except RecursionError as exc:
+        raise StateError("state nested too deep to write") from exc
 
 
 def load(data: Any) -> Any:

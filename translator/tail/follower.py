@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from translator import reader
 from translator.events import Problem
 from translator.pipeline import InputError, Totals, Translation
 from translator.reader import Line, parse_line
@@ -29,8 +30,8 @@ from translator.state import StateError, load
 from translator.tail.checkpoint import FileMark, digest
 
 HEAD_BYTES = 1024
-#: A line longer than this is reported and skipped, never held whole.
-MAX_LINE_BYTES = 64 << 20
+#: A line longer than this is reported and skipped, never held whole (the reader's).
+MAX_LINE_BYTES = reader.MAX_LINE_BYTES
 #: The bytes just before the offset that must be unchanged for reading to go on
 #: there: enough to reach into the last line's own ids and time (Claude Code
 #: records end with their uuid and timestamp), one pread a growing poll.
@@ -117,6 +118,10 @@ class FileFollower:
     # -- checkpoints ---------------------------------------------------------------
 
     def mark(self) -> FileMark:
+        try:
+            state: dict[str, Any] | None = self.translation.snapshot()
+        except StateError:
+            state = None  # (a record nested past what can be walked) a restart replays
         return FileMark(
             self.offset,
             self.line_no,
@@ -125,7 +130,7 @@ class FileFollower:
             self.head_hash,
             len(self.tail),
             digest(self.tail),
-            self.translation.snapshot(),
+            state,
             list(self.closes),
             self.translation.framed if self.counted else None,
             self.start,
@@ -347,7 +352,7 @@ class FileFollower:
     def _report_long(self, length: int) -> None:
         self.line_no += 1
         self._problem(
-            f"line of {length} bytes is longer than the limit ({MAX_LINE_BYTES}); skipped",
+            reader.line_too_long(length, MAX_LINE_BYTES),
             "line_too_long", {"offset": self.offset, "length": length},
         )
         self.offset += length + 1

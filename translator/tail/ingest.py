@@ -31,13 +31,13 @@ from typing import Any
 
 import orjson
 
-from translator import logs
+from translator import logs, reader
 from translator.tail import protocol
 from translator.timefmt import now_ts
 
 STREAM_QUEUE = 512
 #: A relayed line longer than this is dropped (counted), never held whole.
-MAX_LINE_BYTES = 64 << 20
+MAX_LINE_BYTES = reader.MAX_LINE_BYTES
 #: Clients connected at once, at most; more are closed at once (counted).
 MAX_CLIENTS = 64
 #: What may wait for one subscriber. Bytes, not items: one item can be a whole
