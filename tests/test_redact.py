@@ -362,3 +362,51 @@ def test_the_docs_list_every_kind() -> None:
         text = (ROOT / "docs" / doc).read_text()
         missing = [name for name in redact.NAMES if f"`{name}`" not in text]
         assert not missing, (doc, missing)
+
+
+def test_every_kind_in_every_form_through_tail_and_a_subscriber(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
+    """The kinds x forms table as a file the daemon follows: its output file and a
+    subscriber get every case masked exactly as ``convert`` masks it."""
+    import time
+
+    text_cases = cases()
+    tool_cases = structural_cases()
+    projects = tmp_path / "projects" / "p"
+    projects.mkdir(parents=True)
+    sock, out, sub_out = tmp_path / "s.sock", tmp_path / "out.jsonl", tmp_path / "sub.jsonl"
+    daemon = subprocess.Popen(
+        [streamv1_bin, "tail", str(tmp_path / "projects"), "--output", str(out), "--state",
+         str(tmp_path / "state.json"), "--ingest-socket", str(sock), "--idle-close", "0",
+         "--commit-every", "0.05", "--log-format", "json"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        sub = subprocess.Popen([streamv1_bin, "subscribe", "--socket", str(sock)],
+                               stdout=sub_out.open("wb"))
+        time.sleep(0.5)
+        table = _table_input(text_cases, tool_cases)
+        (projects / "planted.jsonl").write_bytes(table)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (
+            not sub_out.exists() or sub_out.read_bytes().count(b"\n") < table.count(b"\n")
+        ):
+            time.sleep(0.1)
+        sub.terminate()
+        sub.wait(10)
+    finally:
+        daemon.terminate()
+        daemon.wait(20)
+    for data in (out.read_bytes(), sub_out.read_bytes()):
+        lines = [orjson.loads(x) for x in data.splitlines()]
+        blocks = [x["message"]["content"][0] for x in lines if x["type"] == "assistant"]
+        assert len(blocks) == len(text_cases) + len(tool_cases)
+        wrong = [case.label for case, block in zip(text_cases, blocks, strict=False)
+                 if block.get("text") != case.expected]
+        assert not wrong, wrong[:5]
+        for plant in PLANTS:
+            assert orjson.dumps(plant.value)[1:-1] not in data, plant.kind
