@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 from conftest import ROOT
 from helpers import framing_violations, schema_violations
 
@@ -209,3 +210,70 @@ def test_jobs_give_the_same_output_in_input_order(streamv1_bin: str, tmp_path: P
             assert a.is_dir() == b.is_dir()
             if a.is_file():
                 assert a.read_bytes() == b.read_bytes(), rel
+
+
+# -- #15: outputs that never hurt the user -------------------------------------------------
+
+
+def test_an_output_that_is_also_an_input_is_refused(streamv1_bin: str, tmp_path: Path) -> None:
+    same = tmp_path / "same.jsonl"
+    same.write_bytes(SESSION.read_bytes())
+    proc = subprocess.run([streamv1_bin, "convert", str(same), "-o", str(same)],
+                          capture_output=True, check=False)
+    assert proc.returncode == 1 and same.read_bytes() == SESSION.read_bytes()
+    err = proc.stderr.decode().strip().splitlines()
+    assert len(err) == 1 and "also an input" in err[0]
+
+
+def test_o_is_written_whole_or_not_at_all(streamv1_bin: str, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"what was there\n")
+    proc = subprocess.run([streamv1_bin, "convert", str(SESSION), "-o", str(out)],
+                          capture_output=True, check=False)
+    assert proc.returncode == 0 and out.read_bytes().count(b"\n") > 1
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]  # no temp file left
+    # Interrupted part way (a slow input on stdin): the old file stands, no temp is left.
+    out.write_bytes(b"what was there\n")
+    proc2 = subprocess.Popen([streamv1_bin, "convert", "-", "-o", str(out)],
+                             stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc2.stdin is not None
+    proc2.stdin.write(SESSION.read_bytes()[:3000])
+    proc2.stdin.flush()
+    time.sleep(1)
+    proc2.kill()
+    proc2.wait()
+    assert out.read_bytes() == b"what was there\n"
+
+
+@pytest.mark.parametrize("where", ["missing/dir/x.jsonl", "", "/dev/full"])
+def test_output_path_errors_are_one_line(streamv1_bin: str, tmp_path: Path, where: str) -> None:
+    target = where if where.startswith("/") else str(tmp_path / where)
+    proc = subprocess.run([streamv1_bin, "convert", str(SESSION), "-o", target],
+                          capture_output=True, check=False)
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert "Traceback" not in err and target.rstrip("/") in err
+
+
+def test_out_dir_under_a_file_is_one_line(streamv1_bin: str, tmp_path: Path) -> None:
+    (tmp_path / "afile").write_bytes(b"")
+    proc = subprocess.run([streamv1_bin, "convert", str(SESSION), "--out-dir",
+                           str(tmp_path / "afile" / "sub")], capture_output=True, check=False)
+    assert proc.returncode == 1
+    err = proc.stderr.decode().strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0] and "afile" in err[0]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_closed_stdout_ends_quietly_with_141(streamv1_bin: str, tmp_path: Path,
+                                               jobs: str) -> None:
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(SESSION.read_bytes() * 300)
+    proc = subprocess.Popen([streamv1_bin, "convert", "--jobs", jobs, str(big), str(big)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(100)
+    proc.stdout.close()  # what `| head -c 100` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(30) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err

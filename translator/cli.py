@@ -7,13 +7,18 @@ naming the file (and line); never a traceback.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import functools
 import gc
 import os
+import stat
 import sys
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn, TypeVar
 
 import click
 
@@ -60,6 +65,31 @@ def output_shape_options(command: Any) -> Any:
         show_default=True,
         help="Output shape: stream_v1, or claude (print-mode stream-json for legacy tools).",
     )(command)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: A reader that went away (``| head -1``): the shell's status for SIGPIPE.
+EXIT_PIPE = 128 + 13
+
+
+def quiet_on_closed_stdout(command: F) -> F:
+    """A closed stdout ends the command quietly with 141, as a SIGPIPE would: not
+    1 (damaged input), and no traceback. (Not the daemon's way: its sockets must
+    survive a reader going away, so SIGPIPE stays ignored and this is per command.)"""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except BrokenPipeError:
+            # Nothing more may reach the closed pipe, not even at exit's flush.
+            with contextlib.suppress(OSError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(EXIT_PIPE)
+
+    return wrapper  # type: ignore[return-value]
 
 
 _MAX_LINE_OPTION = click.option(
@@ -149,6 +179,7 @@ def run() -> None:
     help="The session id for inputs whose records carry none (default: from the file name).",
 )
 @_MAX_LINE_OPTION
+@quiet_on_closed_stdout
 def convert(
     paths: tuple[Path, ...],
     source_name: str,
@@ -198,6 +229,10 @@ def convert(
             else:
                 target = str(out_dir / rel) if out_dir is not None else None
                 work.append(batch.Job(str(path), target))
+        if output is not None and str(output) != "-":
+            _refuse_output_among_inputs(output, work)
+        if out_dir is not None:
+            _check_out_dir(out_dir)
         shared: IO[bytes] | None = None
         if out_dir is None:
             if output is None or str(output) == "-":
@@ -210,15 +245,101 @@ def convert(
                         open(sys.stdout.fileno(), "wb", buffering=batch.OUT_BUFFER, closefd=False)
                     )
             else:
-                shared = stack.enter_context(open(output, "wb", buffering=batch.OUT_BUFFER))
+                shared = stack.enter_context(_atomic_output(output))
         workers = jobs if jobs is not None else (os.cpu_count() or 1 if len(work) > 1 else 1)
-        totals = batch.run(work, shared, options, workers, progress=sys.stderr.isatty())
+        try:
+            totals = batch.run(work, shared, options, workers, progress=sys.stderr.isatty())
+            if shared is not None and shared is not sys.stdout.buffer:
+                shared.flush()
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise
+            where = output if output is not None else out_dir
+            log.error(f"cannot write the output: {exc.strerror or exc}", path=str(where or "-"))
+            sys.exit(1)
     totals.failed_inputs += failed
     log.info("summary", **batch.describe(totals))
     if totals.framing.unrecognized:
         log.debug("unrecognized record types", **dict(totals.framing.unrecognized))
     fatal = totals.failed_inputs or (totals.framing.errors and not lenient)
     sys.exit(1 if fatal else 0)
+
+
+def _refuse_output_among_inputs(output: Path, work: list[batch.Job]) -> None:
+    """``-o`` naming one of the inputs would empty it before it is read."""
+    try:
+        out = os.stat(output)
+    except OSError:
+        return  # not there yet: it cannot be an input
+    for job in work:
+        if job.path == "-":
+            continue
+        with contextlib.suppress(OSError):
+            st = os.stat(job.path)
+            if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
+                _fail(f"{output}: the output is also an input ({job.path}); "
+                      "write the output elsewhere")
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _fail(f"{out_dir}: cannot use as --out-dir ({exc.strerror or exc})")
+
+
+def _fail(message: str) -> NoReturn:
+    logs.get().error(message)
+    sys.exit(1)
+
+
+@contextlib.contextmanager
+def _atomic_output(output: Path) -> Iterator[IO[bytes]]:
+    """``-o FILE``, written whole or not at all: a temp file in the same folder,
+    fsynced and renamed over FILE when the conversion ends, removed when it is
+    interrupted or fails. A device or FIFO (``/dev/null``, a pipe) is written as is."""
+    if output.is_dir():
+        _fail(f"{output}: is a directory; -o takes a file (or use --out-dir)")
+    try:
+        special = not stat.S_ISREG(os.stat(output).st_mode)
+    except OSError:
+        special = False  # not there yet: a file is made
+    if special:
+        try:
+            fh = open(output, "wb", buffering=batch.OUT_BUFFER)
+        except OSError as exc:
+            _fail(f"{output}: cannot write ({exc.strerror or exc})")
+        try:
+            yield fh
+        finally:
+            with contextlib.suppress(OSError):  # already said: the write failed
+                fh.close()
+        return
+    folder = output.parent if str(output.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
+    except OSError as exc:
+        _fail(f"{output}: cannot write there ({exc.strerror or exc})")
+    done = False
+    try:
+        with open(fd, "wb", buffering=batch.OUT_BUFFER) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, output)
+        done = True
+    finally:
+        if not done:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tuple[Any, str]]:
@@ -278,6 +399,7 @@ def _relative(files: list[str], root: str) -> Iterator[tuple[str, str]]:
     help="Accept runs still open at the end (a live stream, e.g. tail's output).",
 )
 @_MAX_LINE_OPTION
+@quiet_on_closed_stdout
 def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_bytes: int) -> None:
     """Check stream_v1 FILEs (or - / stdin) against the schema and the framing rules.
 
