@@ -117,7 +117,7 @@ def test_directory_without_transcripts(streamv1_bin: str, tmp_path: Path) -> Non
 def test_unknown_source_is_a_usage_error(streamv1_bin: str) -> None:
     proc = run(streamv1_bin, "convert", "--source", "nosuch", str(STREAM))
     assert proc.returncode == 2
-    assert b"not available" in proc.stderr and b"Traceback" not in proc.stderr
+    assert b"is not one of" in proc.stderr and b"Traceback" not in proc.stderr
 
 
 def test_known_type_with_bad_body_exits_1_unless_lenient(streamv1_bin: str) -> None:
@@ -277,3 +277,50 @@ def test_a_closed_stdout_ends_quietly_with_141(streamv1_bin: str, tmp_path: Path
     err = proc.stderr.read().decode()
     assert proc.wait(30) == 141
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_out_dir_refuses_two_inputs_with_one_output_name(streamv1_bin: str,
+                                                          tmp_path: Path) -> None:
+    for folder, src in (("d1", SESSION), ("d2", ROOT / "testdata" / "claude-session" /
+                                          "thinking.jsonl")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.jsonl").write_bytes(src.read_bytes())
+    for args in ([str(tmp_path / "d1" / "a.jsonl"), str(tmp_path / "d2" / "a.jsonl")],
+                 [str(tmp_path / "d1"), str(tmp_path / "d2")]):
+        proc = subprocess.run([streamv1_bin, "convert", *args, "--out-dir",
+                               str(tmp_path / "out")], capture_output=True, check=False)
+        assert proc.returncode == 1
+        err = proc.stderr.decode().strip().splitlines()
+        assert len(err) == 1 and "d1" in err[0] and "d2" in err[0]
+        assert not list((tmp_path / "out").rglob("*.jsonl"))
+
+
+def test_a_source_named_wrongly_is_said_and_counted(streamv1_bin: str) -> None:
+    proc = subprocess.run([streamv1_bin, "convert", "--source", "stella", str(SESSION)],
+                          capture_output=True, check=False)
+    err = proc.stderr.decode()
+    assert "look like claude-session, not stella" in err and "source_mismatch=1" in err
+    bad = subprocess.run([streamv1_bin, "convert", "--source", "nope", str(SESSION)],
+                         capture_output=True, check=False)
+    assert bad.returncode == 2 and "claude-session" in bad.stderr.decode()  # the choices
+
+
+def test_a_dash_named_project_folder_is_explained(streamv1_bin: str, tmp_path: Path) -> None:
+    folder = tmp_path / "-home-user-proj"
+    folder.mkdir()
+    (folder / "s.jsonl").write_bytes(SESSION.read_bytes())
+    proc = subprocess.run([streamv1_bin, "convert", "-home-user-proj"], cwd=tmp_path,
+                          capture_output=True, check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert "./-home-user-proj" in proc.stderr.decode() and "--" in proc.stderr.decode()
+    ok = subprocess.run([streamv1_bin, "convert", "--", "-home-user-proj"], cwd=tmp_path,
+                        capture_output=True, check=False)
+    assert ok.returncode == 0 and ok.stdout.count(b"\n") > 1
+
+
+def test_plain_text_is_not_called_binary(streamv1_bin: str, tmp_path: Path) -> None:
+    text = tmp_path / "notes.jsonl"
+    text.write_text("hello world\nthese are notes\n")
+    proc = subprocess.run([streamv1_bin, "convert", str(text)], capture_output=True,
+                          check=False)
+    assert proc.returncode == 1 and "plain text, not JSON lines" in proc.stderr.decode()

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+import orjson
+
 from translator import logs
 from translator.convert import InputError, Totals, convert_stream
 from translator.legacy import encoder_for
@@ -72,7 +74,10 @@ def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals) -> 
             stream = open(job.path, "rb")
             live = not stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
             if not live:
-                _refuse_binary(stream)
+                head = _refuse_binary(stream)
+                named = options.source_obj()
+                if named is not None and _looks_like_another(head, named, job.path):
+                    totals.source_mismatch += 1
         try:
             convert_stream(
                 stream,
@@ -100,17 +105,48 @@ def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals) -> 
         log.error(exc.strerror or str(exc), path=job.path)
 
 
-def _refuse_binary(stream: IO[bytes]) -> None:
+def _refuse_binary(stream: IO[bytes]) -> bytes:
+    """The input's first bytes, after refusing what is plainly not JSON lines."""
     head = stream.read(_BINARY_PROBE)
     stream.seek(0)
     if not head:
-        return
+        return head
     text = head.replace(b"\x00", b"")
     if not text.strip():
-        return  # only NULs: the reader reports them per line
+        return head  # only NULs: the reader reports them per line
     unprintable = len(text.translate(None, _PRINTABLE))
-    if (b"{" not in text and b"[" not in text) or unprintable > 0.15 * len(text):
+    if unprintable > 0.15 * len(text):
         raise InputError("binary data, not a JSONL transcript")
+    if b"{" not in text and b"[" not in text:
+        raise InputError("plain text, not JSON lines (each line must be one JSON object)")
+    return head
+
+
+def _looks_like_another(head: bytes, named: Source, path: str) -> bool:
+    """``--source`` names one source and the first record is plainly another's
+    (decisive for it, nothing for the named one): said once, counted; the input is
+    still converted as named (the user may know better)."""
+    from translator.pipeline import DECISIVE
+    from translator.sources import sniff
+
+    for raw in head.splitlines()[:5]:
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        best, score = sniff(record)
+        if best is not None and best is not named and score >= DECISIVE and not named.sniff(
+            record
+        ):
+            logs.get().warning(
+                f"these records look like {best.name}, not {named.name}; converting as "
+                f"{named.name} (--source auto tells by itself)", path=path,
+            )
+            return True
+        return False
+    return False
 
 
 def _worker(group: list[Job], options: Options, spool: str) -> tuple[Totals, str | None]:
@@ -164,6 +200,7 @@ def merge(into: Totals, other: Totals) -> None:
     into.lines_in += other.lines_in
     into.records += other.records
     into.failed_inputs += other.failed_inputs
+    into.source_mismatch += other.source_mismatch
     into.sources.update(other.sources)
     f, g = into.framing, other.framing
     f.runs += g.runs
@@ -314,4 +351,4 @@ def describe(totals: Totals) -> dict[str, Any]:
         "unrecognized": sum(f.unrecognized.values()),
         "errors": totals.errors,
         "tolerated": f.tolerated,
-    }
+    } | ({"source_mismatch": totals.source_mismatch} if totals.source_mismatch else {})

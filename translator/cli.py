@@ -123,13 +123,29 @@ def run() -> None:
     # records for nothing. Objects made at start-up are frozen out of its scans.
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
+    _refuse_dash_paths(sys.argv[1:])
     try:
         main()
     except BrokenPipeError:
         # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
+        sys.exit(EXIT_PIPE)
+
+
+def _refuse_dash_paths(args: list[str]) -> None:
+    """Claude Code's project folders are named like ``-home-user-proj``: given as
+    they are, they read as options (``-h`` would even print the help and exit 0).
+    A word before ``--`` that starts with ``-`` and names an existing file or folder
+    is refused with the two ways to say it."""
+    for arg in args:
+        if arg == "--":
+            return
+        if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2 and (
+            os.path.lexists(arg)
+        ):
+            _fail(f"{arg}: a name that starts with '-' reads as options; write ./{arg}, "
+                  f"or put -- before it (streamv1 convert -- {arg})")
 
 
 @main.command()
@@ -137,10 +153,10 @@ def run() -> None:
 @click.option(
     "--source",
     "source_name",
+    type=click.Choice(["auto", *sources()]),
     default="auto",
     show_default=True,
-    help="Input format: auto, or one of the installed adapters "
-    "(claude-session, claude-stream, ...).",
+    help="Input format: auto (sniffed from the first records), or one of these.",
 )
 @click.option(
     "-o",
@@ -233,6 +249,7 @@ def convert(
             _refuse_output_among_inputs(output, work)
         if out_dir is not None:
             _check_out_dir(out_dir)
+            _refuse_clashing_targets(work)
         shared: IO[bytes] | None = None
         if out_dir is None:
             if output is None or str(output) == "-":
@@ -279,6 +296,20 @@ def _refuse_output_among_inputs(output: Path, work: list[batch.Job]) -> None:
             if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
                 _fail(f"{output}: the output is also an input ({job.path}); "
                       "write the output elsewhere")
+
+
+def _refuse_clashing_targets(work: list[batch.Job]) -> None:
+    """Two inputs whose outputs would have one name (``d1/a.jsonl d2/a.jsonl``):
+    one would overwrite the other, so neither is written."""
+    seen: dict[str, str] = {}
+    for job in work:
+        if job.target is None:
+            continue
+        target = os.path.normpath(job.target)
+        if target in seen and os.path.realpath(seen[target]) != os.path.realpath(job.path):
+            _fail(f"--out-dir: {seen[target]} and {job.path} would both be written to "
+                  f"{target}; convert them into separate folders")
+        seen[target] = job.path
 
 
 def _check_out_dir(out_dir: Path) -> None:

@@ -40,6 +40,7 @@ class Totals:
     lines_in: int = 0
     records: int = 0
     failed_inputs: int = 0
+    source_mismatch: int = 0  # inputs --source named wrongly, by the look of them
     framing: FramerStats = field(default_factory=FramerStats)
     sources: Counter[str] = field(default_factory=Counter)
 
