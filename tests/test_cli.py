@@ -324,3 +324,29 @@ def test_plain_text_is_not_called_binary(streamv1_bin: str, tmp_path: Path) -> N
     proc = subprocess.run([streamv1_bin, "convert", str(text)], capture_output=True,
                           check=False)
     assert proc.returncode == 1 and "plain text, not JSON lines" in proc.stderr.decode()
+
+
+def test_scripts_run_never_waits_on_an_open_stdin(tmp_path: Path) -> None:
+    """The README's main command with no terminal and a pipe nobody writes to (a
+    CI step): it converts (the projects, or the bundled sample), and ends."""
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "none")}
+    proc = subprocess.Popen([str(ROOT / "scripts" / "run")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    try:
+        out = proc.stdout.read() if proc.stdout is not None else b""
+        assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+    assert out and out.count(b"\n") > 1 and b'"type":"result"' in out
+
+
+def test_convert_honours_claude_config_dir(streamv1_bin: str, tmp_path: Path) -> None:
+    projects = tmp_path / "cfg" / "projects" / "p"
+    projects.mkdir(parents=True)
+    (projects / "s.jsonl").write_bytes(SESSION.read_bytes())
+    proc = subprocess.run([streamv1_bin, "convert"], stdin=subprocess.DEVNULL,
+                          capture_output=True, check=False,
+                          env={**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")})
+    assert proc.returncode == 0 and str(tmp_path / "cfg" / "projects") in proc.stderr.decode()
+    assert proc.stdout.count(b"\n") > 1

@@ -212,8 +212,9 @@ def convert(
 ) -> None:
     """Convert PATHs (files, directories, or - for stdin) to stream_v1 on stdout.
 
-    With no PATH, reads stdin when it is a pipe; at a terminal, converts
-    ~/.claude/projects, or a bundled sample when that does not exist.
+    With no PATH, reads stdin when it is a pipe or a file with data; at a terminal
+    (or with stdin empty, /dev/null) converts ${CLAUDE_CONFIG_DIR:-~/.claude}/projects,
+    or a bundled sample when that does not exist.
     """
     log = logs.get()
     source = _source_choice(source_name)
@@ -376,20 +377,21 @@ def _umask() -> int:
 def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tuple[Any, str]]:
     """(path or "-", relative output name) per input; (None, "") for a bad path."""
     if not paths:
-        if not sys.stdin.isatty():
+        if not sys.stdin.isatty() and not _empty_stdin():
             yield "-", "stdin.jsonl"
             return
-        home = str(Path.home() / ".claude" / "projects")
+        base = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+        home = str(Path(base) / "projects")
         found = walk_paths(home) if os.path.isdir(home) else []
         if found:
-            log.info("no PATH given: converting ~/.claude/projects", path=home)
+            log.info("no PATH given: converting Claude Code's projects", path=home)
             yield from _relative(found, home)
             return
         from importlib import resources  # only when the bundled sample is used
 
         sample = resources.files("translator").joinpath(SAMPLE)
         log.info(
-            "no PATH given and no ~/.claude/projects: converting the bundled sample",
+            "no PATH given and no Claude Code projects: converting the bundled sample",
             path=str(sample),
         )
         yield Path(str(sample)), Path(SAMPLE).name
@@ -409,6 +411,18 @@ def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tup
         else:
             log.error("no such file or directory", path=str(p))
             yield None, ""
+
+
+def _empty_stdin() -> bool:
+    """stdin is /dev/null or an empty file: no input on it (a pipe is read, even
+    one slow to start: ``claude -p ... | streamv1 convert``)."""
+    try:
+        st = os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError):
+        return True  # closed
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+        return False
+    return st.st_size == 0
 
 
 def _relative(files: list[str], root: str) -> Iterator[tuple[str, str]]:
