@@ -350,3 +350,35 @@ def test_convert_honours_claude_config_dir(streamv1_bin: str, tmp_path: Path) ->
                           env={**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")})
     assert proc.returncode == 0 and str(tmp_path / "cfg" / "projects") in proc.stderr.decode()
     assert proc.stdout.count(b"\n") > 1
+
+
+def test_progress_only_where_it_is_not_mixed_into_the_output(streamv1_bin: str,
+                                                             tmp_path: Path) -> None:
+    import pty
+
+    inputs = [str(SESSION), str(ROOT / "testdata" / "claude-session" / "thinking.jsonl")]
+
+    def stderr_of(stdout_to_terminal: bool) -> bytes:
+        master, slave = pty.openpty()
+        out = slave if stdout_to_terminal else (tmp_path / "out.jsonl").open("wb").fileno()
+        proc = subprocess.Popen([streamv1_bin, "--log-level", "error", "convert", *inputs],
+                                stdout=out, stderr=slave, stdin=subprocess.DEVNULL)
+        proc.wait(60)
+        os.close(slave)
+        seen = b""
+        while True:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        return seen
+
+    assert b"files" in stderr_of(stdout_to_terminal=False)  # output in a file: shown
+    assert b"2/2 files" not in stderr_of(stdout_to_terminal=True)  # same terminal: not

@@ -266,7 +266,7 @@ def convert(
                 shared = stack.enter_context(_atomic_output(output))
         workers = jobs if jobs is not None else (os.cpu_count() or 1 if len(work) > 1 else 1)
         try:
-            totals = batch.run(work, shared, options, workers, progress=sys.stderr.isatty())
+            totals = batch.run(work, shared, options, workers, progress=_progress_wanted())
             if shared is not None and shared is not sys.stdout.buffer:
                 shared.flush()
         except OSError as exc:
@@ -411,6 +411,18 @@ def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tup
         else:
             log.error("no such file or directory", path=str(p))
             yield None, ""
+
+
+def _progress_wanted() -> bool:
+    """A progress line only on a terminal that is not also showing the output
+    (it would be mixed into the JSON on screen)."""
+    if not sys.stderr.isatty():
+        return False
+    try:
+        out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
+    except (OSError, ValueError):
+        return True
+    return (out.st_dev, out.st_ino, out.st_rdev) != (err.st_dev, err.st_ino, err.st_rdev)
 
 
 def _empty_stdin() -> bool:
