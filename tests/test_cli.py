@@ -382,3 +382,25 @@ def test_progress_only_where_it_is_not_mixed_into_the_output(streamv1_bin: str,
 
     assert b"files" in stderr_of(stdout_to_terminal=False)  # output in a file: shown
     assert b"2/2 files" not in stderr_of(stdout_to_terminal=True)  # same terminal: not
+
+
+def test_validate_says_convert_first_for_a_raw_transcript(streamv1_bin: str) -> None:
+    proc = subprocess.run([streamv1_bin, "validate", str(SESSION)], capture_output=True,
+                          check=False)
+    assert proc.returncode == 1 and proc.stdout == b""
+    err = [x for x in proc.stderr.decode().splitlines() if "error" in x]
+    assert len(err) == 1 and "Claude Code transcript" in err[0] and "convert it first" in err[0]
+    assert "{" not in err[0]  # no dict reprs
+
+
+def test_validate_walks_a_directory_as_convert_does(streamv1_bin: str, tmp_path: Path) -> None:
+    good = tmp_path / "out" / "p"
+    good.mkdir(parents=True)
+    expected = ROOT / "testdata" / "claude-session" / "print_mode_bash.expected.jsonl"
+    (good / "a.jsonl").write_bytes(expected.read_bytes())
+    (good / "tool-results").mkdir()
+    (good / "tool-results" / "skipped.jsonl").write_bytes(b"not even json\n")
+    proc = subprocess.run([streamv1_bin, "validate", str(tmp_path / "out")],
+                          capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "files=1" in proc.stderr.decode()

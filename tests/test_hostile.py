@@ -499,8 +499,10 @@ def test_cli_takes_max_line_bytes(streamv1_bin: str, tmp_path: Path) -> None:
     said = f"{src}:3: line of {len(long_line)} bytes is longer than the limit (1000); skipped"
     assert said.encode() in proc.stderr
     assert framing_violations(proc.stdout) == []
-    proc = subprocess.run([streamv1_bin, "validate", "--max-line-bytes", "100", str(src)],
-                          capture_output=True, check=False, timeout=60)
+    converted = tmp_path / "converted.jsonl"  # validate reads stream_v1
+    converted.write_bytes(proc.stdout)
+    proc = subprocess.run([streamv1_bin, "validate", "--max-line-bytes", "100",
+                           str(converted)], capture_output=True, check=False, timeout=60)
     assert proc.returncode == 1 and b"longer than the limit (100)" in proc.stdout
 
 

@@ -413,6 +413,43 @@ def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tup
             yield None, ""
 
 
+_SOURCE_WORDS = {
+    "claude-session": "a Claude Code transcript (a session file)",
+    "claude-stream": "a Claude Code print-mode stream",
+    "stella": "stella agent events",
+}
+
+
+def _not_stream_v1(stream: IO[bytes]) -> str | None:
+    """What the input is when its first records are plainly another source's (read
+    from its first 64 KiB, then rewound): one clear line instead of an error for
+    every line."""
+    import orjson
+
+    from translator.pipeline import DECISIVE
+    from translator.sources import sniff
+
+    try:
+        head = stream.read(1 << 16)
+        stream.seek(0)
+    except (OSError, ValueError):
+        return None
+    for raw in head.splitlines()[:5]:
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            own = sources().get("stream_v1")
+            if own is not None and own.sniff(record) >= DECISIVE:
+                return None  # stream_v1 (a print-mode stream's lines may look alike)
+            best, score = sniff(record)
+            if best is not None and best.name in _SOURCE_WORDS and score >= DECISIVE:
+                return _SOURCE_WORDS[best.name]
+            return None
+    return None
+
+
 def _progress_wanted() -> bool:
     """A progress line only on a terminal that is not also showing the output
     (it would be mixed into the JSON on screen)."""
@@ -465,7 +502,15 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
     from translator.validate import validate_stream
 
     log = logs.get()
-    targets: list[Any] = list(files) or ["-"]
+    targets: list[Any] = []
+    for given in files or (Path("-"),):
+        if str(given) != "-" and given.is_dir():
+            found = walk_paths(str(given))  # the folder as convert walks it
+            if not found:
+                log.error("directory holds no *.jsonl files", path=str(given))
+            targets += found
+        else:
+            targets.append(given)
     bad = 0
     checked = 0
     for target in targets:
@@ -477,6 +522,12 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
             bad += 1
             continue
         with stream if name != "-" else nullcontext(stream):
+            if name != "-" and (kind := _not_stream_v1(stream)):
+                log.error(f"this looks like {kind}, not stream_v1: convert it first "
+                          f"(streamv1 convert {name})", path=name)
+                bad += 1
+                checked += 1
+                continue
             for violation in validate_stream(stream, name, allow_open, max_line_bytes):
                 bad += 1
                 if not quiet:
