@@ -404,3 +404,27 @@ def test_validate_walks_a_directory_as_convert_does(streamv1_bin: str, tmp_path:
                           capture_output=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "files=1" in proc.stderr.decode()
+
+
+def test_one_spelling_per_option_and_examples_in_every_help(streamv1_bin: str) -> None:
+    for command in ("convert", "validate", "tail", "relay", "subscribe", "status"):
+        text = subprocess.run([streamv1_bin, command, "--help"], capture_output=True,
+                              check=True).stdout.decode()
+        assert "Examples:" in text, command
+        if command in ("convert", "tail"):
+            assert "-o, --output" in text, command
+        if command in ("tail", "relay", "subscribe", "status"):
+            assert "--socket" in text, command
+
+
+def test_log_level_after_the_subcommand_and_quiet(streamv1_bin: str) -> None:
+    after = subprocess.run([streamv1_bin, "convert", "--log-level", "error", str(SESSION)],
+                           capture_output=True, check=False)
+    quiet = subprocess.run([streamv1_bin, "convert", "-q", str(SESSION)],
+                           capture_output=True, check=False)
+    loud = subprocess.run([streamv1_bin, "convert", str(SESSION)], capture_output=True,
+                          check=False)
+    assert after.returncode == quiet.returncode == loud.returncode == 0
+    assert b"summary" in loud.stderr
+    assert after.stderr == b"" and quiet.stderr == b""
+    assert after.stdout == quiet.stdout == loud.stdout

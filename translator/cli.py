@@ -124,6 +124,7 @@ def run() -> None:
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
     _refuse_dash_paths(sys.argv[1:])
+    sys.argv[1:] = _global_options_first(sys.argv[1:])
     try:
         main()
     except BrokenPipeError:
@@ -131,6 +132,31 @@ def run() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(EXIT_PIPE)
+
+
+def _global_options_first(args: list[str]) -> list[str]:
+    """``--log-level`` is the group's, yet people write it after the subcommand
+    (``streamv1 convert --log-level error x``): move it in front (before ``--``)."""
+    if "relay" in args[:3]:
+        return args  # a relayed command's own options are its own
+    front: list[str] = []
+    rest: list[str] = []
+    k = 0
+    while k < len(args):
+        arg = args[k]
+        if arg == "--":
+            rest += args[k:]
+            break
+        if arg == "--log-level" and k + 1 < len(args):
+            front += args[k : k + 2]
+            k += 2
+            continue
+        if arg.startswith("--log-level="):
+            front.append(arg)
+        else:
+            rest.append(arg)
+        k += 1
+    return front + rest
 
 
 def _refuse_dash_paths(args: list[str]) -> None:
@@ -195,6 +221,7 @@ def _refuse_dash_paths(args: list[str]) -> None:
     help="The session id for inputs whose records carry none (default: from the file name).",
 )
 @_MAX_LINE_OPTION
+@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr (no summary).")
 @quiet_on_closed_stdout
 def convert(
     paths: tuple[Path, ...],
@@ -209,6 +236,7 @@ def convert(
     no_redact: bool,
     jobs: int | None,
     max_line_bytes: int,
+    quiet: bool,
 ) -> None:
     """Convert PATHs (files, directories, or - for stdin) to stream_v1 on stdout.
 
@@ -216,6 +244,8 @@ def convert(
     (or with stdin empty, /dev/null) converts ${CLAUDE_CONFIG_DIR:-~/.claude}/projects,
     or a bundled sample when that does not exist.
     """
+    if quiet:
+        logs.configure("error")
     log = logs.get()
     source = _source_choice(source_name)
     if output is not None and out_dir is not None:
@@ -541,6 +571,7 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
 @main.command()
 @click.argument("dirs", nargs=-1, type=click.Path(path_type=Path, file_okay=False))
 @click.option(
+    "-o",
     "--output",
     "output",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -586,7 +617,9 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
 )
 @output_shape_options
 @click.option(
+    "--socket",
     "--ingest-socket",
+    "ingest_socket",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Unix socket for relays, subscribers and status "
     "(default: $XDG_RUNTIME_DIR/streamv1/ingest.sock).",
@@ -722,8 +755,6 @@ def tail(
     sys.exit(0)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    run()
 
 
 _SOCKET_OPTION = click.option(
@@ -788,3 +819,46 @@ def status(socket_path: Path | None) -> None:
         logs.get().error(f"no status from the daemon: {exc}", path=str(path))
         sys.exit(1)
     sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
+
+
+#: Each command's --help ends with the two or three commands people run.
+EXAMPLES = {
+    "convert": """Examples:
+
+\b
+  streamv1 convert ~/.claude/projects/-home-me-proj -o proj.jsonl
+  claude -p --output-format stream-json --verbose "fix it" | streamv1 convert
+  streamv1 convert --to claude --out-dir converted/ archive/
+  streamv1 convert -- -home-me-proj      (a folder whose name starts with -)""",
+    "validate": """Examples:
+
+\b
+  streamv1 validate out.jsonl
+  streamv1 validate --allow-open ~/.local/state/streamv1/stream.jsonl""",
+    "tail": """Examples:
+
+\b
+  streamv1 tail -o ~/.local/state/streamv1/stream.jsonl
+  streamv1 tail --from end | jq .
+  streamv1 tail ~/.claude/projects --no-ingest -o stream.jsonl""",
+    "relay": """Examples:
+
+\b
+  streamv1 relay -- claude -p --output-format stream-json --verbose "fix the tests"
+  some-agent --json | streamv1 relay""",
+    "subscribe": """Examples:
+
+\b
+  streamv1 subscribe | jq 'select(.type=="result")'""",
+    "status": """Examples:
+
+\b
+  streamv1 status | jq .claims""",
+}
+for _name, _text in EXAMPLES.items():
+    if _name in main.commands:
+        main.commands[_name].epilog = _text
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()
