@@ -428,3 +428,25 @@ def test_log_level_after_the_subcommand_and_quiet(streamv1_bin: str) -> None:
     assert b"summary" in loud.stderr
     assert after.stderr == b"" and quiet.stderr == b""
     assert after.stdout == quiet.stdout == loud.stdout
+
+
+def test_service_writes_the_unit_with_this_streamv1(streamv1_bin: str, tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    printed = subprocess.run([streamv1_bin, "service", "print"], capture_output=True,
+                             check=True, env=env).stdout.decode()
+    exec_line = next(x for x in printed.splitlines() if x.startswith("ExecStart="))
+    assert exec_line.startswith(f"ExecStart={os.path.realpath(streamv1_bin)} tail ")
+    assert "@STREAMV1@" not in printed and "pip install --user" not in printed
+    subprocess.run([streamv1_bin, "service", "install"], capture_output=True, check=True,
+                   env=env)
+    unit = tmp_path / "cfg" / "systemd" / "user" / "streamv1.service"
+    assert unit.read_text() == printed
+    unit.write_text(printed.replace(" tail ", " tail --from end "))  # the user's own edit
+    again = subprocess.run([streamv1_bin, "service", "install"], capture_output=True,
+                           check=False, env=env)
+    assert again.returncode == 1 and b"--force" in again.stderr
+
+
+def test_the_unit_in_the_package_is_the_one_in_systemd() -> None:
+    shipped = ROOT / "translator" / "systemd" / "streamv1.service"
+    assert shipped.read_bytes() == (ROOT / "systemd" / "streamv1.service").read_bytes()

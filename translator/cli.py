@@ -12,6 +12,7 @@ import errno
 import functools
 import gc
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -821,6 +822,38 @@ def status(socket_path: Path | None) -> None:
     sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
 
 
+@main.command()
+@click.argument("action", type=click.Choice(["install", "print"]))
+@click.option("--force", is_flag=True, help="Replace a unit file that is there already.")
+def service(action: str, force: bool) -> None:
+    """The systemd user unit for ``streamv1 tail``, with the absolute path of this
+    streamv1: ``print`` shows it, ``install`` writes it to
+    ~/.config/systemd/user/streamv1.service."""
+    from importlib import resources
+
+    exe = shutil.which("streamv1", path=os.path.dirname(sys.argv[0]) or None)
+    exe = os.path.realpath(exe or sys.argv[0])
+    template = resources.files("translator").joinpath("systemd/streamv1.service").read_text()
+    unit = template.replace("@STREAMV1@", exe)
+    if action == "print":
+        sys.stdout.write(unit)
+        return
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    target = Path(config) / "systemd" / "user" / "streamv1.service"
+    if target.exists() and not force and target.read_text() != unit:
+        _fail(f"{target}: a different unit is there already; --force replaces it")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(unit)
+    except OSError as exc:
+        _fail(f"{target}: cannot write ({exc.strerror or exc})")
+    logs.get().info("unit written", path=str(target), exec=exe)
+    sys.stderr.write(
+        "next:\n  systemctl --user daemon-reload && systemctl --user enable --now streamv1\n"
+        "  loginctl enable-linger \"$USER\"   # keep it running while you are logged out\n"
+    )
+
+
 #: Each command's --help ends with the two or three commands people run.
 EXAMPLES = {
     "convert": """Examples:
@@ -850,6 +883,11 @@ EXAMPLES = {
 
 \b
   streamv1 subscribe | jq 'select(.type=="result")'""",
+    "service": """Examples:
+
+\b
+  streamv1 service print
+  streamv1 service install && systemctl --user enable --now streamv1""",
     "status": """Examples:
 
 \b
