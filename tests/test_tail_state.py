@@ -884,3 +884,27 @@ def test_state_files_are_the_users_own(tmp_path: Path) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_rotation_by_rename_then_reopen_is_exactly_once(tmp_path: Path) -> None:
+    """logrotate renames the output away, then SIGHUP: the old file ends where the
+    new one begins; together they hold every line once."""
+    proj = tmp_path / "projects" / "p"
+    main, agent = layout(proj, main_lines=10)
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=5)
+    (tmp_path / "out.jsonl").rename(tmp_path / "out.jsonl.1")
+    d.reopen_output()
+    with main.open("ab") as fh:
+        fh.write(b"".join(lines(LAYOUT / f"{SID}.jsonl")[10:]))
+    d.tick(changed={str(main)})
+    d.stop()
+    d = daemon(tmp_path, clock, idle_close=5)  # a restart after it changes nothing
+    clock.t += 6
+    d.tick()
+    d.stop()
+    old, new = (tmp_path / "out.jsonl.1").read_bytes(), (tmp_path / "out.jsonl").read_bytes()
+    assert old and new
+    both = tmp_path / "both.jsonl"
+    both.write_bytes(old + new)
+    same_as_convert(both, [main, agent])

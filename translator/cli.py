@@ -718,6 +718,8 @@ def tail(
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # logrotate's postrotate (or systemctl reload): the output renamed away, reopen it.
+    signal.signal(signal.SIGHUP, lambda *_: daemon.request_reopen())
     try:
         daemon.lock.acquire()  # one daemon per state file, before anything is touched
     except CheckpointError as exc:

@@ -165,6 +165,17 @@ class OutputSink:
         keep = self.TAIL_BYTES
         self.tail = data[-keep:] if len(data) >= keep else (self.tail + data)[-keep:]
 
+    def reopen(self) -> None:
+        """Open the path anew (after a rotation by rename: a new, empty file)."""
+        if self.path is None:
+            return
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        os.close(self._fd)
+        self._fd = fd
+        st = os.fstat(fd)
+        self.ino, self._length = st.st_ino, st.st_size
+        self._load_tail()
+
     def sync(self) -> None:
         if self.path is not None:
             os.fsync(self._fd)
@@ -244,6 +255,7 @@ class TailDaemon:
         self._woken = threading.Event()
         self._changes: queue.SimpleQueue[set[str]] = queue.SimpleQueue()
         self._watcher: Any = None
+        self._reopen = False  # SIGHUP: reopen the output at the next round
         self.stats_every = stats_every
         self._last_stats = now()
         self._born = now()
@@ -342,6 +354,24 @@ class TailDaemon:
     def wake(self) -> None:
         """Any thread: there is work (stream lines, file events, a stop)."""
         self._woken.set()
+
+    def request_reopen(self) -> None:
+        """Any thread (SIGHUP): reopen the output at the next round."""
+        self._reopen = True
+        self.wake()
+
+    def reopen_output(self) -> None:
+        """Log rotation: checkpoint what the old file holds, open the path anew
+        (logrotate renamed the old one away), checkpoint the new file's identity.
+        Exactly once holds across it: a crash in between finds the checkpoint of
+        one file or the other, each describing the file it names."""
+        self._reopen = False
+        if self.sink.path is None or self._blocked is not None:
+            return
+        self._commit(force=True)
+        self.sink.reopen()
+        self._commit(force=True)
+        self.log.info("output reopened", path=str(self.sink.path))
 
     # -- one round ---------------------------------------------------------------------
 
@@ -918,6 +948,8 @@ class TailDaemon:
                     break
             if stop.is_set():
                 break
+            if self._reopen:
+                self.reopen_output()
             try:
                 self.tick(changed or None)
             except OutputFailed:
