@@ -450,3 +450,45 @@ def test_service_writes_the_unit_with_this_streamv1(streamv1_bin: str, tmp_path:
 def test_the_unit_in_the_package_is_the_one_in_systemd() -> None:
     shipped = ROOT / "translator" / "systemd" / "streamv1.service"
     assert shipped.read_bytes() == (ROOT / "systemd" / "streamv1.service").read_bytes()
+
+
+def test_ctrl_c_ends_the_open_run_says_the_summary_and_exits_130(streamv1_bin: str,
+                                                                  tmp_path: Path) -> None:
+    import signal
+
+    proc = subprocess.Popen([streamv1_bin, "convert", "-"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    proc.stdin.write(SESSION.read_bytes()[:4000])  # mid-turn, and the input stays open
+    proc.stdin.flush()
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130
+    assert b"interrupted" in err and b"Traceback" not in err
+    assert framing_violations(out) == []  # the run was ended: it still validates
+    assert b'"subtype":"interrupted"' in out
+
+
+@pytest.mark.parametrize("sig,status", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_stops_a_multi_file_convert_at_once(streamv1_bin: str, tmp_path: Path,
+                                                     sig: str, status: int) -> None:
+    import signal
+
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    data = (ROOT / "testdata" / "claude-session" / "interactive_four_turns.jsonl").read_bytes()
+    for k in range(4000):
+        (archive / f"f{k}.jsonl").write_bytes(data)
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.Popen([streamv1_bin, "convert", "--jobs", "2", str(archive), "-o",
+                             str(out)], stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(1.0)
+    if proc.poll() is not None:
+        pytest.skip("the conversion ended before the signal (a fast machine)")
+    sent = time.monotonic()
+    os.killpg(proc.pid, getattr(signal, sig))  # Ctrl-C reaches the whole group
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 1.0
+    assert proc.returncode == status and b"Traceback" not in err
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]

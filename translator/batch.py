@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 
 from translator import logs
-from translator.convert import InputError, Totals, convert_stream
+from translator.convert import InputError, Interrupted, Totals, convert_stream
 from translator.legacy import encoder_for
 from translator.reader import MAX_LINE_BYTES
 from translator.sources import Source, sources
@@ -154,8 +154,13 @@ def _worker(group: list[Job], options: Options, spool: str) -> tuple[Totals, str
     in input order, to the group's one spool file (a group, not one input a task,
     and one spool a group: small files would otherwise cost more in hand-offs and
     file operations than in work)."""
+    import signal
     import tempfile
 
+    # The parent alone answers Ctrl-C and SIGTERM (sent to the whole group): it
+    # stops the workers itself (SIGKILL), so they never print a traceback of their own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     totals = Totals()
     name: str | None = None
     spooled: IO[bytes] | None = None
@@ -263,16 +268,21 @@ def run(
     totals = Totals()
     bar = Progress(jobs, progress)
     if workers <= 1 or len(jobs) <= 1 or any(j.path == "-" for j in jobs):
-        for job in jobs:
-            if job.target is not None:
-                Path(job.target).parent.mkdir(parents=True, exist_ok=True)
-                with open(job.target, "wb", buffering=OUT_BUFFER) as sink:
-                    convert_one(job, sink, options, totals)
-            else:
-                assert shared is not None
-                convert_one(job, shared, options, totals)
-            bar.done(job)
-        bar.close()
+        try:
+            for job in jobs:
+                if job.target is not None:
+                    Path(job.target).parent.mkdir(parents=True, exist_ok=True)
+                    with open(job.target, "wb", buffering=OUT_BUFFER) as sink:
+                        convert_one(job, sink, options, totals)
+                else:
+                    assert shared is not None
+                    convert_one(job, shared, options, totals)
+                bar.done(job)
+        except Interrupted as exc:
+            exc.totals = totals  # type: ignore[attr-defined]  # the summary's so far
+            raise
+        finally:
+            bar.close()
         return totals
     # Imported here: a serial run should not pay for the process pool or temp files.
     import tempfile
@@ -284,7 +294,8 @@ def run(
     shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="streamv1-", dir=shm) as spool:
         ctx = get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        try:
             # A bounded window: spool files never pile up far ahead of the writer.
             window = workers * 8
             pending: list[tuple[list[Job], Future[tuple[Totals, str | None]]]] = []
@@ -295,6 +306,17 @@ def run(
                     _drain_first(pending, shared, totals, bar)
             while pending:
                 _drain_first(pending, shared, totals, bar)
+        except BaseException as exc:
+            # Interrupted (or failing): stop the workers now, not after their
+            # current inputs (tens of seconds); the spool folder goes with the with.
+            if isinstance(exc, Interrupted):
+                exc.totals = totals  # type: ignore[attr-defined]
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.kill()
+            pool.shutdown(wait=False, cancel_futures=True)
+            bar.close()
+            raise
+        pool.shutdown(wait=True)
     bar.close()
     return totals
 

@@ -25,6 +25,7 @@ import click
 
 from translator import batch, logs
 from translator.discover import walk_paths
+from translator.pipeline import Interrupted, Totals
 from translator.reader import MAX_LINE_BYTES
 from translator.sources import Source, sources
 from translator.timefmt import normalize_ts
@@ -128,6 +129,8 @@ def run() -> None:
     sys.argv[1:] = _global_options_first(sys.argv[1:])
     try:
         main()
+    except KeyboardInterrupt:
+        sys.exit(128 + 2)  # Ctrl-C anywhere else: no traceback, the shell's status
     except BrokenPipeError:
         # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -264,6 +267,25 @@ def convert(
         redact=not no_redact,
         max_line=max_line_bytes,
     )
+    try:
+        totals = _convert(paths, output, out_dir, options, jobs, log)
+    except Interrupted as exc:
+        # Ctrl-C or SIGTERM: the open run was ended (stdout), -o left as it was (its
+        # temp file removed), the spool gone with its folder; the summary, and the
+        # shell's status for the signal.
+        part = getattr(exc, "totals", None) or Totals()
+        log.info("interrupted", **batch.describe(part))
+        sys.exit(128 + exc.signum)
+    log.info("summary", **batch.describe(totals))
+    if totals.framing.unrecognized:
+        log.debug("unrecognized record types", **dict(totals.framing.unrecognized))
+    fatal = totals.failed_inputs or (totals.framing.errors and not lenient)
+    sys.exit(1 if fatal else 0)
+
+
+def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
+             options: batch.Options, jobs: int | None, log: Any) -> Totals:
+    """The inputs, checked, through ``batch.run`` into the chosen sink."""
     failed = 0
     with ExitStack() as stack:
         work: list[batch.Job] = []
@@ -297,7 +319,9 @@ def convert(
                 shared = stack.enter_context(_atomic_output(output))
         workers = jobs if jobs is not None else (os.cpu_count() or 1 if len(work) > 1 else 1)
         try:
-            totals = batch.run(work, shared, options, workers, progress=_progress_wanted())
+            with _signals_interrupt():
+                totals = batch.run(work, shared, options, workers,
+                                   progress=_progress_wanted())
             if shared is not None and shared is not sys.stdout.buffer:
                 shared.flush()
         except OSError as exc:
@@ -307,11 +331,23 @@ def convert(
             log.error(f"cannot write the output: {exc.strerror or exc}", path=str(where or "-"))
             sys.exit(1)
     totals.failed_inputs += failed
-    log.info("summary", **batch.describe(totals))
-    if totals.framing.unrecognized:
-        log.debug("unrecognized record types", **dict(totals.framing.unrecognized))
-    fatal = totals.failed_inputs or (totals.framing.errors and not lenient)
-    sys.exit(1 if fatal else 0)
+    return totals
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM raise Interrupted in the main process while converting."""
+    import signal
+
+    def interrupt(signum: int, _frame: Any) -> None:
+        raise Interrupted(signum)
+
+    old = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def _refuse_output_among_inputs(output: Path, work: list[batch.Job]) -> None:
@@ -800,7 +836,7 @@ def subscribe(socket_path: Path | None) -> None:
         logs.get().error(str(exc), path=str(path))
         sys.exit(1)
     except KeyboardInterrupt:
-        sys.exit(0)
+        sys.exit(128 + 2)  # the shell's status for Ctrl-C
 
 
 @main.command()

@@ -7,15 +7,16 @@ makes it has arrived.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import IO, Any
 
-from translator.pipeline import InputError, Totals, Translation
+from translator.pipeline import InputError, Interrupted, Totals, Translation
 from translator.reader import MAX_LINE_BYTES, read_parsed
 from translator.sources import Source
 from translator.timefmt import now_ts
 
-__all__ = ["InputError", "Totals", "convert_stream"]
+__all__ = ["InputError", "Interrupted", "Totals", "convert_stream"]
 
 
 def convert_stream(
@@ -34,12 +35,22 @@ def convert_stream(
     A line longer than ``max_line`` bytes is reported and skipped, never held."""
     translation = Translation(path, write, totals, source, clock, session_id, encoder)
     any_text = False
-    for parsed in read_parsed(stream, path, max_line=max_line):
-        if parsed.records or parsed.damage:
-            any_text = True
-        translation.feed(parsed)
+    try:
+        for parsed in read_parsed(stream, path, max_line=max_line):
+            if parsed.records or parsed.damage:
+                any_text = True
+            translation.feed(parsed)
+            if flush is not None:
+                flush()
+    except Interrupted:
+        # Stopped by the user: what is open ends as a cut-off input ends (an
+        # ``interrupted`` result), so what was written still validates.
+        with contextlib.suppress(InputError):
+            translation.finish()
         if flush is not None:
             flush()
+        totals.lines_in += translation.lines
+        raise
     totals.lines_in += translation.lines
     if not any_text:
         raise InputError("empty input: no lines to convert")
