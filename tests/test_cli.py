@@ -492,3 +492,23 @@ def test_a_signal_stops_a_multi_file_convert_at_once(streamv1_bin: str, tmp_path
     assert time.monotonic() - sent < 1.0
     assert proc.returncode == status and b"Traceback" not in err
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_validate_messages_name_the_place_not_a_dict(streamv1_bin: str, tmp_path: Path) -> None:
+    lines = [
+        {"type": "system", "subtype": "init", "session_id": "s", "seq": 0,
+         "ts": "2026-01-01T00:00:00Z", "agent": {"name": "x", "provider": "y"},
+         "capabilities": ["stream_v1"]},
+        {"type": "assistant", "session_id": "s", "seq": 1, "ts": "2026-01-01T00:00:00Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": 5}]}},
+        {"type": "result", "subtype": "success", "session_id": "s", "seq": 2,
+         "ts": "2026-01-01T00:00:00Z", "is_error": False, "num_turns": 1, "duration_ms": 1,
+         "result": "x"},
+    ]
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+    proc = subprocess.run([streamv1_bin, "validate", str(path)], capture_output=True,
+                          check=False)
+    assert proc.returncode == 1
+    said = proc.stdout.decode()
+    assert "message/content/0/text: 5 is not of type 'string'" in said and "{'" not in said

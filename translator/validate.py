@@ -83,13 +83,26 @@ def schema_errors(obj: Any) -> list[str]:
     out = []
     try:
         for err in _validator().iter_errors(obj):
+            while err.context:  # anyOf/oneOf: the deepest failure says most
+                err = max(err.context, key=lambda e: len(e.absolute_path))
             where = "/".join(str(p) for p in err.absolute_path) or "(line)"
-            out.append(f"schema: {where}: {_short(err.message)}")
+            out.append(f"schema: {where}: {_short(_plain(err.message, err.instance))}")
     except RecursionError:
         # jsonschema writes each error's value with repr(), which recurses: a value
         # nested ~1,000 deep (orjson reads up to 1,024) is reported, not a crash.
         out.append("schema: a value nested too deep to check (or show)")
     return out
+
+
+def _plain(message: str, instance: Any) -> str:
+    """jsonschema begins many messages with the value's repr (a Python dict); say
+    what kind of value it is instead."""
+    if isinstance(instance, dict | list):
+        shown = repr(instance)
+        if message.startswith(shown):
+            kind = "the object" if isinstance(instance, dict) else "the array"
+            return kind + message[len(shown) :]
+    return message
 
 
 def _short(message: str, limit: int = 200) -> str:
