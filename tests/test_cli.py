@@ -512,3 +512,26 @@ def test_validate_messages_name_the_place_not_a_dict(streamv1_bin: str, tmp_path
     assert proc.returncode == 1
     said = proc.stdout.decode()
     assert "message/content/0/text: 5 is not of type 'string'" in said and "{'" not in said
+
+
+def test_progress_moves_inside_one_big_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from translator import batch
+
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(SESSION.read_bytes() * 3000)  # ~34 MB: read in many 1 MiB reads
+    monkeypatch.setattr(batch, "PROGRESS_ONE_FILE", 1_000)
+    ticks = {"n": 0}
+    real_read = batch.Progress.read
+
+    def counting(self: batch.Progress, n: int) -> None:
+        ticks["n"] += 1
+        real_read(self, n)
+
+    monkeypatch.setattr(batch.Progress, "read", counting)
+    out = tmp_path / "out.jsonl"
+    with out.open("wb") as sink:
+        batch.run([batch.Job(str(big))], sink, batch.Options(None, None, None, "stream_v1",
+                                                             False), 1, progress=True)
+    assert ticks["n"] >= 10  # heard inside the file, not once at its end
+    assert "1/1 files" in capsys.readouterr().err

@@ -62,8 +62,10 @@ class Options:
         return sources()[self.source] if self.source else None
 
 
-def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals) -> None:
-    """One input into ``sink``; a bad input is one clear log line, never a traceback."""
+def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals,
+                read: Callable[[int], None] | None = None) -> None:
+    """One input into ``sink``; a bad input is one clear log line, never a traceback.
+    ``read`` hears how many bytes of the input were read, as they are (progress)."""
     log = logs.get()
     totals.files += 1
     try:
@@ -75,6 +77,8 @@ def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals) -> 
             live = not stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
             if not live:
                 head = _refuse_binary(stream)
+                if read is not None:
+                    stream = _Counted(stream, read)  # type: ignore[assignment]
                 named = options.source_obj()
                 if named is not None and _looks_like_another(head, named, job.path):
                     totals.source_mismatch += 1
@@ -103,6 +107,27 @@ def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals) -> 
     except OSError as exc:
         totals.failed_inputs += 1
         log.error(exc.strerror or str(exc), path=job.path)
+
+
+class _Counted:
+    """A file that tells ``read`` how many bytes each read took (the reader reads
+    1 MiB at a time, so this costs one call a megabyte)."""
+
+    def __init__(self, raw: IO[bytes], read: Callable[[int], None]) -> None:
+        self._raw, self._read = raw, read
+
+    def read1(self, n: int = -1) -> bytes:
+        data = self._raw.read1(n)  # type: ignore[attr-defined]
+        self._read(len(data))
+        return bytes(data)
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._raw.read(n)
+        self._read(len(data))
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
 
 
 def _refuse_binary(stream: IO[bytes]) -> bytes:
@@ -218,29 +243,49 @@ def merge(into: Totals, other: Totals) -> None:
     f.unrecognized.update(g.unrecognized)
 
 
+#: One input this big is waited for long enough (seconds) to show progress inside it.
+PROGRESS_ONE_FILE = 64_000_000
+
+
 class Progress:
     """files, MB, rate and ETA on one stderr line, for a terminal only."""
 
     def __init__(self, jobs: list[Job], enabled: bool) -> None:
-        self.enabled = enabled and len(jobs) > 1
+        self.enabled = enabled and (
+            len(jobs) > 1 or (bool(jobs) and _size(jobs[0].path) > PROGRESS_ONE_FILE)
+        )
         self.total_files = len(jobs)
         # Sizes only for a display that shows them: a stat an input otherwise wasted.
         self._sizes = {j: _size(j.path) for j in jobs} if self.enabled else {}
         self.total_bytes = sum(self._sizes[j] for j in jobs) if self.enabled else 0
         self.files = 0
         self.bytes = 0
+        self._inside = 0  # bytes read of the file in hand
+        self._shown = 0.0
         self.start = time.monotonic()
+
+    def read(self, n: int) -> None:
+        """Bytes read inside a file: a single large input shows progress too."""
+        self._inside += n
+        now = time.monotonic()
+        if now - self._shown >= 0.25:
+            self._shown = now
+            self._show(self.bytes + self._inside)
 
     def done(self, job: Job) -> None:
         if not self.enabled:
             return
         self.files += 1
         self.bytes += self._sizes.get(job, 0)
+        self._inside = 0
+        self._show(self.bytes)
+
+    def _show(self, done_bytes: int) -> None:
         elapsed = max(time.monotonic() - self.start, 1e-6)
-        rate = self.bytes / elapsed
-        eta = (self.total_bytes - self.bytes) / rate if rate else 0.0
+        rate = done_bytes / elapsed
+        eta = (self.total_bytes - done_bytes) / rate if rate else 0.0
         sys.stderr.write(
-            f"\r{self.files}/{self.total_files} files  {self.bytes / 1e6:.1f}/"
+            f"\r{self.files}/{self.total_files} files  {done_bytes / 1e6:.1f}/"
             f"{self.total_bytes / 1e6:.1f} MB  {rate / 1e6:.1f} MB/s  ETA {eta:.0f}s   "
         )
         sys.stderr.flush()
@@ -273,10 +318,10 @@ def run(
                 if job.target is not None:
                     Path(job.target).parent.mkdir(parents=True, exist_ok=True)
                     with open(job.target, "wb", buffering=OUT_BUFFER) as sink:
-                        convert_one(job, sink, options, totals)
+                        convert_one(job, sink, options, totals, bar.read if bar.enabled else None)
                 else:
                     assert shared is not None
-                    convert_one(job, shared, options, totals)
+                    convert_one(job, shared, options, totals, bar.read if bar.enabled else None)
                 bar.done(job)
         except Interrupted as exc:
             exc.totals = totals  # type: ignore[attr-defined]  # the summary's so far
