@@ -535,3 +535,21 @@ def test_progress_moves_inside_one_big_file(tmp_path: Path, monkeypatch: pytest.
                                                              False), 1, progress=True)
     assert ticks["n"] >= 10  # heard inside the file, not once at its end
     assert "1/1 files" in capsys.readouterr().err
+
+
+def test_the_sdist_carries_what_its_tests_need(tmp_path: Path) -> None:
+    """Built with the project's own backend: testdata, tests, scripts, the unit and
+    the LICENSE are in it, so its tests run from it."""
+    import sys
+    import tarfile
+
+    subprocess.run([sys.executable, "-c", "from setuptools import build_meta; "
+                    f"build_meta.build_sdist({str(tmp_path)!r})"], cwd=ROOT, check=True,
+                   capture_output=True)
+    [sdist] = tmp_path.glob("streamv1-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    for wanted in ("LICENSE", "testdata/claude-session/print_mode_bash.jsonl",
+                   "tests/test_cli.py", "scripts/test", "systemd/streamv1.service",
+                   "translator/systemd/streamv1.service", "docs/output.md"):
+        assert wanted in names, wanted
