@@ -147,6 +147,18 @@ def _refuse_binary(stream: IO[bytes]) -> bytes:
     return head
 
 
+def first_record(head: bytes) -> dict[str, Any] | None:
+    """The first JSON object among an input's first lines (what a sniff looks at)."""
+    for raw in head.splitlines()[:5]:
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            return record
+    return None
+
+
 def _looks_like_another(head: bytes, named: Source, path: str) -> bool:
     """``--source`` names one source and the first record is plainly another's
     (decisive for it, nothing for the named one): said once, counted; the input is
@@ -154,24 +166,17 @@ def _looks_like_another(head: bytes, named: Source, path: str) -> bool:
     from translator.pipeline import DECISIVE
     from translator.sources import sniff
 
-    for raw in head.splitlines()[:5]:
-        try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(record, dict):
-            continue
-        best, score = sniff(record)
-        if best is not None and best is not named and score >= DECISIVE and not named.sniff(
-            record
-        ):
-            logs.get().warning(
-                f"these records look like {best.name}, not {named.name}; converting as "
-                f"{named.name} (--source auto tells by itself)", path=path,
-            )
-            return True
+    record = first_record(head)
+    if record is None:
         return False
-    return False
+    best, score = sniff(record)
+    if best is None or best is named or score < DECISIVE or named.sniff(record):
+        return False
+    logs.get().warning(
+        f"these records look like {best.name}, not {named.name}; converting as "
+        f"{named.name} (--source auto tells by itself)", path=path,
+    )
+    return True
 
 
 def _worker(group: list[Job], options: Options, spool: str) -> tuple[Totals, str | None]:

@@ -488,11 +488,9 @@ _SOURCE_WORDS = {
 
 
 def _not_stream_v1(stream: IO[bytes]) -> str | None:
-    """What the input is when its first records are plainly another source's (read
+    """What the input is when its first record is plainly another source's (read
     from its first 64 KiB, then rewound): one clear line instead of an error for
     every line."""
-    import orjson
-
     from translator.pipeline import DECISIVE
     from translator.sources import sniff
 
@@ -501,19 +499,13 @@ def _not_stream_v1(stream: IO[bytes]) -> str | None:
         stream.seek(0)
     except (OSError, ValueError):
         return None
-    for raw in head.splitlines()[:5]:
-        try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
-            own = sources().get("stream_v1")
-            if own is not None and own.sniff(record) >= DECISIVE:
-                return None  # stream_v1 (a print-mode stream's lines may look alike)
-            best, score = sniff(record)
-            if best is not None and best.name in _SOURCE_WORDS and score >= DECISIVE:
-                return _SOURCE_WORDS[best.name]
-            return None
+    record = batch.first_record(head)
+    own = sources().get("stream_v1")
+    if record is None or (own is not None and own.sniff(record) >= DECISIVE):
+        return None  # stream_v1 (a print-mode stream's lines may look alike)
+    best, score = sniff(record)
+    if best is not None and best.name in _SOURCE_WORDS and score >= DECISIVE:
+        return _SOURCE_WORDS[best.name]
     return None
 
 
