@@ -13,11 +13,11 @@ from typing import Any
 
 import orjson
 
-from translator import catalog, sources
-from translator.events import JSON, MAX_COUNT, Problem, Usage, whole
-from translator.sources import BodyError, Where
-from translator.state import persisted
-from translator.timefmt import normalize_ts
+from streamv1.translator import catalog, sources
+from streamv1.translator.events import JSON, MAX_COUNT, Problem, Usage, whole
+from streamv1.translator.sources import BodyError, Where
+from streamv1.translator.state import persisted
+from streamv1.translator.timefmt import normalize_ts
 
 AGENT_NAME = "claude-code"
 PROVIDER = "anthropic"

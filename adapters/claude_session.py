@@ -24,8 +24,8 @@ from typing import Any
 
 import orjson
 
-from adapters import _claude as cc
-from translator.events import (
+from streamv1.adapters import _claude as cc
+from streamv1.translator.events import (
     JSON,
     Dropped,
     Event,
@@ -36,10 +36,10 @@ from translator.events import (
     Unrecognized,
     Usage,
 )
-from translator.mapping import Row
-from translator.sources import Source, Where, expect_strings, time_problem
-from translator.state import persisted
-from translator.timefmt import normalize_ts
+from streamv1.translator.mapping import Row
+from streamv1.translator.sources import Source, Where, expect_strings, time_problem
+from streamv1.translator.state import persisted
+from streamv1.translator.timefmt import normalize_ts
 
 #: Record types that are not conversation lines: dropped on purpose, counted.
 METADATA_TYPES = frozenset(

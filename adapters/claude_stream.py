@@ -17,8 +17,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from adapters import _claude as cc
-from translator.events import (
+from streamv1.adapters import _claude as cc
+from streamv1.translator.events import (
     JSON,
     Delta,
     Dropped,
@@ -31,10 +31,10 @@ from translator.events import (
     Usage,
     whole,
 )
-from translator.mapping import Row
-from translator.sources import Source, Where, expect_strings, time_problem
-from translator.state import persisted
-from translator.timefmt import normalize_ts
+from streamv1.translator.mapping import Row
+from streamv1.translator.sources import Source, Where, expect_strings, time_problem
+from streamv1.translator.state import persisted
+from streamv1.translator.timefmt import normalize_ts
 
 _NAMING_KEYS = ("type", "session_id")
 _STR_OR_NONE = (str, type(None))

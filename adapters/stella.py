@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from translator.events import (
+from streamv1.translator.events import (
     JSON,
     Delta,
     Event,
@@ -46,8 +46,8 @@ from translator.events import (
     Usage,
     whole,
 )
-from translator.mapping import Row
-from translator.sources import (
+from streamv1.translator.mapping import Row
+from streamv1.translator.sources import (
     BodyError,
     Source,
     Where,
@@ -55,8 +55,8 @@ from translator.sources import (
     expect_strings,
     time_problem,
 )
-from translator.state import persisted
-from translator.timefmt import normalize_ts
+from streamv1.translator.state import persisted
+from streamv1.translator.timefmt import normalize_ts
 
 KNOWN_TYPES = frozenset(
     {

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from adapters._claude import usage_from_api
-from translator import catalog
-from translator.events import (
+from streamv1.adapters._claude import usage_from_api
+from streamv1.translator import catalog
+from streamv1.translator.events import (
     JSON,
     Delta,
     Event,
@@ -29,8 +29,8 @@ from translator.events import (
     Usage,
     whole,
 )
-from translator.mapping import Row
-from translator.sources import (
+from streamv1.translator.mapping import Row
+from streamv1.translator.sources import (
     BodyError,
     Source,
     Where,
@@ -38,8 +38,8 @@ from translator.sources import (
     expect_strings,
     time_problem,
 )
-from translator.state import persisted
-from translator.timefmt import normalize_ts
+from streamv1.translator.state import persisted
+from streamv1.translator.timefmt import normalize_ts
 
 _TYPES = frozenset({"system", "stream_event", "assistant", "user", "result"})
 _INIT_KEYS = frozenset(

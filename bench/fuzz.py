@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fuzzing import Mutator, check  # noqa: E402
 
-from translator import logs  # noqa: E402
+from streamv1.translator import logs  # noqa: E402
 
 BIN = str(Path(sys.executable).parent / "streamv1")
 

@@ -34,7 +34,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from translator import redact  # noqa: E402
+from streamv1.translator import redact  # noqa: E402
 
 BIN = str(Path(sys.executable).parent / "streamv1")
 LIMIT = 3.0

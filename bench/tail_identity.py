@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from translator.pipeline import Totals
-from translator.tail.follower import FileFollower
+from streamv1.translator.pipeline import Totals
+from streamv1.translator.tail.follower import FileFollower
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "testdata" / "claude-session" / "print_mode_bash.jsonl"

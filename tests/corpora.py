@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import CAPTURES, CORPUS_2_1_332, CORPUS_FEATURES
 
-from translator.discover import walk
+from streamv1.translator.discover import walk
 
 CORPORA = {"basic": CORPUS_2_1_332, "features": CORPUS_FEATURES, "ours": CAPTURES}
 

@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 from jsonschema import Draft202012Validator
 
-from translator.convert import Totals, convert_stream
-from translator.sources import sources
-from translator.validate import StreamChecker, schema_text
+from streamv1.translator.convert import Totals, convert_stream
+from streamv1.translator.sources import sources
+from streamv1.translator.validate import StreamChecker, schema_text
 
 FIXED_NOW = "2026-01-01T00:00:00.000Z"
 
@@ -21,7 +21,7 @@ FIXED_NOW = "2026-01-01T00:00:00.000Z"
 def convert_bytes(
     data: bytes, path: str = "input.jsonl", source: str | None = None, to: str = "stream_v1"
 ) -> tuple[bytes, Totals]:
-    from translator.legacy import encoder_for
+    from streamv1.translator.legacy import encoder_for
 
     out = io.BytesIO()
     totals = Totals()

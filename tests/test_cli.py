@@ -516,7 +516,7 @@ def test_validate_messages_name_the_place_not_a_dict(streamv1_bin: str, tmp_path
 
 def test_progress_moves_inside_one_big_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    from translator import batch
+    from streamv1.translator import batch
 
     big = tmp_path / "big.jsonl"
     big.write_bytes(SESSION.read_bytes() * 3000)  # ~34 MB: read in many 1 MiB reads

@@ -15,7 +15,7 @@ from conftest import CORPUS_2_1_332, PUBLIC, need
 from corpora import all_inputs, durable_files, input_path, scenario_dir, scenario_ids, stream_files
 from helpers import convert_file, framing_violations, lines_of, schema_violations
 
-from translator.validate import validate_stream
+from streamv1.translator.validate import validate_stream
 
 #: Where one view truly cannot know what the other says: (scenario, run, field) →
 #: (the view that cannot know it, why). docs/mapping.md says the same. Nothing else

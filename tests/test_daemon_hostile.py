@@ -20,10 +20,10 @@ import pytest
 from helpers import convert_file
 from test_tail import SESSION, Clock, daemon, tail_output
 
-from translator import logs
-from translator.tail import follower as follower_mod
-from translator.tail import ingest, protocol
-from translator.tail.ingest import IngestServer, Subscriber
+from streamv1.translator import logs
+from streamv1.translator.tail import follower as follower_mod
+from streamv1.translator.tail import ingest, protocol
+from streamv1.translator.tail.ingest import IngestServer, Subscriber
 
 BASH = SESSION / "print_mode_bash.jsonl"
 BASH_NAME = "5eccd76e-a2bd-46d3-9ac7-285807858239.jsonl"
@@ -40,7 +40,7 @@ def errors_of(data: bytes) -> list[dict[str, Any]]:
 def test_a_line_the_translator_fails_on_is_an_error_line_and_the_daemon_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from adapters.claude_session import ClaudeSessionAdapter
+    from streamv1.adapters.claude_session import ClaudeSessionAdapter
 
     whole = convert_file(BASH, "claude-session")[0]
     real_feed = ClaudeSessionAdapter.feed
@@ -144,7 +144,7 @@ def test_a_fifo_never_blocks_the_daemon_and_is_reported_once(tmp_path: Path) -> 
 def test_symlinks_out_of_the_watched_folder_are_not_followed_unless_asked(
     tmp_path: Path,
 ) -> None:
-    from translator.discover import walk_paths
+    from streamv1.translator.discover import walk_paths
 
     outside = tmp_path / "elsewhere.jsonl"
     outside.write_bytes(BASH.read_bytes())
@@ -305,7 +305,7 @@ def test_accept_survives_running_out_of_descriptors(tmp_path: Path) -> None:
     server = Starved(tmp_path / "s.sock", lambda: None, lambda: {"ok": 1})
     server.start()
     try:
-        from translator.tail.client import status
+        from streamv1.translator.tail.client import status
 
         assert status(tmp_path / "s.sock") == {"ok": 1}  # heard after the failures
         assert server.fails == 0

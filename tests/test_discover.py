@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from translator.discover import walk_paths
+from streamv1.translator.discover import walk_paths
 
 S = "5eccd76e-a2bd-46d3-9ac7-285807858239"
 

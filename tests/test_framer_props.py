@@ -10,8 +10,8 @@ from helpers import framing_violations, schema_violations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from translator.encode import encode
-from translator.events import (
+from streamv1.translator.encode import encode
+from streamv1.translator.events import (
     Delta,
     Dropped,
     Event,
@@ -23,7 +23,7 @@ from translator.events import (
     Unrecognized,
     Usage,
 )
-from translator.framing import Framer
+from streamv1.translator.framing import Framer
 
 SID = "sess"
 _ts = st.one_of(st.none(), st.just("2026-11-30T10:00:00.000Z"), st.just("2026-11-30T10:00:01.500Z"))

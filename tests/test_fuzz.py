@@ -16,7 +16,7 @@ from pathlib import Path
 from fuzzing import Mutator, check
 from helpers import framing_violations, schema_violations
 
-from translator import logs
+from streamv1.translator import logs
 
 #: Mutants checked in-process (~15 s); FUZZ_SEED moves the window, FUZZ_MUTANTS
 #: widens it.

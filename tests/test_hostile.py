@@ -20,10 +20,10 @@ from conftest import ROOT
 from fuzzing import Chunked
 from helpers import convert_bytes, framing_violations, lines_of, schema_violations
 
-from translator.convert import Totals, convert_stream
-from translator.pipeline import Translation
-from translator.reader import MAX_LINE_BYTES, PART_RECORDS, read_lines, read_parsed
-from translator.validate import validate_stream
+from streamv1.translator.convert import Totals, convert_stream
+from streamv1.translator.pipeline import Translation
+from streamv1.translator.reader import MAX_LINE_BYTES, PART_RECORDS, read_lines, read_parsed
+from streamv1.translator.validate import validate_stream
 
 SID = "0b6a3c9e-1111-4222-8333-944455556666"
 PATH = f"{SID}.jsonl"
@@ -395,7 +395,7 @@ def test_a_nul_region_is_counted_not_held_and_the_record_after_it_is_read() -> N
 def test_a_file_of_nul_bytes_is_one_report() -> None:
     out = io.BytesIO()
     totals = Totals()
-    from translator.sources import sources
+    from streamv1.translator.sources import sources
 
     convert_stream(Endless(24 << 20, b"\x00"), PATH, out.write, totals,  # type: ignore[arg-type]
                    source=sources()["claude-session"])
@@ -559,8 +559,8 @@ def test_stella_holds_at_most_hold_limit_events_before_content() -> None:
     """A run's init waits for its first content (are deltas coming?), and the
     events before it wait with it: never more than HOLD_LIMIT of them (25 million
     events with no content were all held: 4 GB)."""
-    from adapters.stella import HOLD_LIMIT, StellaAdapter
-    from translator.sources import Where
+    from streamv1.adapters.stella import HOLD_LIMIT, StellaAdapter
+    from streamv1.translator.sources import Where
 
     adapter = StellaAdapter("p.jsonl")
     out: list[Any] = []

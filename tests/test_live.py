@@ -24,9 +24,9 @@ import orjson
 import pytest
 from helpers import convert_file, framing_violations
 
-from translator.tail import protocol
-from translator.tail.claims import Claims, Counters, TranscriptGate
-from translator.timefmt import format_ts, now_ts
+from streamv1.translator.tail import protocol
+from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate
+from streamv1.translator.timefmt import format_ts, now_ts
 
 ROOT = Path(__file__).resolve().parent.parent
 STREAM = ROOT / "testdata" / "claude-stream" / "bash.jsonl"

@@ -25,9 +25,9 @@ from planted import (
     structural_cases,
 )
 
-from translator import redact
-from translator.scan import hyperscan
-from translator.scrub import Scrubber
+from streamv1.translator import redact
+from streamv1.translator.scan import hyperscan
+from streamv1.translator.scrub import Scrubber
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = [ROOT / "testdata" / "claude-session" / "secrets.jsonl",
@@ -222,8 +222,8 @@ def test_no_redact_keeps_them(streamv1_bin: str) -> None:
 
 def _tail_once(tmp_path: Path, to: str) -> bytes:
     """The durable fixture through an in-process tail daemon, one round."""
-    from translator.legacy import encoder_for
-    from translator.tail.daemon import OutputSink, TailDaemon
+    from streamv1.translator.legacy import encoder_for
+    from streamv1.translator.tail.daemon import OutputSink, TailDaemon
 
     watched = tmp_path / "projects" / "p"
     watched.mkdir(parents=True)

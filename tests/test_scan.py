@@ -13,9 +13,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from translator.encode import _CSI_ENCODED, _drop_csi, clean_ansi
-from translator.scan import Scanner, hyperscan, literal
-from translator.scrub import Scrubber
+from streamv1.translator.encode import _CSI_ENCODED, _drop_csi, clean_ansi
+from streamv1.translator.scan import Scanner, hyperscan, literal
+from streamv1.translator.scrub import Scrubber
 
 PATTERNS = [
     literal(b"\\u001b"),

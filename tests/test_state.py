@@ -17,12 +17,12 @@ from conftest import ROOT
 from goldens import cases, source_of
 from helpers import FIXED_NOW
 
-from translator.framing import Framer
-from translator.legacy import encoder_for
-from translator.pipeline import STATE_VERSION, Totals, Translation
-from translator.reader import read_parsed
-from translator.sources import sources
-from translator.state import StateError, dump, load, shape
+from streamv1.translator.framing import Framer
+from streamv1.translator.legacy import encoder_for
+from streamv1.translator.pipeline import STATE_VERSION, Totals, Translation
+from streamv1.translator.reader import read_parsed
+from streamv1.translator.sources import sources
+from streamv1.translator.state import StateError, dump, load, shape
 
 SHAPES = ROOT / "tests" / "state_shapes.json"
 
@@ -123,7 +123,7 @@ def test_only_registered_types_are_built() -> None:
 
 
 def test_the_codec_keeps_types_and_identity() -> None:
-    from translator.events import Usage
+    from streamv1.translator.events import Usage
 
     u = Usage(1, 2, 3, 4)
     value = {"plain": [1, "a", None, 1.5, True], "$odd": 1, (1, "x"): {3, 4},

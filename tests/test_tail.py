@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT
 from helpers import FIXED_NOW, convert_file, framing_violations
 
-from translator.tail.daemon import OutputSink, TailDaemon
+from streamv1.translator.tail.daemon import OutputSink, TailDaemon
 
 SESSION = ROOT / "testdata" / "claude-session"
 LAYOUT = SESSION / "subagent_layout"

@@ -21,10 +21,10 @@ from conftest import ROOT
 from helpers import convert_file, framing_violations
 from test_tail import LAYOUT, SESSION, SID, Clock, by_actor, daemon, expected, fixed, tail_output
 
-from translator import discover
-from translator.tail import checkpoint as cp
-from translator.tail import daemon as daemon_mod
-from translator.tail.daemon import OutputSink, TailDaemon
+from streamv1.translator import discover
+from streamv1.translator.tail import checkpoint as cp
+from streamv1.translator.tail import daemon as daemon_mod
+from streamv1.translator.tail.daemon import OutputSink, TailDaemon
 
 AGENT = "agent-a4ecf0489c6080106"
 TOOL = "toolu_01Ol0AGLKlFXti4j8cFdnOcj"

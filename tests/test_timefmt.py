@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from translator.timefmt import normalize_ts
+from streamv1.translator.timefmt import normalize_ts
 
 
 @pytest.mark.parametrize(

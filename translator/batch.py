@@ -19,12 +19,12 @@ from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from translator import logs
-from translator.convert import InputError, Interrupted, Totals, convert_stream
-from translator.legacy import encoder_for
-from translator.reader import MAX_LINE_BYTES
-from translator.sources import Source, sources
-from translator.timefmt import normalize_ts, now_ts
+from streamv1.translator import logs
+from streamv1.translator.convert import InputError, Interrupted, Totals, convert_stream
+from streamv1.translator.legacy import encoder_for
+from streamv1.translator.reader import MAX_LINE_BYTES
+from streamv1.translator.sources import Source, sources
+from streamv1.translator.timefmt import normalize_ts, now_ts
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -163,8 +163,8 @@ def _looks_like_another(head: bytes, named: Source, path: str) -> bool:
     """``--source`` names one source and the first record is plainly another's
     (decisive for it, nothing for the named one): said once, counted; the input is
     still converted as named (the user may know better)."""
-    from translator.pipeline import DECISIVE
-    from translator.sources import sniff
+    from streamv1.translator.pipeline import DECISIVE
+    from streamv1.translator.sources import sniff
 
     record = first_record(head)
     if record is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from translator.events import JSON, Usage
+from streamv1.translator.events import JSON, Usage
 
 CAPABILITY_STREAM = "stream_v1"
 CAPABILITY_PARTIAL = "partial_messages_v1"

@@ -23,12 +23,12 @@ from typing import IO, Any, NoReturn, TypeVar
 
 import click
 
-from translator import batch, logs
-from translator.discover import walk_paths
-from translator.pipeline import Interrupted, Totals
-from translator.reader import MAX_LINE_BYTES
-from translator.sources import Source, sources
-from translator.timefmt import normalize_ts
+from streamv1.translator import batch, logs
+from streamv1.translator.discover import walk_paths
+from streamv1.translator.pipeline import Interrupted, Totals
+from streamv1.translator.reader import MAX_LINE_BYTES
+from streamv1.translator.sources import Source, sources
+from streamv1.translator.timefmt import normalize_ts
 
 SAMPLE = "samples/claude-session-sample.jsonl"
 _BINARY_PROBE = 8192
@@ -456,7 +456,7 @@ def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tup
             return
         from importlib import resources  # only when the bundled sample is used
 
-        sample = resources.files("translator").joinpath(SAMPLE)
+        sample = resources.files("streamv1.translator").joinpath(SAMPLE)
         log.info(
             "no PATH given and no Claude Code projects: converting the bundled sample",
             path=str(sample),
@@ -491,8 +491,8 @@ def _not_stream_v1(stream: IO[bytes]) -> str | None:
     """What the input is when its first record is plainly another source's (read
     from its first 64 KiB, then rewound): one clear line instead of an error for
     every line."""
-    from translator.pipeline import DECISIVE
-    from translator.sources import sniff
+    from streamv1.translator.pipeline import DECISIVE
+    from streamv1.translator.sources import sniff
 
     try:
         head = stream.read(1 << 16)
@@ -558,7 +558,7 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
 
     Prints each violation as file:line: reason; exits 1 if there is any.
     """
-    from translator.validate import validate_stream
+    from streamv1.translator.validate import validate_stream
 
     log = logs.get()
     targets: list[Any] = []
@@ -700,10 +700,10 @@ def tail(
     import signal
     import threading
 
-    from translator.legacy import encoder_for
-    from translator.tail import protocol
-    from translator.tail.checkpoint import CheckpointError
-    from translator.tail.daemon import OutputFailed, OutputSink, TailDaemon
+    from streamv1.translator.legacy import encoder_for
+    from streamv1.translator.tail import protocol
+    from streamv1.translator.tail.checkpoint import CheckpointError
+    from streamv1.translator.tail.daemon import OutputFailed, OutputSink, TailDaemon
 
     level = ctx.parent.params.get("log_level", "info") if ctx.parent else "info"
     if log_format == "auto":
@@ -808,8 +808,8 @@ def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
     \b
       streamv1 relay -- claude -p --output-format stream-json --verbose "..."
     """
-    from translator.relay import relay as run_relay
-    from translator.tail import protocol
+    from streamv1.translator.relay import relay as run_relay
+    from streamv1.translator.tail import protocol
 
     sys.exit(run_relay(list(command), socket_path or protocol.default_socket()))
 
@@ -819,7 +819,7 @@ def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
 def subscribe(socket_path: Path | None) -> None:
     """Print the daemon's unified stream live, until it stops. A reader too slow
     for it loses lines (counted; a system/warning line says how many)."""
-    from translator.tail import client, protocol
+    from streamv1.translator.tail import client, protocol
 
     path = socket_path or protocol.default_socket()
     try:
@@ -838,7 +838,7 @@ def status(socket_path: Path | None) -> None:
     stream_dropped, stream_parse_errors, ambiguous, subscriber drops, claims."""
     import orjson
 
-    from translator.tail import client, protocol
+    from streamv1.translator.tail import client, protocol
 
     path = socket_path or protocol.default_socket()
     try:
@@ -863,7 +863,8 @@ def service(action: str, force: bool) -> None:
 
     exe = shutil.which("streamv1", path=os.path.dirname(sys.argv[0]) or None)
     exe = os.path.realpath(exe or sys.argv[0])
-    template = resources.files("translator").joinpath("systemd/streamv1.service").read_text()
+    shipped = resources.files("streamv1.translator").joinpath("systemd/streamv1.service")
+    template = shipped.read_text()
     unit = template.replace("@STREAMV1@", exe)
     if action == "print":
         sys.stdout.write(unit)

@@ -11,10 +11,10 @@ import contextlib
 from collections.abc import Callable
 from typing import IO, Any
 
-from translator.pipeline import InputError, Interrupted, Totals, Translation
-from translator.reader import MAX_LINE_BYTES, read_parsed
-from translator.sources import Source
-from translator.timefmt import now_ts
+from streamv1.translator.pipeline import InputError, Interrupted, Totals, Translation
+from streamv1.translator.reader import MAX_LINE_BYTES, read_parsed
+from streamv1.translator.sources import Source
+from streamv1.translator.timefmt import now_ts
 
 __all__ = ["InputError", "Interrupted", "Totals", "convert_stream"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from translator.state import persisted
+from streamv1.translator.state import persisted
 
 JSON = dict[str, Any]
 

@@ -28,8 +28,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from translator import catalog
-from translator.events import (
+from streamv1.translator import catalog
+from streamv1.translator.events import (
     JSON,
     Delta,
     Dropped,
@@ -42,8 +42,8 @@ from translator.events import (
     Unrecognized,
     Usage,
 )
-from translator.state import StateError, dump, load, persisted
-from translator.timefmt import now_ts, ts_millis
+from streamv1.translator.state import StateError, dump, load, persisted
+from streamv1.translator.timefmt import now_ts, ts_millis
 
 ERROR_SUBTYPES_OK = {"success", "refused"}
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import uuid as uuidlib
 from typing import Any
 
-from translator.encode import encode as encode_v1
-from translator.events import JSON
-from translator.scrub import scrubber
+from streamv1.translator.encode import encode as encode_v1
+from streamv1.translator.events import JSON
+from streamv1.translator.scrub import scrubber
 
 SYNTHETIC_MODEL = "<synthetic>"
 OLD_TYPES = frozenset({"system", "assistant", "user", "stream_event", "result"})

@@ -77,7 +77,7 @@ def _masked(event: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     Always on (``--no-redact`` is about the output, not the logs)."""
     import orjson
 
-    from translator.scrub import scrubber
+    from streamv1.translator.scrub import scrubber
 
     data = orjson.dumps({"event": event, **kw}, default=str) + b"\n"
     clean = scrubber(True)(data)

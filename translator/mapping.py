@@ -1,7 +1,7 @@
 """Each source's mapping table, kept once: in its adapter module (``MAPPING``).
 
 docs/mapping.md carries every table between markers, written by
-``python -m translator.mapping`` (and a test fails when the file and the adapters
+``python -m streamv1.translator.mapping`` (and a test fails when the file and the adapters
 differ); each row is also tested in-process (tests/test_mapping_tables.py), one
 example per row key, so a table cannot drift from what the adapter does.
 """
@@ -36,7 +36,7 @@ def _block(name: str) -> re.Pattern[str]:
 
 def rewrite(text: str) -> str:
     """docs/mapping.md with every source's table block made from its adapter."""
-    from translator.sources import sources
+    from streamv1.translator.sources import sources
 
     for name, source in sources().items():
         if source.mapping:
@@ -50,7 +50,7 @@ def rewrite(text: str) -> str:
 
 
 def missing_blocks(text: str) -> list[str]:
-    from translator.sources import sources
+    from streamv1.translator.sources import sources
 
     return [n for n, s in sources().items() if s.mapping and not _block(n).search(text)]
 

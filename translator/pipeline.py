@@ -14,14 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from translator import logs
-from translator.events import JSON, Problem, Unrecognized
-from translator.framing import Framer, FramerStats
-from translator.legacy import StreamV1Encoder
-from translator.reader import Damage, ParsedLine
-from translator.sources import Adapter, Source, Where, sniff, sources
-from translator.state import StateError, dump, load
-from translator.timefmt import now_ts
+from streamv1.translator import logs
+from streamv1.translator.events import JSON, Problem, Unrecognized
+from streamv1.translator.framing import Framer, FramerStats
+from streamv1.translator.legacy import StreamV1Encoder
+from streamv1.translator.reader import Damage, ParsedLine
+from streamv1.translator.sources import Adapter, Source, Where, sniff, sources
+from streamv1.translator.state import StateError, dump, load
+from streamv1.translator.timefmt import now_ts
 
 #: How many records auto-detection may look at before it gives up.
 SNIFF_LIMIT = 50

@@ -26,8 +26,8 @@ from typing import Any
 
 import orjson
 
-from translator import logs, reader
-from translator.tail import protocol
+from streamv1.translator import logs, reader
+from streamv1.translator.tail import protocol
 
 #: Lines waiting for the daemon at most (the daemon's own queue holds as many).
 PENDING_LINES = 512

@@ -16,9 +16,9 @@ most twice and no match is traced back to its line's start.
 
 from __future__ import annotations
 
-from translator import redact
-from translator.encode import CSI8, ESC, clean_ansi
-from translator.scan import Scanner, literal
+from streamv1.translator import redact
+from streamv1.translator.encode import CSI8, ESC, clean_ansi
+from streamv1.translator.scan import Scanner, literal
 
 _ANSI_PATTERNS = [literal(ESC), literal(CSI8)]
 _ANSI_PROBES = [b'{"text":"\\u001b[31mred"}\n', '{"text":"\x9b2K"}\n'.encode()]

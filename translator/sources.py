@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
-from translator.events import Event, Problem
-from translator.mapping import Row
-from translator.state import persisted
+from streamv1.translator.events import Event, Problem
+from streamv1.translator.mapping import Row
+from streamv1.translator.state import persisted
 
 
 @persisted
@@ -101,13 +101,13 @@ class Source:
 
 @cache
 def sources() -> dict[str, Source]:
-    import adapters
+    from streamv1 import adapters
 
     found: dict[str, Source] = {}
     for info in sorted(pkgutil.iter_modules(adapters.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"adapters.{info.name}")
+        module = importlib.import_module(f"{adapters.__name__}.{info.name}")
         source = getattr(module, "SOURCE", None)
         if isinstance(source, Source):
             found[source.name] = source

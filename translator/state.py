@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 JSON = dict[str, Any]
 T = TypeVar("T", bound=type)
 
+_OURS = "streamv1."
 _BY_NAME: dict[str, type] = {}
 _NAME: dict[type, str] = {}
 
@@ -43,7 +44,9 @@ class StateError(ValueError):
 
 def persisted(cls: T) -> T:
     """Register a class whose instances may be part of a checkpoint."""
-    name = f"{cls.__module__}.{cls.__qualname__}"
+    # Names are kept as they were before the package moved under ``streamv1.``,
+    # so a checkpoint written by either layout loads in the other.
+    name = f"{cls.__module__.removeprefix(_OURS)}.{cls.__qualname__}"
     _BY_NAME[name] = cls
     _NAME[cls] = name
     return cls

@@ -67,7 +67,7 @@ class Violation:
 
 def schema_text() -> str:
     return (
-        resources.files("translator").joinpath("schema/stream-json.schema.json").read_text("utf-8")
+        resources.files("streamv1.translator").joinpath("schema/stream-json.schema.json").read_text("utf-8")
     )
 
 
@@ -238,7 +238,7 @@ def validate_stream(
 ) -> Iterator[Violation]:
     """Every violation in one stream, in line order. A line longer than
     ``max_line`` (default: the reader's limit) is reported and not read."""
-    from translator.reader import MAX_LINE_BYTES, line_too_long, read_lines
+    from streamv1.translator.reader import MAX_LINE_BYTES, line_too_long, read_lines
 
     limit = MAX_LINE_BYTES if max_line is None else max_line
     checker = StreamChecker(path, allow_open)

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from translator.events import JSON
-from translator.timefmt import now_ts
+from streamv1.translator.events import JSON
+from streamv1.translator.timefmt import now_ts
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ from typing import IO, Any
 
 import orjson
 
-from translator.tail import protocol
+from streamv1.translator.tail import protocol
 
 
 class NoDaemon(Exception):

@@ -36,16 +36,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from translator import logs
-from translator.discover import is_transcript, stays_inside, walk_paths
-from translator.events import JSON, Problem
-from translator.pipeline import InputError, Totals, Translation
-from translator.reader import Line, parse_line
-from translator.tail import checkpoint as cp
-from translator.tail.claims import Claims, Counters, TranscriptGate, mark_origin
-from translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
-from translator.tail.ingest import IngestServer, LiveStream
-from translator.timefmt import now_ts
+from streamv1.translator import logs
+from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
+from streamv1.translator.events import JSON, Problem
+from streamv1.translator.pipeline import InputError, Totals, Translation
+from streamv1.translator.reader import Line, parse_line
+from streamv1.translator.tail import checkpoint as cp
+from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate, mark_origin
+from streamv1.translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
+from streamv1.translator.tail.ingest import IngestServer, LiveStream
+from streamv1.translator.timefmt import now_ts
 
 #: Followers idle this long give their file descriptor back.
 FD_IDLE_SECONDS = 120.0

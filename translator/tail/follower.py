@@ -22,12 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from translator import reader
-from translator.events import Problem
-from translator.pipeline import InputError, Totals, Translation
-from translator.reader import Line, parse_line
-from translator.state import StateError, load
-from translator.tail.checkpoint import FileMark, digest
+from streamv1.translator import reader
+from streamv1.translator.events import Problem
+from streamv1.translator.pipeline import InputError, Totals, Translation
+from streamv1.translator.reader import Line, parse_line
+from streamv1.translator.state import StateError, load
+from streamv1.translator.tail.checkpoint import FileMark, digest
 
 HEAD_BYTES = 1024
 #: A line longer than this is reported and skipped, never held whole (the reader's).

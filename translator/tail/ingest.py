@@ -31,9 +31,9 @@ from typing import Any
 
 import orjson
 
-from translator import logs, reader
-from translator.tail import protocol
-from translator.timefmt import now_ts
+from streamv1.translator import logs, reader
+from streamv1.translator.tail import protocol
+from streamv1.translator.timefmt import now_ts
 
 STREAM_QUEUE = 512
 #: A relayed line longer than this is dropped (counted), never held whole.
