@@ -332,10 +332,20 @@ def test_scripts_run_never_waits_on_an_open_stdin(tmp_path: Path) -> None:
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "none")}
     proc = subprocess.Popen([str(ROOT / "scripts" / "run")], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdout is not None
+    out, deadline = b"", time.monotonic() + 120
     try:
-        out = proc.stdout.read() if proc.stdout is not None else b""
-        assert proc.wait(timeout=120) == 0
+        while time.monotonic() < deadline:  # a blocked read would hang the suite
+            if select.select([proc.stdout], [], [], 1.0)[0]:
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                out += chunk
+        else:
+            pytest.fail("scripts/run still running after 120 s: it waits on stdin")
+        assert proc.wait(timeout=30) == 0
     finally:
+        proc.kill()
         if proc.stdin is not None:
             proc.stdin.close()
     assert out and out.count(b"\n") > 1 and b'"type":"result"' in out
