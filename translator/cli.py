@@ -23,7 +23,7 @@ from typing import IO, Any, NoReturn, TypeVar
 
 import click
 
-from streamv1.translator import batch, logs
+from streamv1.translator import batch, fleet, logs
 from streamv1.translator.discover import walk_paths
 from streamv1.translator.pipeline import Interrupted, Totals
 from streamv1.translator.reader import MAX_LINE_BYTES
@@ -226,6 +226,13 @@ def _refuse_dash_paths(args: list[str]) -> None:
 )
 @_MAX_LINE_OPTION
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr (no summary).")
+@click.option(
+    "--publish",
+    metavar="nats://HOST:PORT[,...]",
+    help="Send the lines to the NATS JetStream stream (docs/fleet.md) instead of stdout "
+    "(with -o: as well). Converting the same input again stores nothing twice.",
+)
+@fleet.bus_options(publishing=True)
 @quiet_on_closed_stdout
 def convert(
     paths: tuple[Path, ...],
@@ -241,6 +248,8 @@ def convert(
     jobs: int | None,
     max_line_bytes: int,
     quiet: bool,
+    publish: str | None,
+    **bus: Any,
 ) -> None:
     """Convert PATHs (files, directories, or - for stdin) to stream_v1 on stdout.
 
@@ -258,6 +267,10 @@ def convert(
         raise click.UsageError(f"--now {fixed_now!r} is not an RFC 3339 timestamp")
     if jobs is not None and jobs < 1:
         raise click.UsageError("--jobs takes a whole number from 1")
+    bus_config = _publishing(publish, bus, to, out_dir)
+    spool = None
+    if bus_config is not None and output is None:
+        output = spool = fleet.temp_output()  # what is sent; removed after
     options = batch.Options(
         source.name if source else None,
         fixed_now,
@@ -269,6 +282,13 @@ def convert(
     )
     try:
         totals = _convert(paths, output, out_dir, options, jobs, log)
+        if bus_config is not None and output is not None:
+            try:
+                sent = fleet.publish_file(output, bus_config)
+            except fleet.BusError as exc:
+                log.error(f"not published: {exc}")
+                sys.exit(1)
+            log.info("published", stream=bus_config.stream, **sent)
     except Interrupted as exc:
         # Ctrl-C or SIGTERM: the open run was ended (stdout), -o left as it was (its
         # temp file removed), the spool gone with its folder; the summary, and the
@@ -276,11 +296,29 @@ def convert(
         part = getattr(exc, "totals", None) or Totals()
         log.info("interrupted", **batch.describe(part))
         sys.exit(128 + exc.signum)
+    finally:
+        if spool is not None:
+            spool.unlink(missing_ok=True)
     log.info("summary", **batch.describe(totals))
     if totals.framing.unrecognized:
         log.debug("unrecognized record types", **dict(totals.framing.unrecognized))
     fatal = totals.failed_inputs or (totals.framing.errors and not lenient)
     sys.exit(1 if fatal else 0)
+
+
+def _publishing(urls: str | None, bus: dict[str, Any], to: str,
+                out_dir: Path | None) -> fleet.BusConfig | None:
+    """The bus to publish to, if asked (the fleet stream is stream_v1, one stream)."""
+    if urls is None:
+        return None
+    if to != "stream_v1":
+        raise click.UsageError("--publish sends stream_v1 lines; it cannot be used with --to "
+                               f"{to}")
+    if out_dir is not None:
+        raise click.UsageError("--publish sends one stream: use it with -o FILE or alone, "
+                               "not with --out-dir")
+    fleet.check_token("--host", bus["host_name"])
+    return fleet.config(urls, bus)
 
 
 def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
@@ -675,9 +713,17 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
     metavar="SECONDS",
     help="Least time between two checkpoints.",
 )
+@click.option(
+    "--publish",
+    metavar="nats://HOST:PORT[,...]",
+    help="Also send every line to this NATS JetStream (needs -o FILE: the file is the "
+    "buffer while the bus is down; docs/fleet.md).",
+)
+@fleet.bus_options(publishing=True)
 @click.pass_context
 def tail(
     ctx: click.Context,
+    /,
     dirs: tuple[Path, ...],
     output: Path | None,
     start_from: str,
@@ -693,6 +739,8 @@ def tail(
     no_ingest: bool,
     follow_symlinks: bool,
     stats_every: float,
+    publish: str | None,
+    **bus: Any,
 ) -> None:
     """Follow Claude Code's session files (default ${CLAUDE_CONFIG_DIR:-~/.claude}/projects)
     and write one stream_v1 stream of all sessions as they happen."""
@@ -705,6 +753,10 @@ def tail(
     from streamv1.translator.tail.checkpoint import CheckpointError
     from streamv1.translator.tail.daemon import OutputFailed, OutputSink, TailDaemon
 
+    bus_config = _publishing(publish, bus, to, None)
+    if bus_config is not None and output is None:
+        raise click.UsageError("--publish needs -o/--output FILE: the file is what is sent, "
+                               "and holds the lines while the bus is down")
     level = ctx.parent.params.get("log_level", "info") if ctx.parent else "info"
     if log_format == "auto":
         log_format = "console" if sys.stderr.isatty() else "json"
@@ -739,6 +791,15 @@ def tail(
         follow_symlinks=follow_symlinks,
     )
 
+    publisher = None
+    if bus_config is not None and output is not None:
+        from streamv1.translator.tail.publisher import OutputPublisher
+
+        publisher = OutputPublisher(output.resolve(), fleet.publish_state(state_path),
+                                    bus_config)
+        daemon.on_commit = publisher.committed
+        daemon.more_status = lambda: {"publish": publisher.status()}
+
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("stopping", signal=signal.Signals(signum).name)
         stop.set()
@@ -760,6 +821,8 @@ def tail(
         sys.exit(1)
     started = False
     try:
+        if publisher is not None:
+            publisher.start()  # before the first checkpoint, so it hears of it
         daemon.start(stop)
         started = True
         log.info(
@@ -781,6 +844,8 @@ def tail(
             except Exception as exc:  # pragma: no cover - reported, never a traceback
                 log.error(f"could not write the last checkpoint: {exc}", path=str(state_path))
                 sys.exit(1)
+        if publisher is not None:
+            publisher.stop()
     if daemon.failed:
         sys.exit(1)
     sys.exit(0)
@@ -816,9 +881,53 @@ def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
 
 @main.command()
 @_SOCKET_OPTION
-def subscribe(socket_path: Path | None) -> None:
+@click.option(
+    "--from",
+    "source_url",
+    metavar="nats://HOST:PORT[,...]",
+    help="Read the fleet's stream from NATS JetStream instead of the local daemon.",
+)
+@click.option("--durable", metavar="NAME",
+              help="With --from: a durable consumer; a restart goes on where it stopped.")
+@click.option("--host", "host_filter", metavar="HOST", help="With --from: only this host's lines.")
+@click.option("--session", "session_filter", metavar="ID",
+              help="With --from: only this session's lines.")
+@click.option("--since", metavar="TIME",
+              help="With --from: from this time (RFC 3339, or 15m, 2h, 7d back) instead of "
+              "the stream's start.")
+@click.option("--catch-up", is_flag=True,
+              help="With --from: print what the stream holds now, then exit.")
+@fleet.bus_options(publishing=False)
+@quiet_on_closed_stdout
+def subscribe(socket_path: Path | None, source_url: str | None, durable: str | None,
+              host_filter: str | None, session_filter: str | None, since: str | None,
+              catch_up: bool, **bus: Any) -> None:
     """Print the daemon's unified stream live, until it stops. A reader too slow
-    for it loses lines (counted; a system/warning line says how many)."""
+    for it loses lines (counted; a system/warning line says how many).
+
+    With --from nats://…, print the fleet's stream from JetStream instead: every
+    line once, acked after it is written (a durable consumer resumes there)."""
+    if source_url is None:
+        if durable or host_filter or session_filter or since or catch_up:
+            raise click.UsageError("--durable, --host, --session, --since and --catch-up "
+                                   "go with --from nats://…")
+        _subscribe_local(socket_path)
+        return
+    bus_config = fleet.config(source_url, bus, host="-")
+    when = fleet.parse_since(since)
+    try:
+        with _signals_interrupt():
+            fleet.subscribe(bus_config, sys.stdout.buffer, host=host_filter,
+                            session=session_filter, durable=durable, since=when,
+                            catch_up=catch_up)
+    except Interrupted as exc:
+        sys.exit(128 + exc.signum)
+    except fleet.BusError as exc:
+        logs.get().error(str(exc))
+        sys.exit(1)
+
+
+def _subscribe_local(socket_path: Path | None) -> None:
     from streamv1.translator.tail import client, protocol
 
     path = socket_path or protocol.default_socket()
@@ -893,7 +1002,8 @@ EXAMPLES = {
   streamv1 convert ~/.claude/projects/-home-me-proj -o proj.jsonl
   claude -p --output-format stream-json --verbose "fix it" | streamv1 convert
   streamv1 convert --to claude --out-dir converted/ archive/
-  streamv1 convert -- -home-me-proj      (a folder whose name starts with -)""",
+  streamv1 convert -- -home-me-proj      (a folder whose name starts with -)
+  streamv1 convert archive/ --publish nats://bus:4222""",
     "validate": """Examples:
 
 \b
@@ -904,7 +1014,8 @@ EXAMPLES = {
 \b
   streamv1 tail -o ~/.local/state/streamv1/stream.jsonl
   streamv1 tail --from end | jq .
-  streamv1 tail ~/.claude/projects --no-ingest -o stream.jsonl""",
+  streamv1 tail ~/.claude/projects --no-ingest -o stream.jsonl
+  streamv1 tail -o stream.jsonl --publish nats://bus:4222 --nats-creds host.creds""",
     "relay": """Examples:
 
 \b
@@ -913,7 +1024,9 @@ EXAMPLES = {
     "subscribe": """Examples:
 
 \b
-  streamv1 subscribe | jq 'select(.type=="result")'""",
+  streamv1 subscribe | jq 'select(.type=="result")'
+  streamv1 subscribe --from nats://bus:4222 --durable dash --host alice-laptop
+  streamv1 subscribe --from nats://bus:4222 --since 2h --catch-up > last-2h.jsonl""",
     "service": """Examples:
 
 \b

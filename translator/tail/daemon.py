@@ -209,6 +209,11 @@ class TailDaemon:
         max_fds: int | None = None,
         follow_symlinks: bool = False,
     ) -> None:
+        #: Told (inode, length) after every checkpoint of a file output: bytes that are
+        #: never cut back (``tail --publish`` reads up to there). Called on this thread.
+        self.on_commit: Callable[[int, int], None] | None = None
+        #: More counters for ``status`` (the publisher's), read on any thread.
+        self.more_status: Callable[[], dict[str, Any]] | None = None
         self.roots = roots
         self.follow_symlinks = follow_symlinks
         self._encoder = encoder  # makes each file's encoder (--to)
@@ -812,6 +817,8 @@ class TailDaemon:
             output_tail_hash=cp.digest(sink.tail),
         )
         cp.save(self.state_path, checkpoint, self._entries)
+        if self.on_commit is not None and sink.path is not None and sink.length is not None:
+            self.on_commit(sink.ino, sink.length)
 
     # -- live streams --------------------------------------------------------------------
 
@@ -912,6 +919,8 @@ class TailDaemon:
             output_held_bytes=len(self._blocked or b""),
             uptime_s=round(self._now() - self._born, 1),
         )
+        if self.more_status is not None:
+            out.update(self.more_status())
         return out
 
     # -- the loop ---------------------------------------------------------------------------

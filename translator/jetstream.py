@@ -1,0 +1,308 @@
+"""stream_v1 lines on NATS JetStream: the fleet's shared stream.
+
+One JetStream stream (default ``STREAMV1``) holds every host's lines, one subject per
+host and session: ``<prefix>.<host>.<session_id>``, each token made subject-safe by
+:func:`token`. Every message carries the line as its body and these headers:
+
+- ``Nats-Msg-Id``: ``<host>.<session>.<seq>.<hash>``, where hash is a BLAKE2b of the
+  line's bytes. It is the line's identity: sent again (a crash, a reconnect, the same
+  archive converted twice), the server drops it inside its duplicate window.
+- ``Streamv1-Host``, ``Streamv1-Session``, ``Streamv1-Seq``, ``Streamv1-Type``: for
+  consumers that filter without parsing the body.
+
+Beyond the duplicate window, no line is stored twice either: within one subject
+lines are sent one at a time, in order, so the only line whose fate can be unknown
+is the one in flight; when a send fails, or a subject is first used after a start,
+the subject's last stored message is asked for and compared by id (:class:`Sender`).
+This holds while one publisher writes each host's subjects (docs/fleet.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import socket
+import ssl
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from streamv1.translator import logs
+
+#: What may stand in a subject token as it is; anything else is escaped as ``_XX``.
+_SAFE = re.compile(rb"[^A-Za-z0-9-]")
+#: How long one publish waits for its ack before the line's fate is asked for.
+ACK_WAIT = 5.0
+#: How long to wait between tries while the server is unreachable (doubling to this).
+RETRY_MAX = 5.0
+
+
+class BusError(Exception):
+    """A stream that cannot be made or used (configuration, permissions): one line."""
+
+
+def token(value: str) -> str:
+    """``value`` as one subject token: letters, digits and ``-`` stay, every other
+    byte (``.``, ``*``, ``>``, spaces, ``_`` itself) becomes ``_XX``, so two values
+    never share a token and the original can be read back."""
+    raw = value.encode("utf-8", "surrogatepass")
+    return _SAFE.sub(lambda m: b"_%02X" % m.group(0)[0], raw).decode("ascii") or "_"
+
+
+@dataclass(frozen=True)
+class BusConfig:
+    """Where lines go and how the stream is made when missing."""
+
+    servers: tuple[str, ...]
+    stream: str = "STREAMV1"
+    prefix: str = "streamv1"
+    replicas: int = 1
+    max_age: float = 0.0  # seconds; 0: keep forever
+    max_bytes: int = -1  # -1: no limit
+    duplicate_window: float = 600.0  # seconds
+    host: str = field(default_factory=socket.gethostname)
+    creds: str | None = None
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+
+    def subject(self, session: str) -> str:
+        return f"{self.prefix}.{token(self.host)}.{token(session)}"
+
+    def filter(self, host: str | None, session: str | None) -> str:
+        """The subject filter for one host and/or session (``*`` for any)."""
+        return (f"{self.prefix}.{token(host) if host else '*'}."
+                f"{token(session) if session else '*'}")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One encoded stream_v1 line, as it goes out."""
+
+    subject: str
+    msg_id: str
+    data: bytes
+    headers: dict[str, str]
+
+
+def line_for(config: BusConfig, data: bytes) -> Line:
+    """The message for one output line (without its newline). Lines that are not a
+    JSON object with a session_id go out under session ``_`` (they never come from
+    our encoders; the output is what it is)."""
+    session, seq, kind = "", "", ""
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        obj = None
+    if isinstance(obj, dict):
+        session = str(obj.get("session_id") or "")
+        seq = str(obj.get("seq", ""))
+        kind = str(obj.get("type") or "")
+    digest = hashlib.blake2b(data, digest_size=12).hexdigest()
+    msg_id = f"{token(config.host)}.{token(session)}.{seq}.{digest}"
+    headers = {"Nats-Msg-Id": msg_id, "Streamv1-Host": config.host,
+               "Streamv1-Session": session, "Streamv1-Seq": seq, "Streamv1-Type": kind}
+    return Line(config.subject(session), msg_id, data, headers)
+
+
+def _tls(config: BusConfig) -> ssl.SSLContext | None:
+    if not (config.tls_ca or config.tls_cert):
+        return None
+    context = ssl.create_default_context(cafile=config.tls_ca)
+    if config.tls_cert:
+        context.load_cert_chain(config.tls_cert, config.tls_key)
+    return context
+
+
+async def connect(config: BusConfig, name: str, *, wait: bool = True,
+                  on_state: Callable[[str], None] | None = None) -> Any:
+    """A connection that reconnects for ever. With ``wait``, a server that is down at
+    start is waited for (the daemon's publisher); without, the error is raised
+    (``subscribe`` and ``convert`` tell their user at once)."""
+    import nats
+
+    async def disconnected() -> None:
+        if on_state is not None:
+            on_state("disconnected")
+
+    async def reconnected() -> None:
+        if on_state is not None:
+            on_state("connected")
+
+    seen: set[str] = set()
+
+    async def error(exc: Exception) -> None:
+        # A permissions violation comes this way, not as a failed publish (that one
+        # only times out and is retried): say each kind once, loudly.
+        text = _reason(exc)
+        if text not in seen and len(seen) < 100:
+            seen.add(text)
+            logs.get().warning(f"nats: {text}")
+
+    delay = 0.2
+    while True:
+        try:
+            return await nats.connect(
+                servers=list(config.servers), name=name, tls=_tls(config),
+                user_credentials=config.creds, max_reconnect_attempts=-1,
+                reconnect_time_wait=1, connect_timeout=2, allow_reconnect=True,
+                disconnected_cb=disconnected, reconnected_cb=reconnected, error_cb=error)
+        except Exception as exc:
+            if not wait or (isinstance(exc, (OSError, ssl.SSLError)) and _permanent(exc)):
+                raise BusError(f"cannot connect to {','.join(config.servers)}: "
+                               f"{_reason(exc)}") from exc
+            if on_state is not None:
+                on_state("disconnected")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX)
+
+
+def _permanent(exc: BaseException) -> bool:
+    """A TLS or credentials file that cannot be read does not get better by waiting."""
+    return isinstance(exc, (FileNotFoundError, PermissionError, ssl.SSLError))
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+async def ensure_stream(js: Any, config: BusConfig) -> None:
+    """Make the stream if missing; an existing one is used as it is (its limits are
+    the operator's), but a stream that does not take our subjects is an error."""
+    from nats.js.api import StorageType, StreamConfig
+    from nats.js.errors import NotFoundError
+
+    wanted = f"{config.prefix}.>"
+    try:
+        info = await js.stream_info(config.stream)
+    except NotFoundError:
+        await js.add_stream(StreamConfig(
+            name=config.stream, subjects=[wanted], storage=StorageType.FILE,
+            num_replicas=config.replicas, max_age=config.max_age or None,
+            max_bytes=config.max_bytes, duplicate_window=config.duplicate_window))
+        logs.get().info("stream made", stream=config.stream, subjects=wanted,
+                        replicas=config.replicas)
+        return
+    subjects = info.config.subjects or []
+    if wanted not in subjects and not any(s in (">",) for s in subjects):
+        raise BusError(f"stream {config.stream} takes {', '.join(subjects) or 'no subjects'}, "
+                       f"not {wanted}")
+
+
+class Sender:
+    """Sends lines so that each is stored once, in order within its subject.
+
+    Subjects go in parallel; within one, a line goes only after the one before it
+    is acked. A send that fails leaves one line of unknown fate per subject: before
+    it is sent again the subject's last stored message is read, and if that is this
+    line, it is not sent again. The same question is asked once per subject after
+    every start (``fresh``), for the lines a crash left unacked."""
+
+    def __init__(self, js: Any, config: BusConfig,
+                 on_retry: Callable[[str], None] | None = None) -> None:
+        self.js = js
+        self.config = config
+        self.on_retry = on_retry
+        self.checked: set[str] = set()  # subjects whose last message was looked at
+        self.stored = 0
+        self.duplicates = 0  # the server said: already stored (inside its window)
+        self.skipped = 0  # already stored, found by asking for the last message
+
+    async def send(self, lines: Sequence[Line], fresh: bool = True) -> None:
+        """Store every line (retrying until it is); returns when all are."""
+        by_subject: dict[str, list[Line]] = {}
+        for line in lines:
+            by_subject.setdefault(line.subject, []).append(line)
+        await asyncio.gather(*(self._subject(subject, group, fresh)
+                               for subject, group in by_subject.items()))
+
+    async def _subject(self, subject: str, lines: list[Line], fresh: bool) -> None:
+        start = 0
+        if fresh and subject not in self.checked:
+            last = await self._retrying(lambda: self._last_id(subject))
+            self.checked.add(subject)
+            start = _after(lines, last)
+            self.skipped += start
+        for line in lines[start:]:
+            await self._one(line)
+
+    async def _one(self, line: Line) -> None:
+        delay = 0.1
+        while True:
+            try:
+                ack = await self.js.publish(line.subject, line.data, timeout=ACK_WAIT,
+                                            stream=self.config.stream,
+                                            headers=dict(line.headers))
+            except Exception as exc:
+                if _refused(exc):
+                    raise BusError(f"publish to {line.subject} refused: {_reason(exc)}") from exc
+                if self.on_retry is not None:
+                    self.on_retry(_reason(exc))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
+                try:
+                    if await self._last_id(line.subject) == line.msg_id:
+                        self.skipped += 1
+                        return  # it was stored; the ack was what got lost
+                except Exception:
+                    pass  # still unreachable: try sending again
+                continue
+            if ack.duplicate:
+                self.duplicates += 1
+            else:
+                self.stored += 1
+            return
+
+    async def _last_id(self, subject: str) -> str | None:
+        from nats.js.errors import NotFoundError
+
+        try:
+            msg = await self.js.get_last_msg(self.config.stream, subject)
+        except NotFoundError:
+            return None
+        headers = msg.headers or {}
+        value = headers.get("Nats-Msg-Id")
+        return str(value) if value is not None else None
+
+    async def _retrying(self, call: Callable[[], Awaitable[str | None]]) -> str | None:
+        delay = 0.1
+        while True:
+            try:
+                return await call()
+            except Exception as exc:
+                if _refused(exc):
+                    raise BusError(f"stream {self.config.stream}: {_reason(exc)}") from exc
+                if self.on_retry is not None:
+                    self.on_retry(_reason(exc))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
+
+
+def _after(lines: list[Line], last: str | None) -> int:
+    """How many of ``lines`` the subject already holds, given its last message id."""
+    if last is None:
+        return 0
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].msg_id == last:
+            return i + 1
+    return 0
+
+
+def _refused(exc: BaseException) -> bool:
+    """Errors that waiting does not mend: permissions, a stream that is not there or
+    not ours (everything else, a timeout or a lost connection, is waited out)."""
+    from nats.js.errors import APIError, NoStreamResponseError
+
+    if isinstance(exc, NoStreamResponseError):
+        return False  # no stream answers: a cluster electing a leader, or the server coming up
+    if isinstance(exc, APIError):  # 503 (no leader yet) and the like are waited out
+        return (getattr(exc, "code", None) or 0) in (400, 403, 404)
+    return False
+
+
+def lines_of(config: BusConfig, data: Iterable[bytes]) -> list[Line]:
+    return [line_for(config, raw) for raw in data if raw]

@@ -1,0 +1,295 @@
+"""The tail daemon's output, sent on to NATS JetStream (``tail --publish``).
+
+The publisher reads the daemon's own ``--output`` file, never the daemon's memory,
+and only up to the length the daemon has checkpointed: those bytes are never cut
+back, so a line once sent is a line the output keeps. It has its own checkpoint
+(``<state>.publish.json``: the output's inode and an offset), advanced only after
+the server has acked every line before it. So:
+
+- the daemon never waits for the bus: it only tells the publisher, after each of
+  its checkpoints, how long the output is (``committed``);
+- while the bus is down the output file is the buffer (hours or days), and catching
+  up reads it a batch at a time, so memory stays bounded;
+- after a crash the lines since the publisher's checkpoint go again, and the server
+  drops them by their ``Nats-Msg-Id`` (see :mod:`translator.jetstream` for the
+  check that covers an outage longer than the duplicate window).
+
+It runs on a thread of its own with its own event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from streamv1.translator import jetstream, logs
+
+#: Most lines, and bytes, read and sent as one batch (the unit of the checkpoint).
+BATCH_LINES = 1000
+BATCH_BYTES = 4 << 20
+VERSION = 1
+
+
+class OutputPublisher:
+    def __init__(self, output: Path, state: Path, config: jetstream.BusConfig) -> None:
+        self.output = output
+        self.state = state
+        self.config = config
+        self.log = logs.get()
+        self._lock = threading.Lock()
+        self._limits: dict[int, int] = {}  # output inode -> length the daemon vouches for
+        self._current = 0  # the inode the daemon writes now
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.connected = False
+        self.sent_lines = 0
+        self.offset = 0
+        self.ino = 0
+        self.error: str | None = None  # set when publishing stopped for good
+
+    # -- the daemon's side (its thread) ---------------------------------------------
+
+    def committed(self, ino: int, length: int) -> None:
+        """The daemon checkpointed: the output ``ino`` holds ``length`` bytes for good."""
+        with self._lock:
+            self._limits[ino] = length
+            self._current = ino
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has ended
+                loop.call_soon_threadsafe(wake.set)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="publisher", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Finish the batch in hand (for up to ``timeout``), checkpoint, disconnect."""
+        self._stop.set()
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(wake.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            limit = self._limits.get(self._current, 0)
+        behind = limit - self.offset if self.ino == self._current else limit
+        return {"connected": self.connected, "sent_lines": self.sent_lines,
+                "behind_bytes": max(0, behind), "error": self.error}
+
+    # -- the publisher's thread ------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except jetstream.BusError as exc:
+            self.error = str(exc)
+            self.log.error(f"publishing stopped: {exc}; the output file keeps every line")
+        except Exception as exc:  # pragma: no cover - said, never a traceback
+            self.error = f"{type(exc).__name__}: {exc}"
+            self.log.error(f"publishing stopped: {self.error}; the output file keeps every line")
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._wake.set()
+
+        def state(s: str) -> None:
+            was, self.connected = self.connected, s == "connected"
+            if was != self.connected:
+                self.log.info(f"bus {s}", servers=",".join(self.config.servers))
+
+        nc = await self._until_stopped(jetstream.connect(
+            self.config, f"streamv1-tail@{self.config.host}", on_state=state))
+        if nc is None:
+            return
+        state("connected")
+        try:
+            js = nc.jetstream()
+            await self._until_stopped(self._retrying(lambda: jetstream.ensure_stream(
+                js, self.config)))
+            sender = jetstream.Sender(js, self.config, on_retry=self._retry_said)
+            await self._follow(sender)
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(nc.close(), 2)
+
+    async def _until_stopped(self, work: Any) -> Any:
+        """``work``, unless a stop comes first (a daemon stopping with the bus down)."""
+        task = asyncio.ensure_future(work)
+        while not task.done():
+            if self._stop.is_set():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+                return None
+            await asyncio.wait({task}, timeout=0.1)
+        return task.result()
+
+    async def _retrying(self, call: Any) -> Any:
+        delay = 0.2
+        while True:
+            try:
+                return await call()
+            except jetstream.BusError:
+                raise
+            except Exception as exc:
+                if "permission" in str(exc).lower():
+                    raise jetstream.BusError(str(exc)) from exc
+                self._retry_said(str(exc) or type(exc).__name__)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, jetstream.RETRY_MAX)
+
+    _last_said = 0.0
+
+    def _retry_said(self, reason: str) -> None:
+        now = time.monotonic()
+        if now - self._last_said > 30:
+            self._last_said = now
+            self.log.warning(f"bus not answering ({reason}); the output file holds the "
+                             "lines until it does")
+
+    async def _follow(self, sender: jetstream.Sender) -> None:
+        assert self._wake is not None
+        self.ino, self.offset = self._load()
+        fd = -1
+        fresh = True  # the first batch after a start: ask what each subject holds
+        try:
+            while not self._stop.is_set():
+                with self._lock:
+                    current, limit = self._current, self._limits.get(self.ino)
+                if not current:
+                    await self._wait()
+                    continue
+                if fd < 0 or (self.ino != current and (limit is None or self.offset >= limit)):
+                    fd = await self._open(fd, current)
+                    continue
+                if limit is None or self.offset >= limit:
+                    if limit is not None and self.offset > limit and self.ino == current:
+                        self.log.warning("output is shorter than what was published from it "
+                                         "(cut by someone else); publishing from its start",
+                                         path=str(self.output))
+                        self.offset = 0
+                        continue
+                    await self._wait()
+                    continue
+                data = os.pread(fd, min(BATCH_BYTES, limit - self.offset), self.offset)
+                end = data.rfind(b"\n", 0, len(data)) + 1
+                if end == 0:
+                    if len(data) >= BATCH_BYTES:
+                        end = self._skip_long(fd, limit)
+                        continue
+                    await self._wait()
+                    continue
+                raw = data[:end].split(b"\n")[:-1]
+                if len(raw) > BATCH_LINES:
+                    raw = raw[:BATCH_LINES]
+                    end = sum(len(x) + 1 for x in raw)
+                await self._until_stopped(sender.send(jetstream.lines_of(self.config, raw),
+                                                      fresh))
+                if self._stop.is_set():
+                    break  # cut short: this batch is not checkpointed; it goes again
+                fresh = False
+                self.offset += end
+                self.sent_lines += len(raw)
+                self._save()
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    async def _open(self, fd: int, current: int) -> int:
+        """Open the file the daemon writes now: at start, or after a rotation once
+        the old file was read to the end the daemon vouched for. A path that does not
+        lead to that file yet (renamed, the daemon not reopened yet) is waited for."""
+        try:
+            new = os.open(self.output, os.O_RDONLY)
+        except FileNotFoundError:
+            await self._wait()
+            return fd
+        except OSError as exc:
+            raise jetstream.BusError(f"{self.output}: cannot read ({exc.strerror})") from exc
+        ino = os.fstat(new).st_ino
+        if ino != current:
+            os.close(new)
+            await self._wait()
+            return fd
+        if fd >= 0:
+            os.close(fd)
+        if ino != self.ino:
+            if fd < 0 and self.ino:
+                self.log.warning("output is not the file the publish checkpoint names "
+                                 "(rotated while stopped); publishing it from its start: "
+                                 "what the old file held past the checkpoint is not sent",
+                                 path=str(self.output))
+            elif self.ino:
+                self.log.info("output rotated; publishing the new file from its start",
+                              path=str(self.output))
+            self.ino, self.offset = ino, 0
+            self._save()
+        return new
+
+    def _skip_long(self, fd: int, limit: int) -> int:
+        """A line longer than a batch cannot come from our encoders; step over it."""
+        pos = self.offset
+        while pos < limit:
+            chunk = os.pread(fd, min(1 << 20, limit - pos), pos)
+            cut = chunk.find(b"\n")
+            if cut >= 0:
+                pos += cut + 1
+                break
+            pos += len(chunk)
+        self.log.error("output line longer than a publish batch; not published",
+                       path=str(self.output), offset=self.offset)
+        self.offset = pos
+        self._save()
+        return 0
+
+    async def _wait(self) -> None:
+        assert self._wake is not None
+        self._wake.clear()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), 1.0)
+
+    # -- its checkpoint ----------------------------------------------------------------
+
+    def _load(self) -> tuple[int, int]:
+        try:
+            raw = orjson.loads(self.state.read_bytes())
+        except FileNotFoundError:
+            return 0, 0
+        except (OSError, orjson.JSONDecodeError) as exc:
+            self.log.warning(f"publish checkpoint unreadable ({exc}); publishing the output "
+                             "from its start (the server drops what it holds)",
+                             path=str(self.state))
+            return 0, 0
+        if (not isinstance(raw, dict) or raw.get("version") != VERSION
+                or not isinstance(raw.get("ino"), int) or not isinstance(raw.get("offset"), int)):
+            self.log.warning("publish checkpoint of another version; publishing the output "
+                             "from its start", path=str(self.state))
+            return 0, 0
+        return raw["ino"], raw["offset"]
+
+    def _save(self) -> None:
+        data = orjson.dumps({"version": VERSION, "ino": self.ino, "offset": self.offset,
+                             "stream": self.config.stream,
+                             "servers": list(self.config.servers)})
+        tmp = self.state.with_name(self.state.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.state)
