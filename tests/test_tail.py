@@ -247,12 +247,65 @@ def _source_bytes(k: int) -> bytes:
     return data.replace(SID.encode(), sid.encode()) if sid else data
 
 
-def _start(bin_: str, tmp: Path) -> subprocess.Popen[bytes]:
+def prepare(tmp: Path) -> list[Path]:
+    """Where WRITES go under ``tmp/projects`` (folders and sidecars made)."""
+    targets = [tmp / "projects" / rel for _, rel, _, _ in WRITES]
+    for (src, _, _, meta), dst in zip(WRITES, targets, strict=True):
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if meta:
+            name = src.name.replace(".jsonl", ".meta.json")
+            shutil.copy(src.with_name(name), dst.with_name(name))
+    return targets
+
+
+def plan_chunks(rng: random.Random) -> list[tuple[int, bytes]]:
+    """Every file of WRITES in random chunk sizes (partial lines included),
+    interleaved across files, as Claude Code writes them: a subagent's file is whole
+    before its parent's tool_result (which ends the subagent's run in the daemon,
+    as EOF does in batch)."""
+    data = [_source_bytes(k) for k in range(len(WRITES))]
+    pos = [0] * len(WRITES)
+    chunks: list[tuple[int, bytes]] = []
+    answers = {}
+    for parent, agent in SPAWNS:
+        at = data[parent].index(f'{_TOOL}","type":"tool_result'.encode())
+        answers[parent] = (agent, data[parent].rindex(b"\n", 0, at) + 1)
+
+    def room(k: int) -> int:
+        if k in answers:
+            agent, at = answers[k]
+            if pos[agent] < len(data[agent]):
+                return at - pos[k]
+        return len(data[k]) - pos[k]
+
+    while any(p < len(d) for p, d in zip(pos, data, strict=True)):
+        i = rng.choice([k for k in range(len(data)) if room(k) > 0])
+        n = min(rng.randint(1, 2500), room(i))
+        chunks.append((i, data[i][pos[i] : pos[i] + n]))
+        pos[i] += n
+    return chunks
+
+
+def settle(out: Path, quiet: float = 6.0, limit: float = 40.0) -> None:
+    """Wait until the output has not grown for ``quiet`` seconds: idle-close has
+    ended the runs that have no end marker (as batch does at EOF)."""
+    deadline = time.monotonic() + limit
+    last, stable_since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        size = out.stat().st_size if out.exists() else 0
+        if size != last:
+            last, stable_since = size, time.monotonic()
+        elif time.monotonic() - stable_since > quiet:
+            return
+        time.sleep(0.2)
+
+
+def _start(bin_: str, tmp: Path, *extra: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [bin_, "tail", str(tmp / "projects"), "--output", str(tmp / "out.jsonl"),
          "--state", str(tmp / "state.json"), "--idle-close", "4", "--rescan-every", "1",
          "--commit-every", "0.05", "--log-format", "json",
-         "--ingest-socket", str(tmp / "ingest.sock")],
+         "--ingest-socket", str(tmp / "ingest.sock"), *extra],
         stdout=subprocess.DEVNULL, stderr=open(tmp / "daemon.log", "ab"),
     )
 
@@ -276,37 +329,8 @@ def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
     streamv1_bin: str, tmp_path: Path, seed: int
 ) -> None:
     rng = random.Random(seed)
-    proj = tmp_path / "projects"
-    targets = [proj / rel for _, rel, _, _ in WRITES]
-    for (src, _, _, meta), dst in zip(WRITES, targets, strict=True):
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if meta:
-            name = src.name.replace(".jsonl", ".meta.json")
-            shutil.copy(src.with_name(name), dst.with_name(name))
-    # The writes: every file, in random chunk sizes (partial lines included),
-    # interleaved across files.
-    data = [_source_bytes(k) for k in range(len(WRITES))]
-    pos = [0] * len(WRITES)
-    chunks: list[tuple[int, bytes]] = []
-    # As Claude Code writes them: a subagent's file is whole before its parent's
-    # tool_result (which ends the subagent's run in the daemon, as EOF does in batch).
-    answers = {}
-    for parent, agent in SPAWNS:
-        at = data[parent].index(f'{_TOOL}","type":"tool_result'.encode())
-        answers[parent] = (agent, data[parent].rindex(b"\n", 0, at) + 1)
-
-    def room(k: int) -> int:
-        if k in answers:
-            agent, at = answers[k]
-            if pos[agent] < len(data[agent]):
-                return at - pos[k]
-        return len(data[k]) - pos[k]
-
-    while any(p < len(d) for p, d in zip(pos, data, strict=True)):
-        i = rng.choice([k for k in range(len(data)) if room(k) > 0])
-        n = min(rng.randint(1, 2500), room(i))
-        chunks.append((i, data[i][pos[i] : pos[i] + n]))
-        pos[i] += n
+    targets = prepare(tmp_path)
+    chunks = plan_chunks(rng)
     kills = set(rng.sample(range(1, len(chunks)), min(CRASHES // 2 + 1, len(chunks) - 1)))
     proc = _start(streamv1_bin, tmp_path)
     time.sleep(rng.uniform(0, 0.6))  # a first kill may come before the first checkpoint
@@ -323,17 +347,8 @@ def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
             proc = _start(streamv1_bin, tmp_path)
             time.sleep(rng.uniform(0, 0.5))
     assert crashes >= CRASHES // 2
-    # Let idle-close end the runs that have no end marker (as batch does at EOF).
     out = tmp_path / "out.jsonl"
-    deadline = time.monotonic() + 40
-    last, stable_since = -1, time.monotonic()
-    while time.monotonic() < deadline:
-        size = out.stat().st_size if out.exists() else 0
-        if size != last:
-            last, stable_since = size, time.monotonic()
-        elif time.monotonic() - stable_since > 6:
-            break
-        time.sleep(0.2)
+    settle(out)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 0
     got = by_actor(tail_output(out))

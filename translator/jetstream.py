@@ -142,18 +142,33 @@ async def connect(config: BusConfig, name: str, *, wait: bool = True,
             seen.add(text)
             logs.get().warning(f"nats: {text}")
 
+    last: list[BaseException] = []
+
+    async def quiet(exc: Exception) -> None:
+        last[:] = [exc]
+
     delay = 0.2
     while True:
         try:
+            if not wait:
+                # nats-py retries a first connect for ever when reconnecting is on:
+                # one try without it says at once whether anything answers.
+                probe = await nats.connect(servers=list(config.servers), name=name,
+                                           tls=_tls(config), user_credentials=config.creds,
+                                           allow_reconnect=False, connect_timeout=2,
+                                           max_reconnect_attempts=1,
+                                           reconnect_time_wait=0.2, error_cb=quiet)
+                await probe.close()
             return await nats.connect(
                 servers=list(config.servers), name=name, tls=_tls(config),
                 user_credentials=config.creds, max_reconnect_attempts=-1,
                 reconnect_time_wait=1, connect_timeout=2, allow_reconnect=True,
                 disconnected_cb=disconnected, reconnected_cb=reconnected, error_cb=error)
         except Exception as exc:
-            if not wait or (isinstance(exc, (OSError, ssl.SSLError)) and _permanent(exc)):
+            if not wait or _permanent(exc):
+                cause = last[0] if last else exc
                 raise BusError(f"cannot connect to {','.join(config.servers)}: "
-                               f"{_reason(exc)}") from exc
+                               f"{_reason(cause)}") from exc
             if on_state is not None:
                 on_state("disconnected")
             await asyncio.sleep(delay)

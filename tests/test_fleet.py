@@ -1,0 +1,295 @@
+"""The fleet stream on a real NATS JetStream (nats-server from the test extra, on
+loopback ports): what ``tail --publish`` stores equals ``convert`` per session and
+holds every line once, through SIGKILLs of the daemon, a server outage, a cluster
+node's death; hosts are kept apart; ``convert --publish`` twice stores nothing twice."""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import natsserver
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_tail import (
+    SESSION,
+    _start,
+    by_actor,
+    expected,
+    lost_and_doubled,
+    plan_chunks,
+    prepare,
+    settle,
+    tail_output,
+)
+
+from streamv1.translator import jetstream
+
+
+def _publishing(bin_: str, tmp: Path, urls: str, host: str = "dev-1",
+                *extra: str) -> subprocess.Popen[bytes]:
+    return _start(bin_, tmp, "--publish", urls, "--host", host, *extra)
+
+
+def _content(messages: list[dict[str, object]]) -> bytes:
+    """The stored lines, origin marks off, as ``convert`` would write them."""
+    return tail_output_bytes(b"".join(m["data"] + b"\n" for m in messages))  # type: ignore[operator]
+
+
+def _once(messages: list[dict[str, object]]) -> list[str]:
+    """Ids stored more than once (should be none)."""
+    ids = Counter(m["headers"]["Nats-Msg-Id"] for m in messages)  # type: ignore[index]
+    return [i for i, n in ids.items() if n > 1]
+
+
+def _check_exactly_once(messages: list[dict[str, object]], targets: list[Path],
+                        out: Path) -> None:
+    assert _once(messages) == []
+    # The stream is the daemon's own output, line for line...
+    assert Counter(m["data"] for m in messages) == Counter(out.read_bytes().splitlines())
+    # ...which is what convert makes of the same files, in order per session and actor.
+    got = by_actor(_content(messages))
+    want = expected(targets)
+    assert lost_and_doubled(got, want) == (0, 0)
+    for key in want:
+        assert got[key] == want[key], key
+
+
+def _write(targets: list[Path], chunks: list[tuple[int, bytes]], pause: float = 0.005) -> None:
+    for i, chunk in chunks:
+        with targets[i].open("ab") as fh:
+            fh.write(chunk)
+        time.sleep(pause)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+
+
+@pytest.fixture
+def server(tmp_path: Path):  # type: ignore[no-untyped-def]
+    s = natsserver.Server(tmp_path / "nats").start()
+    yield s
+    s.stop(signal.SIGKILL)
+
+
+# -- the id and the subjects ------------------------------------------------------------------
+
+
+@given(st.text(min_size=1), st.text(min_size=1))
+def test_subject_tokens_are_safe_and_never_shared(a: str, b: str) -> None:
+    ta, tb = jetstream.token(a), jetstream.token(b)
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", ta)
+    assert (ta == tb) == (a.encode("utf-8", "surrogatepass") == b.encode("utf-8",
+                                                                         "surrogatepass"))
+
+
+def test_a_line_is_its_own_id() -> None:
+    bus = jetstream.BusConfig(servers=("nats://x:1",), host="my.host")
+    line = b'{"type":"assistant","session_id":"s.1","seq":3}'
+    one, two = jetstream.line_for(bus, line), jetstream.line_for(bus, line)
+    assert one == two and one.subject == "streamv1.my_2Ehost.s_2E1"
+    assert one.msg_id.startswith("my_2Ehost.s_2E1.3.")
+    assert jetstream.line_for(bus, line.replace(b"3", b"4")).msg_id != one.msg_id
+    other = jetstream.BusConfig(servers=("nats://x:1",), host="other")
+    assert jetstream.line_for(other, line).msg_id != one.msg_id
+
+
+# -- one server -----------------------------------------------------------------------------
+
+
+def test_tail_publishes_what_convert_makes(streamv1_bin: str, tmp_path: Path,
+                                          server: natsserver.Server) -> None:
+    targets = prepare(tmp_path)
+    proc = _publishing(streamv1_bin, tmp_path, server.url)
+    _write(targets, plan_chunks(random.Random(7)))
+    out = tmp_path / "out.jsonl"
+    settle(out)
+    lines = out.read_bytes().count(b"\n")
+    messages = natsserver.wait_for(server.url, lines)
+    _stop(proc)
+    _check_exactly_once(messages, targets, out)
+    # subscribe --from prints the stream: the same lines, per session as convert.
+    sub = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--catch-up"],
+                         capture_output=True, timeout=60, check=True)
+    assert sub.stdout == b"".join(m["data"] + b"\n" for m in messages)
+    assert by_actor(tail_output_bytes(sub.stdout)) == expected(targets)
+    # A durable consumer goes on where it stopped: nothing more to print.
+    first = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--durable",
+                            "dash", "--catch-up"], capture_output=True, timeout=60, check=True)
+    again = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--durable",
+                            "dash", "--catch-up"], capture_output=True, timeout=60, check=True)
+    assert first.stdout == sub.stdout and again.stdout == b""
+
+
+def tail_output_bytes(data: bytes) -> bytes:
+    stripped, marked = re.subn(rb',"_meta":\{"origin":"transcript"\}\}$', b"}", data,
+                               flags=re.MULTILINE)
+    assert marked == data.count(b"\n")
+    return stripped
+
+
+def test_sigkill_while_publishing_stores_each_line_once(streamv1_bin: str, tmp_path: Path,
+                                                        server: natsserver.Server) -> None:
+    rng = random.Random(11)
+    targets = prepare(tmp_path)
+    chunks = plan_chunks(rng)
+    kills = set(rng.sample(range(1, len(chunks)), 21))
+    proc = _publishing(streamv1_bin, tmp_path, server.url)
+    crashes = 0
+    for k, (i, chunk) in enumerate(chunks):
+        with targets[i].open("ab") as fh:
+            fh.write(chunk)
+        time.sleep(rng.uniform(0, 0.02))
+        if k in kills:
+            time.sleep(rng.uniform(0, 0.3))  # mid-read, mid-publish, mid-checkpoint
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            crashes += 1
+            proc = _publishing(streamv1_bin, tmp_path, server.url)
+            time.sleep(rng.uniform(0, 0.4))
+    assert crashes >= 20
+    out = tmp_path / "out.jsonl"
+    settle(out)
+    messages = natsserver.wait_for(server.url, out.read_bytes().count(b"\n"))
+    _stop(proc)
+    _check_exactly_once(messages, targets, out)
+
+
+def test_a_server_outage_is_caught_up_after(streamv1_bin: str, tmp_path: Path,
+                                           server: natsserver.Server) -> None:
+    targets = prepare(tmp_path)
+    chunks = plan_chunks(random.Random(5))
+    half = len(chunks) // 2
+    proc = _publishing(streamv1_bin, tmp_path, server.url)
+    _write(targets, chunks[:half])
+    time.sleep(1.0)
+    server.stop()  # down for a while: the daemon goes on writing its output
+    _write(targets, chunks[half:])
+    out = tmp_path / "out.jsonl"
+    settle(out)
+    assert by_actor(tail_output(out)) == expected(targets)  # never held up by the bus
+    assert proc.poll() is None
+    time.sleep(2.0)
+    server.start()
+    messages = natsserver.wait_for(server.url, out.read_bytes().count(b"\n"))
+    _stop(proc)
+    _check_exactly_once(messages, targets, out)
+
+
+# -- a cluster ------------------------------------------------------------------------------
+
+
+def test_a_cluster_node_dies_mid_publish(streamv1_bin: str, tmp_path: Path) -> None:
+    nodes = natsserver.cluster(tmp_path / "cluster")
+    try:
+        urls = ",".join(n.url for n in nodes)
+        targets = prepare(tmp_path)
+        chunks = plan_chunks(random.Random(3))
+        proc = _publishing(streamv1_bin, tmp_path, urls, "dev-1", "--nats-replicas", "3")
+        third = len(chunks) // 3
+        _write(targets, chunks[:third])
+        # The stream is made (R3 needs all three) and lines are flowing: now a node dies.
+        assert natsserver.wait_for(urls, 1, limit=30, linger=0)
+        _write(targets, chunks[third : 2 * third])
+        [ours] = [n for n in nodes if "streamv1-tail@dev-1" in n.client_names()]
+        ours.stop(signal.SIGKILL)  # the node the daemon publishes through, mid-publish
+        _write(targets, chunks[2 * third :])
+        out = tmp_path / "out.jsonl"
+        settle(out)
+        alive = ",".join(n.url for n in nodes if n is not ours)
+        messages = natsserver.wait_for(alive, out.read_bytes().count(b"\n"), limit=90)
+        _stop(proc)
+        _check_exactly_once(messages, targets, out)
+    finally:
+        for n in nodes:
+            n.stop(signal.SIGKILL)
+
+
+# -- hosts ----------------------------------------------------------------------------------
+
+
+def test_two_hosts_feed_one_stream_and_a_filter_sees_one(streamv1_bin: str, tmp_path: Path,
+                                                        server: natsserver.Server) -> None:
+    homes = {"alpha": ["print_mode_bash.jsonl", "thinking.jsonl"],
+             "beta": ["interactive_four_turns.jsonl", "print_mode_bash.jsonl"]}
+    procs = {}
+    for host, names in homes.items():
+        home = tmp_path / host
+        (home / "projects" / "p").mkdir(parents=True)
+        home.chmod(0o700)  # it holds the ingest socket
+        procs[host] = _publishing(streamv1_bin, home, server.url, host)
+        for name in names:
+            shutil.copy(SESSION / name, home / "projects" / "p" / name)
+    total = 0
+    for host in homes:
+        settle(tmp_path / host / "out.jsonl")
+        total += (tmp_path / host / "out.jsonl").read_bytes().count(b"\n")
+    messages = natsserver.wait_for(server.url, total)
+    for proc in procs.values():
+        _stop(proc)
+    assert len(messages) == total and _once(messages) == []
+    for host in homes:
+        own = (tmp_path / host / "out.jsonl").read_bytes()
+        sub = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--host", host,
+                              "--catch-up"], capture_output=True, timeout=60, check=True)
+        assert Counter(sub.stdout.splitlines()) == Counter(own.splitlines())
+        assert {m["subject"].split(".")[1] for m in messages
+                if m["headers"]["Streamv1-Host"] == host} == {host}
+
+
+# -- convert --publish ----------------------------------------------------------------------
+
+
+def test_convert_publish_twice_stores_nothing_twice_even_past_the_window(
+        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    files = [str(SESSION / "thinking.jsonl"), str(SESSION / "interactive_four_turns.jsonl")]
+    cmd = [streamv1_bin, "convert", *files, "--publish", server.url, "--host", "archive",
+           "--nats-duplicate-window", "1"]
+    first = subprocess.run(cmd, capture_output=True, timeout=60, check=False)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == b""  # --publish without -o: the lines go to the stream only
+    stored = natsserver.stored(server.url)
+    local = subprocess.run([streamv1_bin, "convert", *files], capture_output=True, check=True)
+    by_subject: dict[str, list[bytes]] = {}
+    for m in stored:
+        by_subject.setdefault(m["subject"], []).append(m["data"])
+    assert sorted(x for v in by_subject.values() for x in v) == sorted(local.stdout.splitlines())
+    for lines in by_subject.values():  # in order within each session
+        assert lines == [x for x in local.stdout.splitlines() if x in set(lines)]
+    time.sleep(2.5)  # past the server's duplicate window: its ids are forgotten
+    again = subprocess.run(cmd, capture_output=True, timeout=60, check=False)
+    assert again.returncode == 0, again.stderr
+    assert natsserver.stored(server.url) == stored
+    assert b"published=0" in again.stderr
+
+
+def test_no_server_is_one_line(streamv1_bin: str, tmp_path: Path) -> None:
+    url = f"nats://127.0.0.1:{natsserver.free_port()}"
+    proc = subprocess.run([streamv1_bin, "convert", str(SESSION / "thinking.jsonl"),
+                           "--publish", url], capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 1
+    err = proc.stderr.decode().strip().splitlines()
+    assert len(err) == 1 and "cannot connect" in err[0] and "Traceback" not in err[0]
+    sub = subprocess.run([streamv1_bin, "subscribe", "--from", url, "--catch-up"],
+                         capture_output=True, timeout=60, check=False)
+    assert sub.returncode == 1 and len(sub.stderr.splitlines()) == 1
+
+
+def test_publish_needs_an_output_file(streamv1_bin: str, tmp_path: Path) -> None:
+    proc = subprocess.run([streamv1_bin, "tail", str(tmp_path), "--publish",
+                           "nats://127.0.0.1:4222"], capture_output=True, timeout=30,
+                          check=False)
+    assert proc.returncode == 2 and b"--publish needs -o/--output FILE" in proc.stderr
+    bad = subprocess.run([streamv1_bin, "convert", str(SESSION / "thinking.jsonl"),
+                          "--publish", "http://x"], capture_output=True, timeout=30,
+                         check=False)
+    assert bad.returncode == 2 and b"not a nats://" in bad.stderr
