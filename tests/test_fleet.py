@@ -293,3 +293,24 @@ def test_publish_needs_an_output_file(streamv1_bin: str, tmp_path: Path) -> None
                           "--publish", "http://x"], capture_output=True, timeout=30,
                          check=False)
     assert bad.returncode == 2 and b"not a nats://" in bad.stderr
+
+
+def test_convert_publish_of_a_grown_session_sends_only_its_new_lines(
+        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    full = SESSION / "interactive_four_turns.jsonl"
+    part = tmp_path / "interactive_four_turns.jsonl"
+    records = full.read_bytes().splitlines(keepends=True)
+    part.write_bytes(b"".join(records[: len(records) // 2]))
+    cmd = [streamv1_bin, "convert", "--publish", server.url, "--host", "archive",
+           "--nats-duplicate-window", "1"]
+    subprocess.run([*cmd, str(part)], capture_output=True, timeout=60, check=True)
+    before = natsserver.stored(server.url)
+    time.sleep(2.5)  # past the duplicate window
+    subprocess.run([*cmd, str(full)], capture_output=True, timeout=60, check=True)
+    after = natsserver.stored(server.url)
+    assert _once(after) == []
+    whole = subprocess.run([streamv1_bin, "convert", str(full)], capture_output=True,
+                           check=True).stdout.splitlines()
+    new = [m["data"] for m in after[len(before):]]
+    assert Counter(new) == Counter(x for x in whole if x not in {m["data"] for m in before})
+    assert set(whole) <= {m["data"] for m in after}

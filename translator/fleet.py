@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -120,19 +120,38 @@ async def _publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
         js = nc.jetstream()
         await _bounded(jetstream.ensure_stream(js, bus))
         sender = jetstream.Sender(js, bus, on_retry=_said_once())
-        lines = 0
-        with path.open("rb") as f:
-            while True:
-                chunk = [raw.rstrip(b"\n") for _, raw in zip(range(FILE_BATCH), f, strict=False)]
-                if not chunk:
-                    break
-                lines += len(chunk)
-                await sender.send(jetstream.lines_of(bus, chunk))
-        return {"published": sender.stored, "already_stored": sender.duplicates + sender.skipped,
-                "lines": lines}
+        # First pass: the sessions in the file, and the ids their subjects hold
+        # already, so a second run stores nothing twice however long after the
+        # first (a session that grew since sends only the lines it did not have).
+        held: dict[str, set[str]] = {}
+        for _, line in _numbered(path, bus):
+            if line.subject not in held:
+                held[line.subject] = await _bounded(sender.stored_ids(line.subject), 120.0)
+        lines = skipped = 0
+        batch: list[jetstream.Line] = []
+        for _, line in _numbered(path, bus):
+            lines += 1
+            if line.msg_id in held[line.subject]:
+                skipped += 1
+                continue
+            batch.append(line)
+            if len(batch) >= FILE_BATCH:
+                await sender.send(batch, fresh=False)
+                batch = []
+        await sender.send(batch, fresh=False)
+        return {"published": sender.stored,
+                "already_stored": skipped + sender.duplicates + sender.skipped, "lines": lines}
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(nc.close(), 2)
+
+
+def _numbered(path: Path, bus: BusConfig) -> Iterator[tuple[int, jetstream.Line]]:
+    with path.open("rb") as f:
+        for number, raw in enumerate(f):
+            data = raw.rstrip(b"\n")
+            if data:
+                yield number, jetstream.line_for(bus, data)
 
 
 async def _bounded(work: Any, seconds: float = 20.0) -> Any:

@@ -20,6 +20,7 @@ This holds while one publisher writes each host's subjects (docs/fleet.md).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import re
 import socket
@@ -238,7 +239,7 @@ class Sender:
     async def _subject(self, subject: str, lines: list[Line], fresh: bool) -> None:
         start = 0
         if fresh and subject not in self.checked:
-            last = await self._retrying(lambda: self._last_id(subject))
+            last = await self._retrying(lambda: self.last_id(subject))
             self.checked.add(subject)
             start = _after(lines, last)
             self.skipped += start
@@ -260,7 +261,7 @@ class Sender:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
                 try:
-                    if await self._last_id(line.subject) == line.msg_id:
+                    if await self.last_id(line.subject) == line.msg_id:
                         self.skipped += 1
                         return  # it was stored; the ack was what got lost
                 except Exception:
@@ -272,7 +273,42 @@ class Sender:
                 self.stored += 1
             return
 
-    async def _last_id(self, subject: str) -> str | None:
+    async def stored_ids(self, subject: str) -> set[str]:
+        """Every message id the subject holds (headers only, an ephemeral consumer):
+        what makes a repeated conversion store nothing twice, however long after."""
+        from nats.errors import TimeoutError as NatsTimeout
+        from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+        ids: set[str] = set()
+        try:
+            info = await self.js.stream_info(self.config.stream, subjects_filter=subject)
+        except Exception:
+            info = None
+        if info is not None and not (info.state.subjects or {}).get(subject):
+            return ids  # nothing stored on it: no consumer needed
+        sub = await self.js.pull_subscribe(
+            subject, stream=self.config.stream,
+            config=ConsumerConfig(ack_policy=AckPolicy.NONE, headers_only=True,
+                                  deliver_policy=DeliverPolicy.ALL, inactive_threshold=30.0))
+        try:
+            while True:
+                try:
+                    msgs = await sub.fetch(1000, timeout=2.0)
+                except NatsTimeout:
+                    break
+                for msg in msgs:
+                    value = (msg.headers or {}).get("Nats-Msg-Id")
+                    if value is not None:
+                        ids.add(str(value))
+                if msgs and msgs[-1].metadata.num_pending == 0:
+                    break
+        finally:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        return ids
+
+    async def last_id(self, subject: str) -> str | None:
+        """The id of the subject's last stored message (None: it holds none)."""
         from nats.js.errors import NotFoundError
 
         try:
