@@ -314,3 +314,46 @@ def test_convert_publish_of_a_grown_session_sends_only_its_new_lines(
     new = [m["data"] for m in after[len(before):]]
     assert Counter(new) == Counter(x for x in whole if x not in {m["data"] for m in before})
     assert set(whole) <= {m["data"] for m in after}
+
+
+def test_a_rotated_output_is_published_to_its_end_then_the_new_file(
+        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    targets = prepare(tmp_path)
+    chunks = plan_chunks(random.Random(9))
+    half = len(chunks) // 2
+    proc = _publishing(streamv1_bin, tmp_path, server.url)
+    out = tmp_path / "out.jsonl"
+    _write(targets, chunks[:half])
+    time.sleep(0.3)
+    out.rename(tmp_path / "out.jsonl.1")  # logrotate's rename, then its postrotate
+    proc.send_signal(signal.SIGHUP)
+    _write(targets, chunks[half:])
+    settle(out)
+    old = (tmp_path / "out.jsonl.1").read_bytes()
+    messages = natsserver.wait_for(server.url, (old + out.read_bytes()).count(b"\n"))
+    _stop(proc)
+    assert old and out.read_bytes()  # both files hold lines
+    assert _once(messages) == []
+    assert Counter(m["data"] for m in messages) == Counter((old + out.read_bytes()).splitlines())
+    assert by_actor(_content(messages)) == expected(targets)
+
+
+def test_a_stream_that_is_not_ours_is_one_line(streamv1_bin: str, server: natsserver.Server
+                                               ) -> None:
+    import asyncio
+
+    import nats
+
+    async def make() -> None:
+        nc = await nats.connect(server.url)
+        await nc.jetstream().add_stream(name="STREAMV1", subjects=["other.>"])
+        await nc.close()
+
+    asyncio.run(make())
+    proc = subprocess.run([streamv1_bin, "convert", str(SESSION / "thinking.jsonl"),
+                           "--publish", server.url], capture_output=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 1
+    [line] = proc.stderr.decode().splitlines()[-1:]
+    assert "takes other.>, not streamv1.>" in line
+    assert "Traceback" not in proc.stderr.decode()
