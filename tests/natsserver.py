@@ -36,7 +36,8 @@ class Server:
     again on the same port and store (an outage), or kill it (a crash)."""
 
     def __init__(self, store: Path, name: str = "n1", cluster: list[int] | None = None,
-                 cluster_port: int | None = None) -> None:
+                 cluster_port: int | None = None, tls: list[str] | None = None) -> None:
+        self.tls = tls or []
         self.store = store
         self.name = name
         self.port = free_port()
@@ -57,6 +58,7 @@ class Server:
                               if p != self.cluster_port)
             args += ["--cluster_name", "c", "--cluster", f"nats://127.0.0.1:{self.cluster_port}",
                      "--routes", routes]
+        args += self.tls
         self.store.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
                                      stderr=open(self.store / "server.log", "ab"))
@@ -64,7 +66,7 @@ class Server:
         while time.monotonic() < deadline:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as c:
-                    if c.recv(4).startswith(b"INFO"):
+                    if c.recv(4).startswith(b"INFO"):  # sent in clear, TLS or not
                         return self
             except OSError:
                 time.sleep(0.05)
@@ -162,3 +164,28 @@ def wait_for(url: str, count: int, limit: float = 60.0, linger: float = 1.0
             return stored(url)
         time.sleep(0.5)
     return got
+
+
+def certificates(folder: Path) -> dict[str, Path]:
+    """A throwaway CA, a server certificate for 127.0.0.1 and a client certificate
+    (openssl), for the TLS test."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not installed")
+    folder.mkdir(parents=True, exist_ok=True)
+    f = {k: folder / f"{k}.pem" for k in ("ca", "ca-key", "server", "server-key",
+                                          "client", "client-key")}
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
+        "-keyout", str(f["ca-key"]), "-out", str(f["ca"]))
+    ext = folder / "san.ext"
+    ext.write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
+    for who in ("server", "client"):
+        csr = folder / f"{who}.csr"
+        run("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={who}", "-keyout",
+            str(f[f"{who}-key"]), "-out", str(csr))
+        run("x509", "-req", "-in", str(csr), "-CA", str(f["ca"]), "-CAkey", str(f["ca-key"]),
+            "-CAcreateserial", "-days", "2", "-extfile", str(ext), "-out", str(f[who]))
+    return f

@@ -357,3 +357,46 @@ def test_a_stream_that_is_not_ours_is_one_line(streamv1_bin: str, server: natsse
     [line] = proc.stderr.decode().splitlines()[-1:]
     assert "takes other.>, not streamv1.>" in line
     assert "Traceback" not in proc.stderr.decode()
+
+
+def test_tls_with_client_certificates(streamv1_bin: str, tmp_path: Path) -> None:
+    pem = natsserver.certificates(tmp_path / "pki")
+    server = natsserver.Server(tmp_path / "nats", tls=[
+        "--tlsverify", "--tlscert", str(pem["server"]), "--tlskey", str(pem["server-key"]),
+        "--tlscacert", str(pem["ca"])]).start()
+    try:
+        tls = ["--nats-tls-ca", str(pem["ca"])]
+        mine = [*tls, "--nats-tls-cert", str(pem["client"]), "--nats-tls-key",
+                str(pem["client-key"])]
+        cmd = [streamv1_bin, "convert", str(SESSION / "thinking.jsonl"), "--publish",
+               server.url]
+        ok = subprocess.run([*cmd, *mine], capture_output=True, timeout=60, check=False)
+        assert ok.returncode == 0, ok.stderr
+        assert b"published=" in ok.stderr
+        # Without a client certificate the server refuses: one line, exit 1.
+        refused = subprocess.run([*cmd, *tls], capture_output=True, timeout=60, check=False)
+        assert refused.returncode == 1 and len(refused.stderr.splitlines()) == 1
+        got = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--catch-up",
+                              *mine], capture_output=True, timeout=60, check=True)
+        local = subprocess.run([streamv1_bin, "convert", str(SESSION / "thinking.jsonl")],
+                               capture_output=True, check=True)
+        assert sorted(got.stdout.splitlines()) == sorted(local.stdout.splitlines())
+    finally:
+        server.stop(signal.SIGKILL)
+
+
+def test_secrets_are_masked_before_they_leave(streamv1_bin: str, tmp_path: Path,
+                                             server: natsserver.Server) -> None:
+    from planted import SECRETS
+
+    key = SECRETS["aws_access_key"]
+    text = f"deploy with AWS_ACCESS_KEY_ID={key} please"
+    source = tmp_path / "leaky.jsonl"
+    source.write_bytes((SESSION / "print_mode_bash.jsonl").read_bytes().replace(
+        b"echo hello", text.encode()))
+    assert key.encode() in source.read_bytes()
+    proc = subprocess.run([streamv1_bin, "convert", str(source), "--publish", server.url],
+                          capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    data = b"".join(m["data"] for m in natsserver.stored(server.url))
+    assert data and key.encode() not in data and b"[REDACTED:" in data
