@@ -5,6 +5,7 @@ node's death; hosts are kept apart; ``convert --publish`` twice stores nothing t
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import shutil
@@ -115,6 +116,11 @@ def test_tail_publishes_what_convert_makes(streamv1_bin: str, tmp_path: Path,
     settle(out)
     lines = out.read_bytes().count(b"\n")
     messages = natsserver.wait_for(server.url, lines)
+    status = subprocess.run([streamv1_bin, "status", "--socket", str(tmp_path / "ingest.sock")],
+                            capture_output=True, timeout=30, check=True)
+    publish = json.loads(status.stdout)["publish"]
+    assert publish["connected"] and publish["behind_bytes"] == 0
+    assert publish["sent_lines"] == lines and publish["error"] is None
     _stop(proc)
     _check_exactly_once(messages, targets, out)
     # subscribe --from prints the stream: the same lines, per session as convert.
