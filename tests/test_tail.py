@@ -366,3 +366,26 @@ def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
         assert got[key] == want[key], key
     assert (OTHER_SID, _TOOL) in got  # the sidecar-less subagent found its parent
     assert framing_violations(tail_output(out)) == []
+
+
+def test_a_quiet_round_waits_only_until_written_lines_are_due_a_checkpoint(
+        tmp_path: Path) -> None:
+    """Lines written just after a checkpoint are checkpointed (and so published by
+    ``--publish``) when their commit falls due, not a quiet second later."""
+    clock = Clock()
+    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
+                   tmp_path / "state.json", clock=fixed, now=clock, commit_every=0.5)
+    d.start()
+    assert d._quiet_wait() == 1.0  # nothing waits: the old pace
+    target = tmp_path / "projects" / "p" / "s.jsonl"
+    target.parent.mkdir(parents=True)
+    target.write_bytes((SESSION / "print_mode_bash.jsonl").read_bytes())
+    clock.t += 0.1
+    d.tick(rescan=True)
+    clock.t += 0.1
+    wait = d._quiet_wait()
+    assert 0 < wait <= 0.5 and d.sink.length  # lines written, their commit due soon
+    clock.t += wait
+    d.tick()
+    assert d._quiet_wait() == 1.0  # committed
+    d.stop()

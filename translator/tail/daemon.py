@@ -947,7 +947,7 @@ class TailDaemon:
         a stop) or after a quiet second, until ``stop``."""
         self._start_watching(stop)
         while not stop.is_set():
-            self._woken.wait(1.0)
+            self._woken.wait(self._quiet_wait())
             self._woken.clear()
             changed: set[str] = set()
             while True:
@@ -963,6 +963,15 @@ class TailDaemon:
                 self.tick(changed or None)
             except OutputFailed:
                 return
+
+    def _quiet_wait(self) -> float:
+        """How long a quiet round may wait: a second, or less when written lines wait
+        for their checkpoint (what ``tail --publish`` sends, and what a crash keeps)."""
+        if not self._uncommitted or self._blocked is not None:
+            return 1.0
+        due = self._last_commit + self.commit_every - self._now()
+        # Past due means the last try failed (said then): retry at the old pace.
+        return min(1.0, due + 0.001) if due > 0 else 1.0
 
     def _watch(self, stop: Any) -> None:
         while not stop.is_set():
