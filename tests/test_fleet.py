@@ -34,9 +34,25 @@ from test_tail import (
 from streamv1.translator import jetstream
 
 
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_daemon_left():  # type: ignore[no-untyped-def]
+    """A failed test leaves no publishing daemon behind."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _publishing(bin_: str, tmp: Path, urls: str, host: str = "dev-1",
                 *extra: str) -> subprocess.Popen[bytes]:
-    return _start(bin_, tmp, "--publish", urls, "--host", host, *extra)
+    proc = _start(bin_, tmp, "--publish", urls, "--host", host, *extra)
+    _STARTED.append(proc)
+    return proc
 
 
 def _content(messages: list[dict[str, object]]) -> bytes:
