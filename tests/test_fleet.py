@@ -33,7 +33,6 @@ from test_tail import (
 
 from streamv1.translator import jetstream
 
-
 _STARTED: list[subprocess.Popen[bytes]] = []
 
 
