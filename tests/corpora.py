@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import CAPTURES, CORPUS_2_1_332, CORPUS_FEATURES
 
-from streamv1.translator.discover import walk
+from streamv1.translator.discover import walk_paths
 
 CORPORA = {"basic": CORPUS_2_1_332, "features": CORPUS_FEATURES, "ours": CAPTURES}
 
@@ -33,7 +33,7 @@ def stream_files(folder: Path) -> list[Path]:
 
 def durable_files(folder: Path) -> list[Path]:
     projects = folder / "projects"
-    return [Path(p) for p in walk(projects)] if projects.exists() else []
+    return [Path(p) for p in walk_paths(str(projects))] if projects.exists() else []
 
 
 def all_inputs() -> list[str]:

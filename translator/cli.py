@@ -31,7 +31,6 @@ from streamv1.translator.sources import Source, sources
 from streamv1.translator.timefmt import normalize_ts
 
 SAMPLE = "samples/claude-session-sample.jsonl"
-_BINARY_PROBE = 8192
 
 
 def _source_choice(name: str) -> Source | None:
@@ -754,9 +753,12 @@ def tail(
     from streamv1.translator.tail.daemon import OutputFailed, OutputSink, TailDaemon
 
     bus_config = _publishing(publish, bus, to, None)
-    if bus_config is not None and output is None:
-        raise click.UsageError("--publish needs -o/--output FILE: the file is what is sent, "
-                               "and holds the lines while the bus is down")
+    published: tuple[Path, fleet.BusConfig] | None = None  # the file sent, and where
+    if bus_config is not None:
+        if output is None:
+            raise click.UsageError("--publish needs -o/--output FILE: the file is what is "
+                                   "sent, and holds the lines while the bus is down")
+        published = (output.resolve(), bus_config)
     level = ctx.parent.params.get("log_level", "info") if ctx.parent else "info"
     if log_format == "auto":
         log_format = "console" if sys.stderr.isatty() else "json"
@@ -792,11 +794,11 @@ def tail(
     )
 
     publisher = None
-    if bus_config is not None and output is not None:
+    if published is not None:
         from streamv1.translator.tail.publisher import OutputPublisher
 
-        publisher = OutputPublisher(output.resolve(), fleet.publish_state(state_path),
-                                    bus_config)
+        publisher = OutputPublisher(published[0], fleet.publish_state(state_path),
+                                    published[1])
         daemon.on_commit = publisher.committed
         daemon.more_status = lambda: {"publish": publisher.status()}
 

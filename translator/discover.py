@@ -12,8 +12,6 @@ reproducible.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from pathlib import Path
 
 SKIP_FILES = frozenset({"journal.jsonl"})
 SKIP_DIRS = frozenset({"tool-results", ".git", "node_modules", "__pycache__"})
@@ -82,9 +80,3 @@ def walk_paths(root: str, follow_symlinks: bool = False) -> list[str]:
     # "<session>" sorts before "<session>/subagents/...": compare without ".jsonl".
     found.sort(key=lambda p: p[: -len(".jsonl")])
     return found
-
-
-def walk(root: Path) -> Iterator[Path]:
-    """The transcript files below ``root``, sorted."""
-    for path in walk_paths(str(root)):
-        yield Path(path)
