@@ -84,7 +84,6 @@ class FileFollower:
         encoder: Callable[[], Any] | None = None,
     ) -> None:
         self.path = path
-        self._totals = totals
         self._clock = clock
         self._now = now
         self._encoder = encoder
@@ -188,6 +187,7 @@ class FileFollower:
             raise FileNotFoundError(self.path)
         translation = self.translation
         scratch = Totals()  # the replay's counts are not the daemon's
+        counts = translation.totals, translation.framer.stats
         translation.totals, translation.framer.stats = scratch, scratch.framing
         extra = mark.state.get("extra") if mark.state else None
         with contextlib.suppress(StateError):
@@ -207,7 +207,7 @@ class FileFollower:
         finally:
             self._replaying = None
             os.close(fd)
-            translation.totals, translation.framer.stats = self._totals, self._totals.framing
+            translation.totals, translation.framer.stats = counts
             translation.decorate = decorate
         if mark.framed is None:
             self.out.clear()  # made before: they are in the output already
