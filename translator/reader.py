@@ -29,13 +29,12 @@ from typing import IO, Any
 
 import orjson
 
+from streamv1.translator.lines import MAX_LINE_BYTES, Line, LineSplitter, line_too_long
+
+__all__ = ["MAX_LINE_BYTES", "Damage", "Line", "ParsedLine", "line_too_long", "parse_line",
+           "read_lines", "read_parsed"]
+
 CHUNK_SIZE = 1 << 20
-#: The longest line read whole, in bytes (``--max-line-bytes``). A longer one is
-#: reported (one system/error naming file:line and its length) and skipped in linear
-#: time, never held: one 2 GB line must not take 2 GB. The tail follower and the
-#: relay read with their own code; this is the one number (and
-#: :func:`line_too_long` the one message) for them too.
-MAX_LINE_BYTES = 64 << 20
 #: Records of one damaged line handed on at a time: a 50 MB line of ``}{``-joined
 #: records is translated as it is split, never held as one list.
 PART_RECORDS = 64
@@ -64,28 +63,6 @@ _DECODER = json.JSONDecoder(parse_int=_parse_int)
 #: Deeper than either decoder reads (orjson: 1,024 levels; the stdlib's: the
 #: interpreter's recursion limit, ~1,000).
 TOO_DEEP = "nested too deep to read (over ~1,000 levels)"
-
-
-def line_too_long(length: int, limit: int) -> str:
-    """The report for a line over the limit (the same words wherever it is read)."""
-    return f"line of {length} bytes is longer than the limit ({limit}); skipped"
-
-
-@dataclass(slots=True)
-class Line:
-    """One line of input, without its newline (a trailing CR is kept out too)."""
-
-    path: str
-    number: int  # 1-based
-    offset: int  # byte offset of the line's first byte
-    data: bytes
-    terminated: bool  # False only for a last line with no newline
-    #: A line longer than the limit: its length in bytes (``data`` holds only its
-    #: first bytes, to show). 0 for every line read whole.
-    skipped: int = 0
-    #: NUL bytes already taken out of ``data`` (a long run of them, dropped as it
-    #: was read so that it never counted against the limit).
-    nuls: int = 0
 
 
 @dataclass(slots=True)
@@ -127,8 +104,8 @@ def read_parsed(
     # What decides the format: the first byte that is not white space and, for a
     # "{", the rest of its line, looked at only within max_line (a 2 GB line of
     # spaces, or one "{" line of 2 GB, is JSONL whose long line is reported). Each
-    # read is looked at once (joining and stripping a growing head anew was
-    # quadratic), and what decides never depends on how the reads fall.
+    # read is looked at once, never the growing head again (linear time), and what
+    # decides never depends on how the reads fall.
     pieces: list[bytes] = []
     size = 0
     at = -1  # offset of the first byte that is not white space
@@ -191,110 +168,15 @@ def read_lines(
     lines are the same however the stream hands its bytes over.
     """
     read = getattr(stream, "read1", stream.read)
-    limit = max_line
-    number = 0
-    offset = 0  # offset of the next line's first byte
-    line = _LongLine(limit)  # a line begun in an earlier read, not yet ended
-    pending = head
-    while True:
-        chunk = pending or read(chunk_size)
-        pending = b""
-        if not chunk:
-            break
-        start = 0
-        if line.length:  # the line goes on
-            nl = chunk.find(b"\n")
-            line.add(chunk if nl < 0 else chunk[:nl])
-            if nl < 0:
-                continue
-            number += 1
-            yield line.end(path, number, offset, True)
-            offset += line.length + 1
-            line = _LongLine(limit)
-            start = nl + 1
-        # find() is memchr; bytes.split(b"\n") compares byte by byte, and measured
-        # as 8% of a whole conversion's instructions.
-        find = chunk.find
-        end = find(b"\n", start)
-        while end >= 0:
-            number += 1
-            stop = end - 1 if end > start and chunk[end - 1] == 13 else end  # CR LF
-            if stop - start > limit and stop - start - chunk.count(0, start, stop) > limit:
-                yield Line(path, number, offset, chunk[start : min(stop, start + _SHOWN)],
-                           True, skipped=end - start)
-            else:
-                yield Line(path, number, offset, chunk[start:stop], True)
-            offset += end + 1 - start
-            start = end + 1
-            end = find(b"\n", start)
-        if start < len(chunk):
-            line.add(chunk[start:])
-    if line.length:
-        yield line.end(path, number + 1, offset, False)
-
-
-_SHOWN = 200  # bytes of a skipped line kept to show
-
-
-class _LongLine:
-    """A line that spans reads, as its parts arrive: held while it is within the
-    limit, only counted once it is past it (its first bytes kept to show)."""
-
-    __slots__ = ("cr", "held", "length", "limit", "nuls", "pieces", "shown", "skipping",
-                 "squeeze")
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.pieces: list[bytes] = []
-        self.held = 0  # bytes in pieces
-        self.length = 0  # bytes of the line in the input (NULs dropped too)
-        self.nuls = 0  # NULs dropped
-        self.shown = b""
-        self.cr = False  # its last byte so far is a CR
-        self.skipping = False
-        self.squeeze = False  # past the limit once: NULs are dropped from here on
-
-    def add(self, part: bytes) -> None:
-        if not part:
-            return
-        self.length += len(part)
-        if len(self.shown) < _SHOWN:
-            self.shown += part[: _SHOWN - len(self.shown)]
-        self.cr = part[-1] == 13
-        if self.skipping:
-            return
-        if part[0] == 0 and part[-1] == 0 and part.count(0) == len(part):
-            self.nuls += len(part)  # a read of a NUL region: counted, not kept
-            return
-        if self.squeeze and 0 in part:
-            kept = part.replace(b"\x00", b"")  # (10 ms a MB: only past the limit)
-            self.nuls += len(part) - len(kept)
-            part = kept
-        self.pieces.append(part)
-        self.held += len(part)
-        if self.held > self.limit + 1:  # (+1: a CR before the newline is no part of it)
-            if not self.squeeze:
-                self.squeeze = True
-                pieces = self.pieces
-                for i, piece in enumerate(pieces):  # in place: never the line twice
-                    if 0 in piece:
-                        pieces[i] = piece.replace(b"\x00", b"")
-                        self.nuls += len(piece) - len(pieces[i])
-                self.held = sum(map(len, pieces))
-            if self.held > self.limit + 1:
-                self.skipping = True
-                self.pieces, self.held = [], 0
-
-    def end(self, path: str, number: int, offset: int, terminated: bool) -> Line:
-        cr = terminated and self.cr
-        if not self.skipping:
-            data = b"".join(self.pieces) if len(self.pieces) != 1 else self.pieces[0]
-            if cr:
-                data = data[:-1]
-            if len(data) <= self.limit or len(data) - data.count(0) <= self.limit:
-                return Line(path, number, offset, data, terminated, nuls=self.nuls)
-        shown = self.shown[: self.length - 1] if cr else self.shown
-        return Line(path, number, offset, shown, terminated, skipped=self.length)
+    lines = LineSplitter(path, max_line, nuls=True)
+    feed = lines.feed
+    chunk = head or read(chunk_size)
+    while chunk:
+        yield from feed(chunk)
+        chunk = read(chunk_size)
+    last = lines.end()
+    if last is not None:
+        yield last
 
 
 def parse_line(line: Line, limit: int = MAX_LINE_BYTES) -> ParsedLine:
@@ -573,7 +455,7 @@ def _is_document(head: bytes, start: int, max_line: int) -> bool:
     end = head.find(b"\n", start)
     if end < 0 or end - start > min(max_line, ORJSON_MAX):
         return False  # one line, the whole input (or a record, long): JSONL
-    first_line = head[start:end]  # (split() copied the rest of the chunk too)
+    first_line = head[start:end]  # the first line only: never a copy of the rest
     try:
         return not isinstance(orjson.loads(first_line), dict)
     except orjson.JSONDecodeError:

@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from streamv1.translator import logs, reader
+from streamv1.translator.lines import LineSplitter
 from streamv1.translator.tail import protocol
 
 #: Lines waiting for the daemon at most (the daemon's own queue holds as many).
@@ -151,11 +152,10 @@ def relay(command: list[str], socket_path: Path) -> int:
 
 
 def _pump(src: int, out: int, daemon: _ToDaemon) -> None:
-    """Command output → our stdout (first, whole) and → the daemon (whole lines).
-    A line is searched for its end once, not re-joined per read; one longer than
-    ``MAX_LINE_BYTES`` is not sent to the daemon (counted as dropped) and not held."""
-    partial = bytearray()
-    skipping = False  # inside a line over the limit: nothing of it goes to the daemon
+    """Command output → our stdout (first, whole) and → the daemon (whole lines, as
+    they were). A line longer than ``MAX_LINE_BYTES`` is not sent to the daemon
+    (counted as dropped) and not held."""
+    lines = LineSplitter(limit=MAX_LINE_BYTES, strip_cr=False)
     while True:
         wait_write: list[Any] = [daemon.sock] if daemon.sock is not None and daemon.buf else []
         readable, writable, _ = select.select([src], wait_write, [])
@@ -168,29 +168,21 @@ def _pump(src: int, out: int, daemon: _ToDaemon) -> None:
             break
         if not _write_all(out, data):
             return  # our reader went away: the command meets a closed pipe too
-        last = data.rfind(b"\n")
-        if last < 0:
-            if not skipping:
-                partial += data
-                if len(partial) > MAX_LINE_BYTES:
-                    partial.clear()
-                    skipping = True
-                    daemon.dropped += daemon.connected
-            continue
-        first = data.find(b"\n")
-        head = b"" if skipping else bytes(partial) + data[:first]
-        lines = [] if skipping else [head]
-        lines += data[first + 1 : last].split(b"\n") if last > first else []
-        for line in lines:
-            if len(line) > MAX_LINE_BYTES:
+        sent = False
+        for line in lines.feed(data):
+            if line.skipped:
                 daemon.dropped += daemon.connected
             else:
-                daemon.add(line)
-        partial = bytearray(data[last + 1 :])
-        skipping = False
-        daemon.send()
-    if partial and not skipping:
-        daemon.add(bytes(partial))  # the last line, cut off by the command's end
+                daemon.add(line.data)
+            sent = True
+        if sent:
+            daemon.send()
+    last = lines.end()  # the last line, cut off by the command's end
+    if last is not None:
+        if last.skipped:
+            daemon.dropped += daemon.connected
+        else:
+            daemon.add(last.data)
 
 
 def _write_all(fd: int, data: bytes) -> bool:

@@ -835,7 +835,9 @@ class TailDaemon:
                 self._feed_stream(stream, raw)
             if stream.closed and stream.queue.empty():
                 if stream.tail is not None:
-                    self._feed_stream(stream, stream.tail, terminated=False)
+                    # A stream's cut-off last line: a CR at its end is no part of it.
+                    tail = stream.tail[:-1] if stream.tail.endswith(b"\r") else stream.tail
+                    self._feed_stream(stream, tail, terminated=False)
                     stream.tail = None
                 self._end_stream(stream)
         if not self._stream_out:
@@ -869,12 +871,12 @@ class TailDaemon:
         self.log.info("live stream connected", stream=stream.id,
                       command=" ".join(map(str, stream.hello.get("command") or [])) or "-")
 
-    def _feed_stream(self, stream: LiveStream, raw: bytes, terminated: bool = True) -> None:
+    def _feed_stream(self, stream: LiveStream, data: bytes, terminated: bool = True) -> None:
+        """One line of a stream (cut by its reader: no newline, no CR before it)."""
         stream.lines += 1
         if stream.broken:
             self.counters.stream_parse_errors += 1  # drained and counted, never guessed at
             return
-        data = raw[:-1] if raw.endswith(b"\r") else raw
         parsed = parse_line(Line(stream.id, stream.lines, 0, data, terminated))
         if any(not d.tolerated for d in parsed.damage):
             self.counters.stream_parse_errors += 1

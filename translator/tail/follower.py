@@ -24,8 +24,9 @@ from typing import Any
 
 from streamv1.translator import reader
 from streamv1.translator.events import Problem
+from streamv1.translator.lines import Line, LineSplitter
 from streamv1.translator.pipeline import InputError, Totals, Translation
-from streamv1.translator.reader import Line, parse_line
+from streamv1.translator.reader import parse_line
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail.checkpoint import FileMark, digest
 
@@ -100,7 +101,9 @@ class FileFollower:
         self.counted = True  # translation.framed counts every line framed since start
         self._replaying: list[int] | None = None
         self._next_close = 0
-        self._long_seen: int | None = None  # how far an unfinished over-long line was read
+        #: An over-long line whose end was not written yet: its splitter, and how far
+        #: it was read.
+        self._long: tuple[LineSplitter, int] | None = None
         self.fd: int | None = None
         self._seen: tuple[int, int, int] = (0, -1, -1)  # (ino, size, mtime_ns) last polled
         self.last_data = now()
@@ -295,115 +298,73 @@ class FileFollower:
     def _read(self, fd: int, size: int) -> None:
         """Whole lines from ``offset`` to ``size``. A line still being written is left
         for the next look; one longer than ``MAX_LINE_BYTES`` is reported and passed
-        over without being held (each byte is read once: no re-joining of pieces)."""
-        pos = self.offset
-        pieces: list[bytes] = []  # a line not yet ended, in the chunks it came in
-        held = 0
-        if self._long_seen is not None:  # an over-long line, its end not seen before
-            end = self._skip_long_line(fd, self._long_seen, size)
-            if end is None:
-                return
-            pos = end
+        over without being held (each byte is read once: a look goes on reading an
+        over-long line where the last one stopped)."""
+        if self._long is not None:  # an over-long line, its end not seen before
+            lines, pos = self._long
+            self._long = None
+        else:
+            lines = LineSplitter(self.path, MAX_LINE_BYTES, number=self.line_no,
+                                 offset=self.offset)
+            pos = self.offset
         while pos < size:
             chunk = os.pread(fd, min(READ_CHUNK, size - pos), pos)
             if not chunk:
                 break
+            before = self.offset
+            for line in lines.feed(chunk):
+                self._take(line, lines.offset)
             pos += len(chunk)
-            nl = chunk.rfind(b"\n")
-            if nl < 0:
-                pieces.append(chunk)
-                held += len(chunk)
-                if held > MAX_LINE_BYTES:
-                    end = self._skip_long_line(fd, pos, size)
-                    if end is None:
-                        return  # its end is not written yet: looked at again then
-                    pos, pieces, held = end, [], 0
-                continue
-            pieces.append(chunk[: nl + 1])
-            block = b"".join(pieces)
-            if held + chunk.find(b"\n") > MAX_LINE_BYTES:
-                self._translate_checked(block)  # its first line ran over the limit
-            else:
-                self._translate(block)
-            self._keep_tail(block)
-            pieces = [chunk[nl + 1 :]] if nl + 1 < len(chunk) else []
-            held = len(chunk) - nl - 1
+            if self.offset > before:
+                self._keep_tail(fd, chunk, pos - len(chunk), before)
+                self.last_data = self._now()
+                self.dirty = True
+        if lines.passing_over:
+            self._long = (lines, pos)  # the next look reads on from here, not from its start
+            return
         if self.head_len < HEAD_BYTES:
             self._update_head(fd)
 
-    def _skip_long_line(self, fd: int, pos: int, size: int) -> int | None:
-        """The offset just past the over-long line that starts at ``offset`` (found
-        by reading on, nothing kept), reported as a system/error; None while its
-        newline is not written yet."""
-        while pos < size:
-            chunk = os.pread(fd, min(READ_CHUNK, size - pos), pos)
-            if not chunk:
-                break
-            nl = chunk.find(b"\n")
-            if nl >= 0:
-                end = pos + nl + 1
-                self._long_seen = None
-                self._report_long(end - self.offset - 1)
-                return end
-            pos += len(chunk)
-        self._long_seen = pos  # the next look reads on from here, not from its start
-        return None
-
-    def _report_long(self, length: int) -> None:
-        self.line_no += 1
-        self._problem(
-            reader.line_too_long(length, MAX_LINE_BYTES),
-            "line_too_long", {"offset": self.offset, "length": length},
-        )
-        self.offset += length + 1
-        self.last_data = self._now()
-        self.dirty = True
-
-    def _translate_checked(self, block: bytes) -> None:
-        """A block that may hold a line over the limit: those are reported, not read."""
-        start = 0
-        while start < len(block):
-            nl = block.index(b"\n", start)
-            if nl - start > MAX_LINE_BYTES:
-                self._report_long(nl - start)
-            else:
-                self._translate(block[start : nl + 1])
-            start = nl + 1
+    def _take(self, line: Line, end: int) -> None:
+        """One line read (``end``: the offset just past it): translated, or reported
+        when it is over the limit."""
+        self.line_no = line.number
+        self.offset = end
+        if line.skipped:
+            self._problem(
+                reader.line_too_long(line.skipped, MAX_LINE_BYTES),
+                "line_too_long", {"offset": line.offset, "length": line.skipped},
+            )
+            return
+        try:
+            self.translation.feed(parse_line(line))
+        except InputError:
+            raise  # the whole file is unreadable: the daemon leaves it alone
+        except Exception as exc:  # a line the translator fails on: said, not fatal
+            self._problem(f"line could not be translated ({type(exc).__name__}: {exc})",
+                          "untranslatable", {"offset": line.offset})
+        closes = self._replaying
+        while closes and self._next_close < len(closes) and (
+            closes[self._next_close] <= self.offset
+        ):
+            self._next_close += 1
+            self._finish()  # where the daemon closed runs before: the same again
 
     def _problem(self, message: str, kind: str, ext: dict[str, Any]) -> None:
         self.translation.problem(Problem(message, self.path, self.line_no, kind=kind,
                                          extension=ext))
 
-    def _translate(self, block: bytes) -> None:
-        start = 0
-        closes = self._replaying
-        while start < len(block):
-            nl = block.index(b"\n", start)
-            raw = block[start:nl]
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-            self.line_no += 1
-            line = Line(self.path, self.line_no, self.offset, raw, True)
-            self.offset += nl + 1 - start
-            start = nl + 1
-            try:
-                self.translation.feed(parse_line(line))
-            except InputError:
-                raise  # the whole file is unreadable: the daemon leaves it alone
-            except Exception as exc:  # a line the translator fails on: said, not fatal
-                self._problem(f"line could not be translated ({type(exc).__name__}: {exc})",
-                              "untranslatable", {"offset": line.offset})
-            while closes and self._next_close < len(closes) and (
-                closes[self._next_close] <= self.offset
-            ):
-                self._next_close += 1
-                self._finish()  # where the daemon closed runs before: the same again
-        self.last_data = self._now()
-        self.dirty = True
-
-    def _keep_tail(self, block: bytes) -> None:
-        """The bytes before the new offset, from what was just read: no read for them."""
-        self.tail = (block if len(block) >= TAIL_BYTES else self.tail + block)[-TAIL_BYTES:]
+    def _keep_tail(self, fd: int, chunk: bytes, at: int, before: int) -> None:
+        """The bytes before the new offset, from ``chunk`` (read at ``at``) when it
+        holds them; ``before``: the offset before its lines were taken."""
+        end = self.offset - at
+        if before >= at:  # what was taken lies in this chunk
+            block = chunk[before - at : end]
+            self.tail = (block if len(block) >= TAIL_BYTES else self.tail + block)[-TAIL_BYTES:]
+        elif end >= TAIL_BYTES:
+            self.tail = chunk[end - TAIL_BYTES : end]
+        else:  # a line begun in an earlier chunk, ending close to this one's start
+            self.tail = self._tail_at(fd)
 
     def _tail_at(self, fd: int) -> bytes:
         start = max(0, self.offset - TAIL_BYTES)

@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 from streamv1.translator import logs, reader
+from streamv1.translator.lines import LineSplitter
 from streamv1.translator.tail import protocol
 from streamv1.translator.timefmt import now_ts
 
@@ -70,42 +71,30 @@ class LiveStream:
         self.broken = False
 
     def read(self, pending: bytes = b"") -> None:
-        """In the stream's own thread: socket → queue, until the relay closes. Each
-        byte is searched once (a long line is not re-scanned per chunk); a line over
-        ``MAX_LINE_BYTES`` is dropped (counted as dropped) without being held."""
+        """In the stream's own thread: socket → queue, until the relay closes. A line
+        over ``MAX_LINE_BYTES`` is dropped (counted as dropped) without being held."""
+        lines = LineSplitter(self.id, MAX_LINE_BYTES)
         try:
-            buf = bytearray(pending)
-            fresh = 0  # where the bytes not yet searched for a newline begin
-            skipping = False  # inside a line over the limit: drop up to its newline
+            data = pending
             while True:
-                if skipping:
-                    nl = buf.find(b"\n", fresh)
-                    if nl < 0:
-                        buf.clear()
+                offered = False
+                for line in lines.feed(data):
+                    if line.skipped:
+                        self.dropped += 1
                     else:
-                        del buf[: nl + 1]
-                        skipping = False
-                    fresh = 0
-                if not skipping and buf.find(b"\n", fresh) >= 0:
-                    last = buf.rfind(b"\n")
-                    for line in bytes(buf[:last]).split(b"\n"):
-                        if len(line) > MAX_LINE_BYTES:
-                            self.dropped += 1  # came whole in one read: still too long
-                        else:
-                            self._offer(line)
-                    del buf[: last + 1]
+                        self._offer(line.data)
+                    offered = True
+                if offered:
                     self._wake()
-                if len(buf) > MAX_LINE_BYTES:
-                    buf.clear()
-                    skipping = True
-                    self.dropped += 1
-                fresh = len(buf)
                 data = self.conn.recv(1 << 16)
                 if not data:
                     break
-                buf += data
-            if buf and not skipping:
-                self.tail = bytes(buf)  # cut off: the relay or its connection ended mid-line
+            last = lines.end()
+            if last is not None:  # cut off: the relay or its connection ended mid-line
+                if last.skipped:
+                    self.dropped += 1
+                else:
+                    self.tail = last.data
         except OSError:
             pass  # the relay went away: what arrived stands
         finally:
