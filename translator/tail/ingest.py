@@ -5,9 +5,10 @@ the daemon's main thread (:mod:`translator.tail.daemon`). That keeps the rules
 simple and makes the one promise this module exists for easy to keep: nothing on
 the socket side ever waits for anything slower than a socket.
 
-* A relay's lines go into a bounded queue (512 lines) for the main thread; when it
-  is full the line is dropped and counted (``stream_dropped``). The reader never
-  waits for the translator, so the relay's writes never wait for it either.
+* A relay's lines go into a bounded queue (``protocol.STREAM_LINES``) for the
+  main thread; when it is full the line is dropped and counted
+  (``stream_dropped``). The reader never waits for the translator, so the relay's
+  writes never wait for it either.
 * Each subscriber has a bounded queue of its own (4 MiB) and a thread that writes
   it out.
   The main thread only offers lines; a full queue drops them for that subscriber
@@ -36,7 +37,6 @@ from streamv1.translator.lines import LineSplitter
 from streamv1.translator.tail import protocol
 from streamv1.translator.timefmt import now_ts
 
-STREAM_QUEUE = 512
 #: A relayed line longer than this is dropped (counted), never held whole.
 MAX_LINE_BYTES = reader.MAX_LINE_BYTES
 #: Clients connected at once, at most; more are closed at once (counted).
@@ -58,7 +58,7 @@ class LiveStream:
         self.id = stream_id
         self.conn = conn
         self.hello = hello
-        self.queue: queue.Queue[bytes] = queue.Queue(maxsize=STREAM_QUEUE)
+        self.queue: queue.Queue[bytes] = queue.Queue(maxsize=protocol.STREAM_LINES)
         self.closed = False
         self.tail: bytes | None = None  # a last line with no newline, read after the queue
         self.dropped = 0  # lines the queue had no room for

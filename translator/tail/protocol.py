@@ -24,6 +24,10 @@ import orjson
 VERSION = 1
 CONTROL = b"\x1e"
 ROLES = ("relay", "subscribe", "status")
+#: A relay's lines waiting at once, at most: in the relay for the socket, and in the
+#: daemon for its main thread. One number for both ends, so a relay that keeps up
+#: with its daemon's queue never drops a line the queue had room for.
+STREAM_LINES = 512
 
 
 def default_socket() -> Path:
