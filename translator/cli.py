@@ -875,8 +875,8 @@ def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
     \b
       streamv1 relay -- claude -p --output-format stream-json --verbose "..."
     """
-    from streamv1.translator.relay import relay as run_relay
     from streamv1.translator.tail import protocol
+    from streamv1.translator.tail.relay import relay as run_relay
 
     sys.exit(run_relay(list(command), socket_path or protocol.default_socket()))
 

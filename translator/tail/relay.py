@@ -5,10 +5,11 @@
 The relay runs the command (or reads stdin when there is none) and writes every
 byte it prints to its own stdout at once, as if it were not there. Each complete
 line also goes to the tail daemon's socket. The pass-through never waits for the
-daemon: the socket is non-blocking, lines for it wait in a bounded buffer (512
-lines, as the daemon's own queue), and what does not fit is dropped, counted and
-reported to the daemon at the end. A daemon that is absent or goes away costs the
-run nothing. The relay exits with the command's status (128 + N for signal N).
+daemon: the socket is non-blocking, lines for it wait in a bounded buffer
+(``protocol.STREAM_LINES``, as many as the daemon's own queue holds), and what
+does not fit is dropped, counted and reported to the daemon at the end. A daemon
+that is absent or goes away costs the run nothing. The relay exits with the
+command's status (128 + N for signal N).
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ from streamv1.translator import logs, reader
 from streamv1.translator.lines import LineSplitter
 from streamv1.translator.tail import protocol
 
-#: Lines waiting for the daemon at most (the daemon's own queue holds as many).
-PENDING_LINES = 512
 #: A line longer than this is not sent to the daemon (the reader's limit).
 MAX_LINE_BYTES = reader.MAX_LINE_BYTES
 #: After the command ends: how long the last lines may take to reach the daemon.
@@ -68,7 +67,7 @@ class _ToDaemon:
         if self.sock is None:
             self.dropped += self.connected  # lost only if a daemon was there to get it
             return
-        if self.lines_waiting >= PENDING_LINES:
+        if self.lines_waiting >= protocol.STREAM_LINES:
             self.dropped += 1
             return
         self.buf += line
