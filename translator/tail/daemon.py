@@ -3,7 +3,7 @@
 ``tick()`` does one round of work and is kept apart from ``run()``, the loop that
 waits for something to happen, so tests drive the daemon without sleeping. A round:
 
-1. take the lines live streams handed over (:mod:`translator.tail.ingest`): claims
+1. take the lines live streams handed over (:mod:`translator.tail.streams`): claims
    come first, before the transcripts they silence (:mod:`translator.tail.claims`);
 2. find new files (a full rescan every ``rescan_every`` seconds, since file events
    alone get missed now and then) and poll the ones that changed;
@@ -38,13 +38,12 @@ from typing import IO, Any
 
 from streamv1.translator import logs
 from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
-from streamv1.translator.events import JSON, Problem
-from streamv1.translator.pipeline import InputError, Totals, Translation
-from streamv1.translator.reader import Line, parse_line
+from streamv1.translator.events import JSON
+from streamv1.translator.pipeline import InputError, Totals
 from streamv1.translator.tail import checkpoint as cp
-from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate, mark_origin
+from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate
 from streamv1.translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
-from streamv1.translator.tail.ingest import IngestServer, LiveStream
+from streamv1.translator.tail.streams import LiveStreams
 from streamv1.translator.timefmt import now_ts
 
 #: Followers idle this long give their file descriptor back.
@@ -253,10 +252,7 @@ class TailDaemon:
         self.counters = Counters()
         self.claims = Claims(self.counters, clock)
         self.ingest_socket = ingest_socket
-        self.server: IngestServer | None = None
-        self.streams: list[LiveStream] = []
-        self._stream_totals = Totals()
-        self._stream_out: list[bytes] = []
+        self.live = LiveStreams(ingest_socket, self.counters, self.claims, clock, encoder)
         self._woken = threading.Event()
         self._changes: queue.SimpleQueue[set[str]] = queue.SimpleQueue()
         self._watcher: Any = None
@@ -318,10 +314,7 @@ class TailDaemon:
     def listen(self) -> None:
         """Open the socket (if asked for), before anything else is touched: a
         second daemon for the same job stops here (OSError), its state untouched."""
-        if self.ingest_socket is not None and self.server is None:
-            self.server = IngestServer(self.ingest_socket, self.wake, self.status)
-            self.server.start()
-            self.log.info("listening for relays and subscribers", path=str(self.ingest_socket))
+        self.live.listen(self.wake, self.status)
 
     def stop(self) -> None:
         """Finish the round in hand, flush, checkpoint; open transcript runs stay
@@ -329,11 +322,9 @@ class TailDaemon:
         at the stream's end: no claim outlives the daemon. Output that cannot be
         written is not checkpointed past: ``failed`` is set, the exit is non-zero,
         and a restart (systemd's) goes on from the last good checkpoint."""
-        for stream in list(self.streams):
-            stream.closed = True
+        self.live.end_all()
         self._drain_streams()
-        if self.server is not None:
-            self.server.close()
+        self.live.close()
         if self._blocked is not None:
             self._retry_at = 0.0
             self._unblock(self._now())
@@ -496,8 +487,7 @@ class TailDaemon:
                 path=str(self.sink.path), held_bytes=len(data),
             )
             return len(lines)
-        if self.server is not None:
-            self.server.publish(data)
+        self.live.offer(data)
         self._uncommitted = True
         return len(lines)
 
@@ -515,8 +505,7 @@ class TailDaemon:
         self._blocked = None
         self.log.info("output writable again; going on", path=str(self.sink.path),
                       written_bytes=len(data))
-        if self.server is not None:
-            self.server.publish(data)
+        self.live.offer(data)
         self._uncommitted = True
         return True
 
@@ -823,89 +812,17 @@ class TailDaemon:
     # -- live streams --------------------------------------------------------------------
 
     def _drain_streams(self) -> int:
-        if self.server is not None:
-            for stream in self.server.take_streams():
-                self._open_stream(stream)
-        for stream in list(self.streams):
-            while True:
-                try:
-                    raw = stream.queue.get_nowait()
-                except queue.Empty:
-                    break
-                self._feed_stream(stream, raw)
-            if stream.closed and stream.queue.empty():
-                if stream.tail is not None:
-                    # A stream's cut-off last line: a CR at its end is no part of it.
-                    tail = stream.tail[:-1] if stream.tail.endswith(b"\r") else stream.tail
-                    self._feed_stream(stream, tail, terminated=False)
-                    stream.tail = None
-                self._end_stream(stream)
-        if not self._stream_out:
+        lines = self.live.drain()
+        if not lines:
             return 0
-        n = self._write(self._stream_out)
-        self._stream_out.clear()
+        n = self._write(lines)
+        lines.clear()
         return n
-
-    def _open_stream(self, stream: LiveStream) -> None:
-        self.counters.streams_total += 1
-        stream.translation = Translation(
-            stream.id,
-            self._stream_out.append,
-            self._stream_totals,
-            clock=self._clock,
-            encoder=self._encoder() if self._encoder else None,
-        )
-
-        def decorate(line: dict[str, Any]) -> dict[str, Any]:
-            session = line.get("session_id")
-            if stream.session is None and isinstance(session, str):
-                stream.session = session  # the first session it announces is its claim
-                if not self.claims.claim(session, stream.id):
-                    self.log.warning("session already claimed by a live stream; ambiguous",
-                                     session_id=session, stream=stream.id)
-            self.counters.items_stream += 1
-            return mark_origin(line, "stream")
-
-        stream.translation.decorate = decorate
-        self.streams.append(stream)
-        self.log.info("live stream connected", stream=stream.id,
-                      command=" ".join(map(str, stream.hello.get("command") or [])) or "-")
-
-    def _feed_stream(self, stream: LiveStream, data: bytes, terminated: bool = True) -> None:
-        """One line of a stream (cut by its reader: no newline, no CR before it)."""
-        stream.lines += 1
-        if stream.broken:
-            self.counters.stream_parse_errors += 1  # drained and counted, never guessed at
-            return
-        parsed = parse_line(Line(stream.id, stream.lines, 0, data, terminated))
-        if any(not d.tolerated for d in parsed.damage):
-            self.counters.stream_parse_errors += 1
-        try:
-            stream.translation.feed(parsed)
-        except InputError as exc:
-            stream.broken = True
-            self.counters.stream_parse_errors += 1
-            self.log.error(f"live stream unreadable: {exc}", stream=stream.id)
-        except Exception as exc:  # a line the translator fails on: said, not fatal
-            self.counters.stream_parse_errors += 1
-            stream.translation.problem(Problem(
-                f"line could not be translated ({type(exc).__name__}: {exc})", stream.id,
-                stream.lines, kind="untranslatable"))
-
-    def _end_stream(self, stream: LiveStream) -> None:
-        with contextlib.suppress(InputError):
-            stream.translation.finish()  # a killed run ends as a file does at EOF
-        self.streams.remove(stream)
-        self.counters.stream_dropped += stream.dropped + stream.relay_dropped
-        handed_back = self.claims.release(stream.id)
-        self.log.info("live stream ended", stream=stream.id, lines=stream.lines,
-                      session_id=stream.session or "-", dropped=stream.dropped +
-                      stream.relay_dropped, handed_back=",".join(handed_back) or "-")
 
     def status(self) -> dict[str, Any]:
         """The counters (any thread: only copies are read)."""
-        streams = list(self.streams)
-        subs = self.server.subscribers_now() if self.server is not None else []
+        streams = list(self.live.streams)
+        subs = self.live.subscribers()
         out = self.counters.as_json()
         out["stream_dropped"] += sum(s.dropped + s.relay_dropped for s in streams)
         out["subscriber_dropped"] += sum(s.dropped for s in subs)
@@ -916,7 +833,7 @@ class TailDaemon:
             claims=dict(self.claims.holder),
             floors=len(self.claims.floors),
             files=len(self.followers),
-            socket_refused=self.server.refused if self.server is not None else 0,
+            socket_refused=self.live.refused,
             fd_exhausted=self._fd_short,
             output_held_bytes=len(self._blocked or b""),
             uptime_s=round(self._now() - self._born, 1),
