@@ -321,7 +321,7 @@ def _publishing(urls: str | None, bus: dict[str, Any], to: str,
 
 
 def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
-             options: batch.Options, jobs: int | None, log: Any) -> Totals:
+             options: batch.Options, jobs: int | None, log: logs.Logger) -> Totals:
     """The inputs, checked, through ``batch.run`` into the chosen sink."""
     failed = 0
     with ExitStack() as stack:
@@ -478,7 +478,8 @@ def _umask() -> int:
     return mask
 
 
-def _inputs(paths: tuple[Path, ...], log: Any, stack: ExitStack) -> Iterator[tuple[Any, str]]:
+def _inputs(paths: tuple[Path, ...], log: logs.Logger,
+            stack: ExitStack) -> Iterator[tuple[Any, str]]:
     """(path or "-", relative output name) per input; (None, "") for a bad path."""
     if not paths:
         if not sys.stdin.isatty() and not _empty_stdin():

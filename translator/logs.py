@@ -87,9 +87,9 @@ def _masked(event: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return str(fields.pop("event", event)), fields
 
 
-class _Logger:
+class Logger:
     """Filters by level first; a written event is rendered (console) or handed to
-    structlog (json)."""
+    structlog (json). An event is a string; its keys are the event's fields."""
 
     def _emit(self, level: int, method: str, event: str, **kw: Any) -> None:
         if level < _level:
@@ -114,8 +114,9 @@ class _Logger:
         self._emit(ERROR, "error", event, **kw)
 
 
-_LOGGER = _Logger()
+_LOGGER = Logger()
 
 
-def get() -> Any:
+def get() -> Logger:
+    """The one logger (its type lets the type checker check every log call)."""
     return _LOGGER
