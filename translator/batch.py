@@ -8,11 +8,13 @@ memory stays flat however large an input is.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -424,3 +426,74 @@ def describe(totals: Totals) -> dict[str, Any]:
         "errors": totals.errors,
         "tolerated": f.tolerated,
     } | ({"source_mismatch": totals.source_mismatch} if totals.source_mismatch else {})
+
+
+class OutputError(Exception):
+    """The output cannot be opened (the message names it and says why)."""
+
+
+@contextlib.contextmanager
+def output_sink(output: Path | None) -> Iterator[IO[bytes]]:
+    """Where ``convert`` writes one stream of all its inputs: stdout (no FILE, or
+    ``-``), or ``-o FILE``, written whole or not at all. Off a terminal, stdout is
+    written whole megabytes a write, not 8 KiB: lines are flushed at the end of each
+    input anyway, and after each line of a live pipe."""
+    if output is not None and str(output) != "-":
+        with _atomic_output(output) as fh:
+            yield fh
+        return
+    if sys.stdout.isatty():
+        yield sys.stdout.buffer
+        return
+    sys.stdout.flush()
+    with open(sys.stdout.fileno(), "wb", buffering=OUT_BUFFER, closefd=False) as fh:
+        yield fh
+
+
+@contextlib.contextmanager
+def _atomic_output(output: Path) -> Iterator[IO[bytes]]:
+    """``-o FILE``, written whole or not at all: a temp file in the same folder,
+    fsynced and renamed over FILE when the conversion ends, removed when it is
+    interrupted or fails. A device or FIFO (``/dev/null``, a pipe) is written as is."""
+    if output.is_dir():
+        raise OutputError(f"{output}: is a directory; -o takes a file (or use --out-dir)")
+    try:
+        special = not stat.S_ISREG(os.stat(output).st_mode)
+    except OSError:
+        special = False  # not there yet: a file is made
+    if special:
+        try:
+            fh = open(output, "wb", buffering=OUT_BUFFER)
+        except OSError as exc:
+            raise OutputError(f"{output}: cannot write ({exc.strerror or exc})") from exc
+        try:
+            yield fh
+        finally:
+            with contextlib.suppress(OSError):  # already said: the write failed
+                fh.close()
+        return
+    folder = output.parent if str(output.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"{output}: cannot write there ({exc.strerror or exc})") from exc
+    done = False
+    try:
+        with open(fd, "wb", buffering=OUT_BUFFER) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, output)
+        done = True
+    finally:
+        if not done:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

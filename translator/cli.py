@@ -15,7 +15,6 @@ import os
 import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import IO, Any, NoReturn, TypeVar
 import click
 
 from streamv1.translator import batch, fleet, logs
-from streamv1.translator.discover import walk_paths
+from streamv1.translator.discover import claude_projects, walk_paths
 from streamv1.translator.pipeline import Interrupted, Totals
 from streamv1.translator.reader import MAX_LINE_BYTES
 from streamv1.translator.sources import Source, sources
@@ -343,17 +342,10 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
             _refuse_clashing_targets(work)
         shared: IO[bytes] | None = None
         if out_dir is None:
-            if output is None or str(output) == "-":
-                shared = sys.stdout.buffer
-                if not sys.stdout.isatty():
-                    # Whole megabytes a write, not 8 KiB: lines are flushed at the end
-                    # of each input anyway, and after each line of a live pipe.
-                    sys.stdout.flush()
-                    shared = stack.enter_context(
-                        open(sys.stdout.fileno(), "wb", buffering=batch.OUT_BUFFER, closefd=False)
-                    )
-            else:
-                shared = stack.enter_context(_atomic_output(output))
+            try:
+                shared = stack.enter_context(batch.output_sink(output))
+            except batch.OutputError as exc:
+                _fail(str(exc))
         workers = jobs if jobs is not None else (os.cpu_count() or 1 if len(work) > 1 else 1)
         try:
             with _signals_interrupt():
@@ -429,55 +421,6 @@ def _fail(message: str) -> NoReturn:
     sys.exit(1)
 
 
-@contextlib.contextmanager
-def _atomic_output(output: Path) -> Iterator[IO[bytes]]:
-    """``-o FILE``, written whole or not at all: a temp file in the same folder,
-    fsynced and renamed over FILE when the conversion ends, removed when it is
-    interrupted or fails. A device or FIFO (``/dev/null``, a pipe) is written as is."""
-    if output.is_dir():
-        _fail(f"{output}: is a directory; -o takes a file (or use --out-dir)")
-    try:
-        special = not stat.S_ISREG(os.stat(output).st_mode)
-    except OSError:
-        special = False  # not there yet: a file is made
-    if special:
-        try:
-            fh = open(output, "wb", buffering=batch.OUT_BUFFER)
-        except OSError as exc:
-            _fail(f"{output}: cannot write ({exc.strerror or exc})")
-        try:
-            yield fh
-        finally:
-            with contextlib.suppress(OSError):  # already said: the write failed
-                fh.close()
-        return
-    folder = output.parent if str(output.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
-    except OSError as exc:
-        _fail(f"{output}: cannot write there ({exc.strerror or exc})")
-    done = False
-    try:
-        with open(fd, "wb", buffering=batch.OUT_BUFFER) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        with contextlib.suppress(OSError):
-            os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, output)
-        done = True
-    finally:
-        if not done:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _inputs(paths: tuple[Path, ...], log: logs.Logger,
             stack: ExitStack) -> Iterator[tuple[Any, str]]:
     """(path or "-", relative output name) per input; (None, "") for a bad path."""
@@ -485,8 +428,7 @@ def _inputs(paths: tuple[Path, ...], log: logs.Logger,
         if not sys.stdin.isatty() and not _empty_stdin():
             yield "-", "stdin.jsonl"
             return
-        base = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
-        home = str(Path(base) / "projects")
+        home = claude_projects()
         found = walk_paths(home) if os.path.isdir(home) else []
         if found:
             log.info("no PATH given: converting Claude Code's projects", path=home)
@@ -744,14 +686,8 @@ def tail(
 ) -> None:
     """Follow Claude Code's session files (default ${CLAUDE_CONFIG_DIR:-~/.claude}/projects)
     and write one stream_v1 stream of all sessions as they happen."""
-    import hashlib
-    import signal
-    import threading
-
     from streamv1.translator.legacy import encoder_for
-    from streamv1.translator.tail import protocol
-    from streamv1.translator.tail.checkpoint import CheckpointError
-    from streamv1.translator.tail.daemon import OutputFailed, OutputSink, TailDaemon
+    from streamv1.translator.tail import serve
 
     bus_config = _publishing(publish, bus, to, None)
     published: tuple[Path, fleet.BusConfig] | None = None  # the file sent, and where
@@ -764,94 +700,21 @@ def tail(
     if log_format == "auto":
         log_format = "console" if sys.stderr.isatty() else "json"
     logs.configure(level, log_format)
-    log = logs.get()
-    roots = list(dirs)
-    if not roots:
-        base = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
-        roots = [Path(base) / "projects"]
-    roots = [r.expanduser().resolve() for r in roots]
-    if state_path is None:
-        state_home = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-        key = "\n".join([*map(str, roots), str(output.resolve()) if output else "-"])
-        digest = hashlib.sha256(key.encode()).hexdigest()[:12]
-        state_path = state_home / "streamv1" / f"tail-{digest}.json"
-    for root in roots:
-        if not root.is_dir():
-            log.warning("not a directory (yet); watching for it on each rescan", path=str(root))
-    stop = threading.Event()
-    sink = OutputSink(output.resolve() if output else None)
-    daemon = TailDaemon(
+    roots = serve.watched_roots(dirs)
+    serve.serve(
         roots,
-        sink,
-        state_path,
+        output,
+        state_path or serve.default_state_path(roots, output),
+        published,
+        encoder=lambda: encoder_for(to, claude_extra_types, not no_redact),
         start_at_end=start_from == "end",
         idle_close=idle_close,
         rescan_every=rescan_every,
         commit_every=commit_every,
-        encoder=lambda: encoder_for(to, claude_extra_types, not no_redact),
-        ingest_socket=None if no_ingest else (ingest_socket or protocol.default_socket()),
+        ingest_socket=serve.ingest_socket_for(ingest_socket, no_ingest),
         stats_every=stats_every,
         follow_symlinks=follow_symlinks,
     )
-
-    publisher = None
-    if published is not None:
-        from streamv1.translator.tail.publisher import OutputPublisher
-
-        publisher = OutputPublisher(published[0], fleet.publish_state(state_path),
-                                    published[1])
-        daemon.on_commit = publisher.committed
-        daemon.more_status = lambda: {"publish": publisher.status()}
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        log.info("stopping", signal=signal.Signals(signum).name)
-        stop.set()
-        daemon.wake()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    # logrotate's postrotate (or systemctl reload): the output renamed away, reopen it.
-    signal.signal(signal.SIGHUP, lambda *_: daemon.request_reopen())
-    try:
-        daemon.lock.acquire()  # one daemon per state file, before anything is touched
-    except CheckpointError as exc:
-        log.error(str(exc))
-        sys.exit(1)
-    try:
-        daemon.listen()
-    except OSError as exc:  # another daemon holds the socket (and so this job), or no right
-        log.error(f"cannot listen: {exc}", path=str(daemon.ingest_socket))
-        sys.exit(1)
-    started = False
-    try:
-        if publisher is not None:
-            publisher.start()  # before the first checkpoint, so it hears of it
-        daemon.start(stop)
-        started = True
-        log.info(
-            "tailing",
-            dirs=",".join(map(str, roots)),
-            state=str(state_path),
-            output=str(output) if output else "-",
-        )
-        daemon.run(stop)
-    except CheckpointError as exc:
-        log.error(str(exc), path=str(state_path))
-        sys.exit(1)
-    except OutputFailed:  # said where it happened; the last checkpoint stands
-        sys.exit(1)
-    finally:
-        if started:
-            try:
-                daemon.stop()
-            except Exception as exc:  # pragma: no cover - reported, never a traceback
-                log.error(f"could not write the last checkpoint: {exc}", path=str(state_path))
-                sys.exit(1)
-        if publisher is not None:
-            publisher.stop()
-    if daemon.failed:
-        sys.exit(1)
-    sys.exit(0)
 
 
 
@@ -1045,5 +908,7 @@ for _name, _text in EXAMPLES.items():
         main.commands[_name].epilog = _text
 
 
-if __name__ == "__main__":  # pragma: no cover
+# ``python -m streamv1.translator.cli`` is the same command as ``streamv1`` (where
+# the console script is not on PATH); tests/test_cli.py holds it to that.
+if __name__ == "__main__":  # pragma: no cover - run in a child process by the test
     run()

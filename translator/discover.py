@@ -12,9 +12,17 @@ reproducible.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 SKIP_FILES = frozenset({"journal.jsonl"})
 SKIP_DIRS = frozenset({"tool-results", ".git", "node_modules", "__pycache__"})
+
+
+def claude_projects() -> str:
+    """Claude Code's transcripts: ``${CLAUDE_CONFIG_DIR:-~/.claude}/projects`` (what
+    ``convert`` with no path and ``tail`` with no folder read)."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+    return str(Path(base) / "projects")
 
 
 def skips_dir(name: str, in_subagents: bool) -> bool:

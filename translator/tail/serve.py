@@ -1,0 +1,123 @@
+"""``streamv1 tail`` as a process: what it watches and where it keeps its state
+when not told, and its life from the state file's lock to the last checkpoint.
+
+The daemon (:mod:`translator.tail.daemon`) does the work; this runs it: signals
+(SIGTERM and SIGINT stop it, SIGHUP reopens the output after a rotation), one
+daemon per state file and socket, the publisher (``--publish``) started before
+the first checkpoint and stopped after the last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from streamv1.translator import fleet, logs
+from streamv1.translator.discover import claude_projects
+from streamv1.translator.tail import protocol
+from streamv1.translator.tail.checkpoint import CheckpointError
+from streamv1.translator.tail.daemon import OutputFailed, OutputSink, TailDaemon
+
+
+def watched_roots(dirs: Sequence[Path]) -> list[Path]:
+    """The folders given, else Claude Code's projects folder; absolute."""
+    roots = list(dirs) or [Path(claude_projects())]
+    return [r.expanduser().resolve() for r in roots]
+
+
+def default_state_path(roots: Sequence[Path], output: Path | None) -> Path:
+    """``$XDG_STATE_HOME/streamv1/tail-<hash>.json``: one checkpoint per job (the
+    folders watched and the output), so two jobs never share one."""
+    state_home = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    key = "\n".join([*map(str, roots), str(output.resolve()) if output else "-"])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    return state_home / "streamv1" / f"tail-{digest}.json"
+
+
+def ingest_socket_for(given: Path | None, no_ingest: bool) -> Path | None:
+    """The socket to listen on: the one given, else the default one; none with
+    ``--no-ingest``."""
+    return None if no_ingest else (given or protocol.default_socket())
+
+
+def serve(
+    roots: list[Path],
+    output: Path | None,
+    state_path: Path,
+    published: tuple[Path, fleet.BusConfig] | None,
+    encoder: Callable[[], Any],
+    **options: Any,
+) -> NoReturn:
+    """Run the daemon until a signal stops it, then exit with its status (1 when it
+    could not start, or stopped with output it could not vouch for). ``options``
+    are :class:`TailDaemon`'s; ``published``: the output file sent, and where."""
+    log = logs.get()
+    for root in roots:
+        if not root.is_dir():
+            log.warning("not a directory (yet); watching for it on each rescan", path=str(root))
+    stop = threading.Event()
+    sink = OutputSink(output.resolve() if output else None)
+    daemon = TailDaemon(roots, sink, state_path, encoder=encoder, **options)
+
+    publisher = None
+    if published is not None:
+        from streamv1.translator.tail.publisher import OutputPublisher
+
+        publisher = OutputPublisher(published[0], fleet.publish_state(state_path),
+                                    published[1])
+        daemon.on_commit = publisher.committed
+        daemon.more_status = lambda: {"publish": publisher.status()}
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        log.info("stopping", signal=signal.Signals(signum).name)
+        stop.set()
+        daemon.wake()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    # logrotate's postrotate (or systemctl reload): the output renamed away, reopen it.
+    signal.signal(signal.SIGHUP, lambda *_: daemon.request_reopen())
+    try:
+        daemon.lock.acquire()  # one daemon per state file, before anything is touched
+    except CheckpointError as exc:
+        log.error(str(exc))
+        sys.exit(1)
+    try:
+        daemon.listen()
+    except OSError as exc:  # another daemon holds the socket (and so this job), or no right
+        log.error(f"cannot listen: {exc}", path=str(daemon.ingest_socket))
+        sys.exit(1)
+    started = False
+    try:
+        if publisher is not None:
+            publisher.start()  # before the first checkpoint, so it hears of it
+        daemon.start(stop)
+        started = True
+        log.info(
+            "tailing",
+            dirs=",".join(map(str, roots)),
+            state=str(state_path),
+            output=str(output) if output else "-",
+        )
+        daemon.run(stop)
+    except CheckpointError as exc:
+        log.error(str(exc), path=str(state_path))
+        sys.exit(1)
+    except OutputFailed:  # said where it happened; the last checkpoint stands
+        sys.exit(1)
+    finally:
+        if started:
+            try:
+                daemon.stop()
+            except Exception as exc:  # pragma: no cover - reported, never a traceback
+                log.error(f"could not write the last checkpoint: {exc}", path=str(state_path))
+                sys.exit(1)
+        if publisher is not None:
+            publisher.stop()
+    sys.exit(1 if daemon.failed else 0)
