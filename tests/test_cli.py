@@ -563,3 +563,16 @@ def test_the_sdist_carries_what_its_tests_need(tmp_path: Path) -> None:
                    "tests/test_cli.py", "scripts/test", "systemd/streamv1.service",
                    "translator/systemd/streamv1.service", "docs/output.md"):
         assert wanted in names, wanted
+
+
+def test_python_m_cli_is_the_whole_command() -> None:
+    """``python -m streamv1.translator.cli`` runs the same group as ``streamv1``:
+    every command is there."""
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "streamv1.translator.cli", "--help"],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    listed = proc.stdout.decode().split("Commands:", 1)[1].split()
+    commands = {"convert", "relay", "service", "status", "subscribe", "tail", "validate"}
+    assert commands <= set(listed)
