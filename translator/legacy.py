@@ -25,7 +25,6 @@ from streamv1.translator.events import JSON
 from streamv1.translator.scrub import scrubber
 
 SYNTHETIC_MODEL = "<synthetic>"
-OLD_TYPES = frozenset({"system", "assistant", "user", "stream_event", "result"})
 
 #: system subtypes the SDKs parse into typed messages, and what they require.
 _TYPED_SYSTEM = {
@@ -61,7 +60,6 @@ class ClaudeEncoder(_Scrubbed):
         super().__init__(redact)
         self.extra_types = extra_types
         self._model: str | None = None
-        self.skipped = 0
 
     def state(self) -> JSON:
         return {"model": self._model}
@@ -73,7 +71,6 @@ class ClaudeEncoder(_Scrubbed):
     def encode(self, line: JSON) -> bytes:
         out = self.convert(line)
         if out is None:
-            self.skipped += 1
             return b""
         meta = line.get("_meta")
         if meta is not None:
