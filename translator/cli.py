@@ -748,7 +748,7 @@ def tail(
     import signal
     import threading
 
-    from streamv1.translator.legacy import encoder_for
+    from streamv1.translator.shapes import encoder_for
     from streamv1.translator.tail import protocol
     from streamv1.translator.tail.checkpoint import CheckpointError
     from streamv1.translator.tail.daemon import OutputFailed, OutputSink, TailDaemon
@@ -785,7 +785,8 @@ def tail(
         idle_close=idle_close,
         rescan_every=rescan_every,
         commit_every=commit_every,
-        encoder=lambda: encoder_for(to, claude_extra_types, not no_redact),
+        encoder=lambda: encoder_for(to, claude_extra_types),
+        redact=not no_redact,
         ingest_socket=None if no_ingest else (ingest_socket or protocol.default_socket()),
         stats_every=stats_every,
         follow_symlinks=follow_symlinks,

@@ -41,6 +41,7 @@ from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
 from streamv1.translator.events import JSON, Problem
 from streamv1.translator.pipeline import InputError, Totals, Translation
 from streamv1.translator.reader import Line, parse_line
+from streamv1.translator.shapes import Encoder
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate, mark_origin
 from streamv1.translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
@@ -203,7 +204,8 @@ class TailDaemon:
         commit_every: float = 0.5,
         clock: Callable[[], str] = now_ts,
         now: Callable[[], float] = time.monotonic,
-        encoder: Callable[[], Any] | None = None,
+        encoder: Callable[[], Encoder] | None = None,
+        redact: bool = True,
         ingest_socket: Path | None = None,
         stats_every: float = 60.0,
         max_fds: int | None = None,
@@ -217,6 +219,7 @@ class TailDaemon:
         self.roots = roots
         self.follow_symlinks = follow_symlinks
         self._encoder = encoder  # makes each file's encoder (--to)
+        self._redact = redact  # --no-redact: False
         self.sink = sink
         self.state_path = state_path
         self.lock = cp.StateLock(state_path)
@@ -638,7 +641,8 @@ class TailDaemon:
         return follower
 
     def _follower(self, path: str) -> FileFollower:
-        follower = FileFollower(path, self.totals, self._clock, self._now, self._encoder)
+        follower = FileFollower(path, self.totals, self._clock, self._now, self._encoder,
+                                self._redact)
         translation = follower.translation
         gate = TranscriptGate(self.claims, translation.extra)
 
@@ -852,6 +856,7 @@ class TailDaemon:
             self._stream_totals,
             clock=self._clock,
             encoder=self._encoder() if self._encoder else None,
+            redact=self._redact,
         )
 
         def decorate(line: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from streamv1.translator import reader
 from streamv1.translator.events import Problem
 from streamv1.translator.pipeline import InputError, Totals, Translation
 from streamv1.translator.reader import Line, parse_line
+from streamv1.translator.shapes import Encoder
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail.checkpoint import FileMark, digest
 
@@ -81,13 +82,15 @@ class FileFollower:
         totals: Totals,
         clock: Callable[[], str],
         now: Callable[[], float] = time.monotonic,
-        encoder: Callable[[], Any] | None = None,
+        encoder: Callable[[], Encoder] | None = None,
+        redact: bool = True,
     ) -> None:
         self.path = path
         self._totals = totals
         self._clock = clock
         self._now = now
         self._encoder = encoder
+        self._redact = redact
         self.out: list[bytes] = []
         self.translation = self._translation(totals)
         self.offset = 0
@@ -113,7 +116,8 @@ class FileFollower:
 
     def _translation(self, totals: Totals) -> Translation:
         encoder = self._encoder() if self._encoder else None
-        return Translation(self.path, self.out.append, totals, clock=self._clock, encoder=encoder)
+        return Translation(self.path, self.out.append, totals, clock=self._clock, encoder=encoder,
+                           redact=self._redact)
 
     # -- checkpoints ---------------------------------------------------------------
 
