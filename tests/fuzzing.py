@@ -368,8 +368,8 @@ def convert(m: Mutant, path: str, chunks: list[int]) -> tuple[bytes, Any, int, s
     """(output, totals, exit status, traceback or None): ``streamv1 convert``'s
     rules in-process (an InputError is exit 1, never a traceback)."""
     from streamv1.translator.convert import InputError, Totals, convert_stream
-    from streamv1.translator.legacy import encoder_for
     from streamv1.translator.reader import MAX_LINE_BYTES
+    from streamv1.translator.shapes import encoder_for
     from streamv1.translator.sources import sources
 
     out = io.BytesIO()
@@ -379,8 +379,8 @@ def convert(m: Mutant, path: str, chunks: list[int]) -> tuple[bytes, Any, int, s
         convert_stream(
             stream, path, out.write, totals,  # type: ignore[arg-type]
             source=sources()[m.source] if m.source else None,
-            clock=lambda: FIXED_NOW, encoder=encoder_for(m.to, False, m.redact),
-            max_line=m.max_line or MAX_LINE_BYTES,
+            clock=lambda: FIXED_NOW, encoder=encoder_for(m.to),
+            max_line=m.max_line or MAX_LINE_BYTES, redact=m.redact,
         )
     except InputError:
         return out.getvalue(), totals, 1, None

@@ -21,7 +21,7 @@ FIXED_NOW = "2026-01-01T00:00:00.000Z"
 def convert_bytes(
     data: bytes, path: str = "input.jsonl", source: str | None = None, to: str = "stream_v1"
 ) -> tuple[bytes, Totals]:
-    from streamv1.translator.legacy import encoder_for
+    from streamv1.translator.shapes import encoder_for
 
     out = io.BytesIO()
     totals = Totals()

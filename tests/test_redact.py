@@ -222,7 +222,7 @@ def test_no_redact_keeps_them(streamv1_bin: str) -> None:
 
 def _tail_once(tmp_path: Path, to: str) -> bytes:
     """The durable fixture through an in-process tail daemon, one round."""
-    from streamv1.translator.legacy import encoder_for
+    from streamv1.translator.shapes import encoder_for
     from streamv1.translator.tail.daemon import OutputSink, TailDaemon
 
     watched = tmp_path / "projects" / "p"

@@ -18,9 +18,9 @@ from goldens import cases, source_of
 from helpers import FIXED_NOW
 
 from streamv1.translator.framing import Framer
-from streamv1.translator.legacy import encoder_for
 from streamv1.translator.pipeline import STATE_VERSION, Totals, Translation
 from streamv1.translator.reader import read_parsed
+from streamv1.translator.shapes import encoder_for
 from streamv1.translator.sources import sources
 from streamv1.translator.state import StateError, dump, load, shape
 

@@ -23,8 +23,8 @@ import orjson
 
 from streamv1.translator import logs
 from streamv1.translator.convert import InputError, Interrupted, Totals, convert_stream
-from streamv1.translator.legacy import encoder_for
 from streamv1.translator.reader import MAX_LINE_BYTES
+from streamv1.translator.shapes import encoder_for
 from streamv1.translator.sources import Source, sources
 from streamv1.translator.timefmt import normalize_ts, now_ts
 
@@ -49,7 +49,7 @@ class Options:
     source: str | None = None  # None: auto
     fixed_now: str | None = None
     session_id: str | None = None
-    to: str = "stream_v1"  # or "claude": the print-mode shape for legacy tools
+    to: str = "stream_v1"  # the output shape (translator.shapes): --to
     extra_types: bool = False
     redact: bool = True  # mask secrets (--no-redact turns it off)
     max_line: int = MAX_LINE_BYTES  # longer lines are reported and skipped (--max-line-bytes)
@@ -94,8 +94,9 @@ def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals,
                 flush=sink.flush if live else None,
                 clock=options.clock(),
                 session_id=options.session_id,
-                encoder=encoder_for(options.to, options.extra_types, options.redact),
+                encoder=encoder_for(options.to, options.extra_types),
                 max_line=options.max_line,
+                redact=options.redact,
             )
         finally:
             if job.path != "-":

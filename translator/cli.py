@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
-from typing import IO, Any, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -26,6 +26,7 @@ from streamv1.translator import batch, fleet, logs
 from streamv1.translator.discover import claude_projects, walk_paths
 from streamv1.translator.pipeline import Interrupted, Totals
 from streamv1.translator.reader import MAX_LINE_BYTES
+from streamv1.translator.shapes import DEFAULT, shapes
 from streamv1.translator.sources import Source, sources
 from streamv1.translator.timefmt import normalize_ts
 
@@ -40,6 +41,37 @@ def _source_choice(name: str) -> Source | None:
         names = ", ".join(["auto", *known])
         raise click.UsageError(f"source {name!r} is not available in this version (known: {names})")
     return known[name]
+
+
+if TYPE_CHECKING:
+    _StrChoice = click.Choice[str]
+else:
+    _StrChoice = click.Choice  # (not subscriptable before click 8.4)
+
+
+class ShapeChoice(_StrChoice):
+    """``--to``'s choices: the shapes :func:`translator.shapes.shapes` finds, looked
+    up when the option is used (a shape module is all a new shape takes)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(shapes())
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass  # made from the table each time
+
+
+class _ShapeOption(click.Option):
+    """``--to``, its help made from the table when it is shown."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        named = "; ".join(f"{s.name}: {s.description}" for s in shapes().values())
+        self.help = f"Output shape ({named})."
+        return super().get_help_record(ctx)
 
 
 def output_shape_options(command: Any) -> Any:
@@ -60,10 +92,10 @@ def output_shape_options(command: Any) -> Any:
     return click.option(
         "--to",
         "to",
-        type=click.Choice(["stream_v1", "claude"]),
-        default="stream_v1",
+        cls=_ShapeOption,
+        type=ShapeChoice(),
+        default=DEFAULT,
         show_default=True,
-        help="Output shape: stream_v1, or claude (print-mode stream-json for legacy tools).",
     )(command)
 
 
@@ -686,7 +718,7 @@ def tail(
 ) -> None:
     """Follow Claude Code's session files (default ${CLAUDE_CONFIG_DIR:-~/.claude}/projects)
     and write one stream_v1 stream of all sessions as they happen."""
-    from streamv1.translator.legacy import encoder_for
+    from streamv1.translator.shapes import encoder_for
     from streamv1.translator.tail import serve
 
     bus_config = _publishing(publish, bus, to, None)
@@ -706,7 +738,8 @@ def tail(
         output,
         state_path or serve.default_state_path(roots, output),
         published,
-        encoder=lambda: encoder_for(to, claude_extra_types, not no_redact),
+        encoder=lambda: encoder_for(to, claude_extra_types),
+        redact=not no_redact,
         start_at_end=start_from == "end",
         idle_close=idle_close,
         rescan_every=rescan_every,

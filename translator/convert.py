@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO
 
 from streamv1.translator.pipeline import InputError, Interrupted, Totals, Translation
 from streamv1.translator.reader import MAX_LINE_BYTES, read_parsed
+from streamv1.translator.shapes import Encoder
 from streamv1.translator.sources import Source
 from streamv1.translator.timefmt import now_ts
 
@@ -28,12 +29,13 @@ def convert_stream(
     flush: Callable[[], object] | None = None,
     clock: Callable[[], str] = now_ts,
     session_id: str | None = None,
-    encoder: Any = None,
+    encoder: Encoder | None = None,
     max_line: int = MAX_LINE_BYTES,
+    redact: bool = True,
 ) -> None:
     """Convert one input. ``flush`` is called after every input line (live pipes).
     A line longer than ``max_line`` bytes is reported and skipped, never held."""
-    translation = Translation(path, write, totals, source, clock, session_id, encoder)
+    translation = Translation(path, write, totals, source, clock, session_id, encoder, redact)
     any_text = False
     try:
         for parsed in read_parsed(stream, path, max_line=max_line):

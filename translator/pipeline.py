@@ -2,9 +2,10 @@
 
 Shared by batch conversion (:mod:`translator.convert`) and the live tail daemon
 (:mod:`translator.tail`). It picks the source (``--source``, or a sniff of the first
-records), feeds the adapter, frames what comes out and hands each encoded line to
-``write``. Its state is plain JSON (``snapshot``/``restore``): the tail daemon's
-checkpoints carry it, so a run open mid-turn survives a restart.
+records), feeds the adapter, frames what comes out, encodes each line in the output
+shape (:mod:`translator.shapes`) and hands it, scrubbed, to ``write``. Its state is
+plain JSON (``snapshot``/``restore``): the tail daemon's checkpoints carry it, so a
+run open mid-turn survives a restart.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import Any
 from streamv1.translator import logs
 from streamv1.translator.events import JSON, Problem, Unrecognized
 from streamv1.translator.framing import Framer, FramerStats
-from streamv1.translator.legacy import StreamV1Encoder
 from streamv1.translator.reader import Damage, ParsedLine
+from streamv1.translator.scrub import scrubber
+from streamv1.translator.shapes import Encoder
+from streamv1.translator.shapes.stream_v1 import StreamV1Encoder
 from streamv1.translator.sources import Adapter, Source, Where, sniff, sources
 from streamv1.translator.state import StateError, dump, load
 from streamv1.translator.timefmt import now_ts
@@ -68,12 +71,16 @@ class Translation:
         source: Source | None = None,
         clock: Callable[[], str] = now_ts,
         session_id: str | None = None,
-        encoder: Any = None,
+        encoder: Encoder | None = None,
+        redact: bool = True,
     ) -> None:
         self.path = path
         self.write = write
-        # stream_v1 as it is, or another shape of the same lines (``--to claude``).
-        self.encoder = encoder if encoder is not None else StreamV1Encoder()
+        # stream_v1 as it is, or another shape of the same lines (``--to``).
+        self.encoder: Encoder = encoder if encoder is not None else StreamV1Encoder()
+        #: Every encoded line leaves through it, whatever the shape: no ANSI escapes,
+        #: and secrets masked unless ``redact`` is off (``--no-redact``).
+        self.scrub = scrubber(redact)
         self.totals = totals
         self.session_id = session_id
         hint = session_id
@@ -158,7 +165,8 @@ class Translation:
                 write_lines(lines)
 
     def _write_lines(self, lines: list[JSON]) -> None:
-        """Framed lines → the last step (``decorate``) → encoded → ``write``."""
+        """Framed lines → the last step (``decorate``) → encoded → scrubbed →
+        ``write``: the one place output bytes are made, so every line is scrubbed."""
         self.framed += len(lines)
         if self.skip:
             dropped = min(self.skip, len(lines))
@@ -166,10 +174,11 @@ class Translation:
             lines = lines[dropped:]
         if self.decorate is not None:
             lines = [d for d in map(self.decorate, lines) if d is not None]
+        encode, scrub = self.encoder.encode, self.scrub
         if len(lines) == 1:
-            self.write(self.encoder.encode(lines[0]))  # the common case: no join
+            self.write(scrub(encode(lines[0])))  # the common case: no join
         elif lines:
-            self.write(b"".join([self.encoder.encode(line) for line in lines]))
+            self.write(b"".join([scrub(encode(line)) for line in lines]))
 
     def record(self, rec: dict[str, Any], where: Where) -> None:
         if self.adapter is None:

@@ -1,15 +1,16 @@
 """Encoded lines → the bytes that may leave: no ANSI escapes, no secrets.
 
-Every encoder (both ``--to`` shapes) hands its bytes through a :class:`Scrubber`,
-so whatever sink they reach (convert's output, the tail daemon's output, its
-subscribers) gets them clean. One scan (:mod:`translator.scan`) looks for the ANSI
-marks and every secret kind's core at once; only a line that hits is decoded or
-rewritten, so a clean line is passed on as it is. (Scanning per line, not per
+Every encoded line, whatever its ``--to`` shape, passes a :class:`Scrubber` where
+:class:`~streamv1.translator.pipeline.Translation` writes it, so whatever sink it
+reaches (convert's output, the tail daemon's output, its subscribers) gets it
+clean. One scan (:mod:`translator.scan`) looks for the ANSI marks and every secret
+kind's core at once; only a line that hits is decoded or rewritten, so a clean
+line is passed on as it is. (Scanning per line, not per
 buffer of lines, measured cheaper: no buffer to assemble.)
 
 The scan names the patterns a buffer holds, not every place they match (a line of
 megabytes of ``AKIA`` would be a million matches to go through): a buffer of one
-line, the encoders' case, goes to :meth:`Scrubber.line` with them; a buffer of
+line, the translation's case, goes to :meth:`Scrubber.line` with them; a buffer of
 several lines that hit is asked again line by line, so each byte is scanned at
 most twice and no match is traced back to its line's start.
 """

@@ -40,6 +40,7 @@ from streamv1.translator import logs
 from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
 from streamv1.translator.events import JSON
 from streamv1.translator.pipeline import InputError, Totals
+from streamv1.translator.shapes import Encoder
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate
 from streamv1.translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
@@ -202,7 +203,8 @@ class TailDaemon:
         commit_every: float = 0.5,
         clock: Callable[[], str] = now_ts,
         now: Callable[[], float] = time.monotonic,
-        encoder: Callable[[], Any] | None = None,
+        encoder: Callable[[], Encoder] | None = None,
+        redact: bool = True,
         ingest_socket: Path | None = None,
         stats_every: float = 60.0,
         max_fds: int | None = None,
@@ -216,6 +218,7 @@ class TailDaemon:
         self.roots = roots
         self.follow_symlinks = follow_symlinks
         self._encoder = encoder  # makes each file's encoder (--to)
+        self._redact = redact  # --no-redact: False
         self.sink = sink
         self.state_path = state_path
         self.lock = cp.StateLock(state_path)
@@ -252,7 +255,8 @@ class TailDaemon:
         self.counters = Counters()
         self.claims = Claims(self.counters, clock)
         self.ingest_socket = ingest_socket
-        self.live = LiveStreams(ingest_socket, self.counters, self.claims, clock, encoder)
+        self.live = LiveStreams(ingest_socket, self.counters, self.claims, clock, encoder,
+                                redact)
         self._woken = threading.Event()
         self._changes: queue.SimpleQueue[set[str]] = queue.SimpleQueue()
         self._watcher: Any = None
@@ -627,7 +631,8 @@ class TailDaemon:
         return follower
 
     def _follower(self, path: str) -> FileFollower:
-        follower = FileFollower(path, self.totals, self._clock, self._now, self._encoder)
+        follower = FileFollower(path, self.totals, self._clock, self._now, self._encoder,
+                                self._redact)
         translation = follower.translation
         gate = TranscriptGate(self.claims, translation.extra)
 

@@ -27,6 +27,7 @@ from streamv1.translator.events import Problem
 from streamv1.translator.lines import Line, LineSplitter
 from streamv1.translator.pipeline import InputError, Totals, Translation
 from streamv1.translator.reader import parse_line
+from streamv1.translator.shapes import Encoder
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail.checkpoint import FileMark, digest
 
@@ -82,12 +83,14 @@ class FileFollower:
         totals: Totals,
         clock: Callable[[], str],
         now: Callable[[], float] = time.monotonic,
-        encoder: Callable[[], Any] | None = None,
+        encoder: Callable[[], Encoder] | None = None,
+        redact: bool = True,
     ) -> None:
         self.path = path
         self._clock = clock
         self._now = now
         self._encoder = encoder
+        self._redact = redact
         self.out: list[bytes] = []
         self.translation = self._translation(totals)
         self.offset = 0
@@ -115,7 +118,8 @@ class FileFollower:
 
     def _translation(self, totals: Totals) -> Translation:
         encoder = self._encoder() if self._encoder else None
-        return Translation(self.path, self.out.append, totals, clock=self._clock, encoder=encoder)
+        return Translation(self.path, self.out.append, totals, clock=self._clock, encoder=encoder,
+                           redact=self._redact)
 
     # -- checkpoints ---------------------------------------------------------------
 

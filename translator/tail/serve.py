@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 from streamv1.translator import fleet, logs
 from streamv1.translator.discover import claude_projects
+from streamv1.translator.shapes import Encoder
 from streamv1.translator.tail import protocol
 from streamv1.translator.tail.checkpoint import CheckpointError
 from streamv1.translator.tail.daemon import OutputFailed, OutputSink, TailDaemon
@@ -51,7 +52,7 @@ def serve(
     output: Path | None,
     state_path: Path,
     published: tuple[Path, fleet.BusConfig] | None,
-    encoder: Callable[[], Any],
+    encoder: Callable[[], Encoder],
     **options: Any,
 ) -> NoReturn:
     """Run the daemon until a signal stops it, then exit with its status (1 when it

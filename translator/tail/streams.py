@@ -20,6 +20,7 @@ from streamv1.translator import logs
 from streamv1.translator.events import Problem
 from streamv1.translator.pipeline import InputError, Totals, Translation
 from streamv1.translator.reader import Line, parse_line
+from streamv1.translator.shapes import Encoder
 from streamv1.translator.tail.claims import Claims, Counters, mark_origin
 from streamv1.translator.tail.ingest import IngestServer, LiveStream, Subscriber
 
@@ -29,12 +30,14 @@ class LiveStreams:
     made since the last ``drain``."""
 
     def __init__(self, socket: Path | None, counters: Counters, claims: Claims,
-                 clock: Callable[[], str], encoder: Callable[[], Any] | None) -> None:
+                 clock: Callable[[], str], encoder: Callable[[], Encoder] | None,
+                 redact: bool = True) -> None:
         self.socket = socket
         self.counters = counters
         self.claims = claims
         self._clock = clock
         self._encoder = encoder  # makes each stream's encoder (--to)
+        self._redact = redact  # --no-redact: False
         self.server: IngestServer | None = None
         self.streams: list[LiveStream] = []
         self.totals = Totals()
@@ -106,6 +109,7 @@ class LiveStreams:
             self.totals,
             clock=self._clock,
             encoder=self._encoder() if self._encoder else None,
+            redact=self._redact,
         )
 
         def decorate(line: dict[str, Any]) -> dict[str, Any]:

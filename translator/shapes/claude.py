@@ -18,14 +18,13 @@ records through.
 from __future__ import annotations
 
 import uuid as uuidlib
-from typing import Any
+from typing import Any, ClassVar
 
 from streamv1.translator.encode import encode as encode_v1
 from streamv1.translator.events import JSON
-from streamv1.translator.scrub import scrubber
+from streamv1.translator.shapes import EncoderOptions, Shape
 
 SYNTHETIC_MODEL = "<synthetic>"
-OLD_TYPES = frozenset({"system", "assistant", "user", "stream_event", "result"})
 
 #: system subtypes the SDKs parse into typed messages, and what they require.
 _TYPED_SYSTEM = {
@@ -35,33 +34,14 @@ _TYPED_SYSTEM = {
 }
 
 
-class _Scrubbed:
-    """An encoder's bytes leave through the scrubber (no ANSI; secrets masked unless
-    ``redact`` is off). Options come from the running command, never from a
-    checkpoint: ``state()`` holds only what encoding learned from earlier lines."""
-
-    #: The layout of ``state()`` (translator.state's rule: new fields, new number).
-    STATE_VERSION = 1
-
-    def __init__(self, redact: bool = True) -> None:
-        self.redact = redact
-        self._scrub = scrubber(redact)
-
-    def state(self) -> JSON:
-        return {}
-
-    def load_state(self, state: JSON) -> None:
-        pass
-
-
-class ClaudeEncoder(_Scrubbed):
+class ClaudeEncoder:
     """Stateful per input: a run's init tells the model its messages default to."""
 
-    def __init__(self, extra_types: bool = False, redact: bool = True) -> None:
-        super().__init__(redact)
+    STATE_VERSION: ClassVar[int] = 1
+
+    def __init__(self, extra_types: bool = False) -> None:
         self.extra_types = extra_types
         self._model: str | None = None
-        self.skipped = 0
 
     def state(self) -> JSON:
         return {"model": self._model}
@@ -73,12 +53,11 @@ class ClaudeEncoder(_Scrubbed):
     def encode(self, line: JSON) -> bytes:
         out = self.convert(line)
         if out is None:
-            self.skipped += 1
             return b""
         meta = line.get("_meta")
         if meta is not None:
             out["_meta"] = meta  # the tail daemon's origin mark rides along, in either shape
-        return self._scrub(encode_v1(out))
+        return encode_v1(out)
 
     # -- one line ---------------------------------------------------------------
 
@@ -300,19 +279,13 @@ def _rest_into(out: JSON, ext: JSON, skip: tuple[str, ...]) -> None:
             out.setdefault(key, value)
 
 
-class StreamV1Encoder(_Scrubbed):
-    """The default: stream_v1 lines as they are."""
-
-    def encode(self, line: JSON) -> bytes:
-        return self._scrub(encode_v1(line))
-
-
-def encoder_for(target: str, extra_types: bool = False, redact: bool = True) -> Any:
-    if target == "claude":
-        return ClaudeEncoder(extra_types, redact)
-    return StreamV1Encoder(redact)
-
-
 def _obj(value: Any) -> dict[str, Any]:
     """``value`` when it is a JSON object, else an empty one."""
     return value if isinstance(value, dict) else {}
+
+
+def _make(options: EncoderOptions) -> ClaudeEncoder:
+    return ClaudeEncoder(options.extra_types)
+
+
+SHAPE = Shape("claude", "print-mode stream-json for legacy tools", _make)
