@@ -37,7 +37,15 @@ from streamv1.translator.events import (
     Usage,
 )
 from streamv1.translator.mapping import Row
-from streamv1.translator.sources import Source, Where, expect_strings, time_problem
+from streamv1.translator.sources import (
+    CERTAIN,
+    NOT_MINE,
+    OWN_TYPE,
+    Source,
+    Where,
+    expect_strings,
+    time_problem,
+)
 from streamv1.translator.state import persisted
 from streamv1.translator.timefmt import normalize_ts
 
@@ -97,11 +105,11 @@ _UUIDISH = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 
 def sniff(record: dict[str, Any]) -> int:
     if "sessionId" in record or "parentUuid" in record or "leafUuid" in record:
-        return 100
+        return CERTAIN
     kind = record.get("type")
     if isinstance(kind, str) and kind in METADATA_TYPES:
-        return 95
-    return 0
+        return OWN_TYPE
+    return NOT_MINE
 
 
 def session_hint(path: str) -> str | None:

@@ -32,7 +32,17 @@ from streamv1.translator.events import (
     whole,
 )
 from streamv1.translator.mapping import Row
-from streamv1.translator.sources import Source, Where, expect_strings, time_problem
+from streamv1.translator.sources import (
+    CERTAIN,
+    DECISIVE,
+    GUESS,
+    NOT_MINE,
+    POSSIBLE,
+    Source,
+    Where,
+    expect_strings,
+    time_problem,
+)
 from streamv1.translator.state import persisted
 from streamv1.translator.timefmt import normalize_ts
 
@@ -49,17 +59,17 @@ _PASSED_EVENTS = frozenset(
 
 def sniff(record: dict[str, Any]) -> int:
     if "sessionId" in record or "parentUuid" in record:
-        return 0
+        return NOT_MINE
     kind = record.get("type")
     if kind == "system" and record.get("subtype") == "init" and "session_id" in record:
-        return 100
+        return CERTAIN
     if isinstance(kind, str) and kind in _STREAM_TYPES and "session_id" in record:
-        return 90
+        return DECISIVE
     if isinstance(kind, str) and "session_id" in record:
-        return 50  # a snake_case record of a type not listed here (command_lifecycle)
+        return POSSIBLE  # a snake_case record of a type not listed here (command_lifecycle)
     if isinstance(kind, str) and "uuid" not in record and "timestamp" not in record:
-        return 10  # a control record (control_response)
-    return 0
+        return GUESS  # a control record (control_response)
+    return NOT_MINE
 
 
 @persisted

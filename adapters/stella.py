@@ -48,6 +48,9 @@ from streamv1.translator.events import (
 )
 from streamv1.translator.mapping import Row
 from streamv1.translator.sources import (
+    LIKELY,
+    NOT_MINE,
+    OWN_TYPE,
     BodyError,
     Source,
     Where,
@@ -100,14 +103,14 @@ def sniff(record: dict[str, Any]) -> int:
     if not isinstance(kind, str):
         kind = None
     if kind in _SURE_TYPES:
-        return 95
+        return OWN_TYPE
     if kind == "tool_result" and "call_id" in record:
-        return 95
+        return OWN_TYPE
     if kind == "text" and "message" not in record and "sessionId" not in record:
-        return 80
+        return LIKELY
     if "type" not in record and isinstance(record.get("events"), list):
-        return 95  # an --output-format json document on one line
-    return 0
+        return OWN_TYPE  # an --output-format json document on one line
+    return NOT_MINE
 
 
 def session_from_path(path: str) -> str | None:

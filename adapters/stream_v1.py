@@ -31,6 +31,8 @@ from streamv1.translator.events import (
 )
 from streamv1.translator.mapping import Row
 from streamv1.translator.sources import (
+    CERTAIN,
+    NOT_MINE,
     BodyError,
     Source,
     Where,
@@ -66,8 +68,8 @@ _ENVELOPE = frozenset({"type", "subtype", "session_id", "seq", "ts", "parent_too
 def sniff(record: dict[str, Any]) -> int:
     kind = record.get("type")
     if isinstance(kind, str) and kind in _TYPES and "seq" in record and "session_id" in record:
-        return 100
-    return 0
+        return CERTAIN
+    return NOT_MINE
 
 
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read", "cache_creation")

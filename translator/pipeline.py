@@ -19,13 +19,12 @@ from streamv1.translator.events import JSON, Problem, Unrecognized
 from streamv1.translator.framing import Framer, FramerStats
 from streamv1.translator.legacy import StreamV1Encoder
 from streamv1.translator.reader import Damage, ParsedLine
-from streamv1.translator.sources import Adapter, Source, Where, sniff, sources
+from streamv1.translator.sources import DECISIVE, Adapter, Source, Where, sniff, sources
 from streamv1.translator.state import StateError, dump, load
 from streamv1.translator.timefmt import now_ts
 
 #: How many records auto-detection may look at before it gives up.
 SNIFF_LIMIT = 50
-DECISIVE = 90
 #: The layout of :meth:`Translation.snapshot` around its parts' own states.
 STATE_VERSION = 4
 
