@@ -48,12 +48,13 @@ def _int(value: Any, name: str = "usage") -> int:
     if isinstance(value, int | float) and not isinstance(value, bool):
         count = whole(value)
         if count is None:
-            raise BodyError(f"{name} is {_shown(value)}, not a token count")
+            raise BodyError(f"{name} is {shown(value)}, not a token count")
         return count
     return 0
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A value as an error message shows it: its repr, cut at 40 characters."""
     text = repr(value)
     return text if len(text) <= 40 else text[:40] + "…"
 
