@@ -68,7 +68,6 @@ _INIT: Spec = {
 _LINE_KEYS = frozenset(
     {"type", "message", "session_id", "parent_tool_use_id", "timestamp", "tool_use_result"}
 )
-_MESSAGE_KEYS = frozenset({"id", "role", "content"})
 _PASSED_EVENTS = frozenset(
     {"message_start", "content_block_start", "content_block_stop", "message_delta", "message_stop"}
 )
@@ -318,10 +317,6 @@ def _str_list(value: Any) -> bool:
 def _message(rec: dict[str, Any], kind: str, session: str) -> Message:
     message = cc.message_of(rec, kind)
     content = cc.content_blocks(message.get("content"))
-    ext = rest(rec, _LINE_KEYS)
-    inner = rest(message, _MESSAGE_KEYS)
-    if inner:
-        ext["message"] = inner
     return Message(
         role=kind,
         session_id=session,
@@ -334,7 +329,7 @@ def _message(rec: dict[str, Any], kind: str, session: str) -> Message:
         model=string(message.get("model")),
         stop_reason=string(message.get("stop_reason")),
         usage=cc.message_usage(message) if kind == "assistant" else None,
-        extension=ext,
+        extension=cc.message_extension(rec, _LINE_KEYS, message),
     )
 
 
