@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Container
 from typing import Any
 
 import orjson
@@ -48,12 +49,13 @@ def _int(value: Any, name: str = "usage") -> int:
     if isinstance(value, int | float) and not isinstance(value, bool):
         count = whole(value)
         if count is None:
-            raise BodyError(f"{name} is {_shown(value)}, not a token count")
+            raise BodyError(f"{name} is {shown(value)}, not a token count")
         return count
     return 0
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A value as an error message shows it: its repr, cut at 40 characters."""
     text = repr(value)
     return text if len(text) <= 40 else text[:40] + "…"
 
@@ -109,6 +111,24 @@ def message_of(record: dict[str, Any], kind: str) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise BodyError(f"{kind} record without a message object")
     return message
+
+
+def message_extension(
+    record: dict[str, Any], line_keys: Container[str], message: dict[str, Any]
+) -> JSON:
+    """A message line's extension: the record's keys the line does not carry, and
+    under ``message`` the message's own beyond its id, role and content (model,
+    stop_reason, usage, ...)."""
+    # (A filtering comprehension measured faster on these records than popping the
+    # context keys from a copy, or than a cache of record layouts.)
+    ext = {k: v for k, v in record.items() if k not in line_keys}
+    inner = message.copy()
+    inner.pop("content", None)
+    inner.pop("id", None)
+    inner.pop("role", None)
+    if inner:
+        ext["message"] = inner
+    return ext
 
 
 def text_of(content: Any) -> str | None:

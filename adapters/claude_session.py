@@ -37,7 +37,18 @@ from streamv1.translator.events import (
     Usage,
 )
 from streamv1.translator.mapping import Row
-from streamv1.translator.sources import Source, Where, expect_strings, time_problem
+from streamv1.translator.sources import (
+    CERTAIN,
+    NOT_MINE,
+    OWN_TYPE,
+    Source,
+    Where,
+    expect_strings,
+    number,
+    rest,
+    string,
+    time_problem,
+)
 from streamv1.translator.state import persisted
 from streamv1.translator.timefmt import normalize_ts
 
@@ -84,6 +95,9 @@ CONTEXT_KEYS = frozenset(
     }
 )
 
+#: A system record's keys that are not its line's fields: its context, its subtype.
+_SYSTEM_KEYS = CONTEXT_KEYS | {"subtype"}
+_TURN_DURATION_KEYS = _SYSTEM_KEYS | {"durationMs"}
 _NAMING_KEYS = ("type", "sessionId")
 _STR_OR_NONE = (str, type(None))
 _LOCAL_OUTPUT = (
@@ -97,11 +111,11 @@ _UUIDISH = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 
 def sniff(record: dict[str, Any]) -> int:
     if "sessionId" in record or "parentUuid" in record or "leafUuid" in record:
-        return 100
+        return CERTAIN
     kind = record.get("type")
     if isinstance(kind, str) and kind in METADATA_TYPES:
-        return 95
-    return 0
+        return OWN_TYPE
+    return NOT_MINE
 
 
 def session_hint(path: str) -> str | None:
@@ -178,8 +192,7 @@ class ClaudeSessionAdapter:
         # sidechain records.
         self._subagent: bool | None = True if named_agent else None
         self._meta = _read_meta(p) if named_agent else {}
-        parent = self._meta.get("toolUseId")
-        self._parent: str | None = parent if isinstance(parent, str) else None
+        self._parent = string(self._meta.get("toolUseId"))
         self._parent_looked = self._parent is not None
         # A subagent with no sidecar whose parent does not name it yet (live: the
         # parent writes the link later): its events wait here until it does, or the
@@ -378,7 +391,7 @@ class ClaudeSessionAdapter:
             parent_tool_use_id=own_parent,
             tool_use_result=rec.get("toolUseResult"),
             has_tool_use_result="toolUseResult" in rec,
-            extension=_extension(rec, message),
+            extension=cc.message_extension(rec, _LINE_KEYS, message),
         )
 
     def _prompt(self, rec: dict[str, Any], content: Any, ts: str | None, out: list[Event]) -> None:
@@ -409,14 +422,13 @@ class ClaudeSessionAdapter:
         ``extension.prompt``, the record's other keys beside it."""
         ext: JSON = {"prompt": content}
         ext.update({k: v for k, v in rec.items() if k not in ("type", "message", "cwd")})
-        cwd = rec.get("cwd")
         return RunStart(
             session_id=self._sid,
             ts=ts,
             agent_name=cc.AGENT_NAME,
             provider=cc.PROVIDER,
             agent_role=role,
-            cwd=cwd if isinstance(cwd, str) else None,
+            cwd=string(rec.get("cwd")),
             parent_tool_use_id=parent,
             extension=ext,
         )
@@ -431,8 +443,7 @@ class ClaudeSessionAdapter:
             return
         turn = self._turn
         if self._pending is not None:
-            model = message.get("model")
-            self._ensure_started(out, model if isinstance(model, str) else None)
+            self._ensure_started(out, string(message.get("model")))
         if turn is not None and turn.held:
             turn.count.user_records += len(turn.held)
             out += turn.held
@@ -446,9 +457,6 @@ class ClaudeSessionAdapter:
         self, rec: dict[str, Any], message: dict[str, Any], ts: str | None, parent: str | None
     ) -> Message:
         content = cc.content_blocks(message.get("content"))
-        model = message.get("model")
-        stop = message.get("stop_reason")
-        msg_id = message.get("id")
         for block in content:
             if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                 tool_input = block.get("input")
@@ -460,12 +468,12 @@ class ClaudeSessionAdapter:
             session_id=self._sid,
             ts=ts,
             content=content,
-            message_id=msg_id if isinstance(msg_id, str) else None,
+            message_id=string(message.get("id")),
             parent_tool_use_id=parent,
-            model=model if isinstance(model, str) else None,
-            stop_reason=stop if isinstance(stop, str) else None,
+            model=string(message.get("model")),
+            stop_reason=string(message.get("stop_reason")),
             usage=cc.message_usage(message),
-            extension=_extension(rec, message),
+            extension=cc.message_extension(rec, _LINE_KEYS, message),
         )
 
     @staticmethod
@@ -482,52 +490,68 @@ class ClaudeSessionAdapter:
 
     def _system(self, rec: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         subtype = rec.get("subtype")
+        content = rec.get("content")
         if subtype == "init":
             # Print mode's run start, not a durable record: a line of its own would
             # be a second system/init inside the run. Kept whole, as unknown types are.
             out.append(Unrecognized("system/init", self._session, ts, rec,
                                     self._nested_parent(rec)))
+        elif subtype == "turn_duration" and self._is_own(rec):
+            self._turn_duration(rec, ts, out)
+        elif subtype == "local_command" and isinstance(content, str):
+            self._local_command(rec, content, ts, out)
+        else:
+            self._system_note(rec, subtype, content, ts, out)
+
+    def _turn_duration(self, rec: dict[str, Any], ts: str | None, out: list[Event]) -> None:
+        """The CLI's mark that a turn of an interactive session ended."""
+        if self._turn is None:
+            out.append(Dropped("system/turn_duration", self._session))
             return
-        if subtype == "turn_duration" and self._is_own(rec):
-            if self._turn is not None:
-                duration = rec.get("durationMs")
-                self._end(
-                    out,
-                    ts,
-                    duration_ms=duration if isinstance(duration, int) else None,
-                    extension=_rest(rec, ("subtype", "durationMs")),
-                )
-            else:
-                out.append(Dropped("system/turn_duration", self._session))
-            return
-        body = _rest(rec, ("subtype",))
-        content = rec.get("content")
-        if subtype == "local_command" and isinstance(content, str):
-            shown = cc.local_command_output(content)
-            if not content.lstrip().startswith(_LOCAL_OUTPUT):
-                self._prompt(rec, content, ts, out)  # the command itself (/cost, /status)
-            elif shown is not None and self._turn is not None and not self._turn.replied:
-                # Its output is the command's reply: print mode shows it as an
-                # assistant message of the CLI's own (model <synthetic>).
-                self._turn.expects_reply = False
+        duration = rec.get("durationMs")
+        self._end(
+            out,
+            ts,
+            duration_ms=duration if isinstance(duration, int) else None,
+            extension=rest(rec, _TURN_DURATION_KEYS),
+        )
+
+    def _local_command(
+        self, rec: dict[str, Any], content: str, ts: str | None, out: list[Event]
+    ) -> None:
+        """A local command (``/cost``, ``/status``) is a prompt; its output, the reply."""
+        shown = cc.local_command_output(content)
+        turn = self._turn
+        if not content.lstrip().startswith(_LOCAL_OUTPUT):
+            self._prompt(rec, content, ts, out)  # the command itself
+        elif shown is not None and turn is not None and not turn.replied:
+            # Its output is the command's reply: print mode shows it as an
+            # assistant message of the CLI's own (model <synthetic>).
+            turn.expects_reply = False
+            self._ensure_started(out, None)
+            line = Message(
+                role="assistant",
+                session_id=self._sid,
+                ts=ts,
+                content=[{"type": "text", "text": shown.strip()}],
+                model=cc.SYNTHETIC_MODEL,
+                extension={"record": rest(rec, _SYSTEM_KEYS)},
+            )
+            out.append(line)
+            self._after_reply(turn, rec, line)
+            turn.command_output = shown
+        else:
+            if turn is not None:
+                turn.expects_reply = False
                 self._ensure_started(out, None)
-                line = Message(
-                    role="assistant",
-                    session_id=self._sid,
-                    ts=ts,
-                    content=[{"type": "text", "text": shown.strip()}],
-                    model=cc.SYNTHETIC_MODEL,
-                    extension={"record": _rest(rec, ("subtype",))},
-                )
-                out.append(line)
-                self._after_reply(self._turn, rec, line)
-                self._turn.command_output = shown
-            else:
-                if self._turn is not None:
-                    self._turn.expects_reply = False
-                    self._ensure_started(out, None)
-                out.append(Note("local_command_output", self._sid, ts, {"body": content}))
-            return
+            out.append(Note("local_command_output", self._sid, ts, {"body": content}))
+
+    def _system_note(
+        self, rec: dict[str, Any], subtype: Any, content: Any, ts: str | None, out: list[Event]
+    ) -> None:
+        """Any other system record: a line of the same subtype (no subtype: 1.0.x's
+        hook output, a notification)."""
+        body = rest(rec, _SYSTEM_KEYS)
         side = self._side_of(rec) if rec.get("isSidechain") is True and not self._subagent else None
         parent = side.parent if side is not None else self._nested_parent(rec)
         if not isinstance(subtype, str):
@@ -545,15 +569,15 @@ class ClaudeSessionAdapter:
             out.append(note)
 
     def _cost_state(self, rec: dict[str, Any], out: list[Event]) -> None:
-        raw = rec.get("totalCostUSD")
-        cost = float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+        raw = number(rec.get("totalCostUSD"))
+        cost = float(raw) if raw is not None else None
         spent: float | None = None
         if cost is not None:
             spent, self._cost_total = cost - self._cost_total, cost
         if self._turn is None:
             out.append(Dropped("cost-state", self._session))
             return
-        ext: JSON = {"cost_state": _rest(rec, ())}
+        ext: JSON = {"cost_state": rest(rec, CONTEXT_KEYS)}
         if not _complete(self._turn) and self._turn.interrupted is None:
             self._turn.cost_end = (cost, spent, ext)
             return
@@ -806,24 +830,8 @@ def _complete(turn: _Turn) -> bool:
     return turn.last_is_model and not turn.unanswered and turn.last_stop != "tool_use"
 
 
-def _rest(rec: dict[str, Any], used: tuple[str, ...]) -> JSON:
-    return {k: v for k, v in rec.items() if k not in CONTEXT_KEYS and k not in used}
-
-
-_NOT_IN_EXTENSION = CONTEXT_KEYS | {"toolUseResult"}
-
-
-def _extension(rec: dict[str, Any], message: dict[str, Any]) -> JSON:
-    # (A filtering comprehension measured faster on these records than popping the
-    # context keys from a copy, or than a cache of record layouts.)
-    ext = {k: v for k, v in rec.items() if k not in _NOT_IN_EXTENSION}
-    inner = message.copy()
-    inner.pop("content", None)
-    inner.pop("id", None)
-    inner.pop("role", None)
-    if inner:
-        ext["message"] = inner
-    return ext
+#: A message record's keys that are not its line's extension.
+_LINE_KEYS = CONTEXT_KEYS | {"toolUseResult"}
 
 
 def _read_meta(path: Path) -> JSON:
@@ -884,8 +892,7 @@ def _spawner_in(raw: bytes, agent_id: str) -> str | None:
         return None
     data = rec.get("data")
     if isinstance(data, dict) and data.get("agentId") == agent_id:
-        tool = rec.get("parentToolUseID") or rec.get("toolUseID")
-        return tool if isinstance(tool, str) else None
+        return string(rec.get("parentToolUseID") or rec.get("toolUseID"))
     result = rec.get("toolUseResult")
     if isinstance(result, dict) and result.get("agentId") == agent_id:
         message = rec.get("message")
@@ -893,8 +900,7 @@ def _spawner_in(raw: bytes, agent_id: str) -> str | None:
         if isinstance(content, list):
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
-                    tool = block.get("tool_use_id")
-                    return tool if isinstance(tool, str) else None
+                    return string(block.get("tool_use_id"))
     return None
 
 

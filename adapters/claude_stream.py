@@ -32,16 +32,42 @@ from streamv1.translator.events import (
     whole,
 )
 from streamv1.translator.mapping import Row
-from streamv1.translator.sources import Source, Where, expect_strings, time_problem
+from streamv1.translator.sources import (
+    CERTAIN,
+    DECISIVE,
+    GUESS,
+    NOT_MINE,
+    POSSIBLE,
+    Source,
+    Spec,
+    Where,
+    expect_strings,
+    number,
+    rest,
+    string,
+    take,
+    time_problem,
+)
 from streamv1.translator.state import persisted
 from streamv1.translator.timefmt import normalize_ts
 
 _NAMING_KEYS = ("type", "session_id")
 _STR_OR_NONE = (str, type(None))
 _STREAM_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
-_INIT_KEYS = frozenset({"type", "subtype", "session_id", "cwd", "tools", "mcp_servers", "model"})
-_LINE_KEYS = frozenset({"type", "message", "session_id", "parent_tool_use_id", "timestamp"})
-_MESSAGE_KEYS = frozenset({"id", "role", "content"})
+#: An init's fields (the rest goes into the run start's extension).
+_INIT: Spec = {
+    "type": object,
+    "subtype": object,
+    "session_id": object,
+    "cwd": string,
+    "tools": object,
+    "mcp_servers": object,
+    "model": string,
+}
+#: A message line's keys that are not its extension.
+_LINE_KEYS = frozenset(
+    {"type", "message", "session_id", "parent_tool_use_id", "timestamp", "tool_use_result"}
+)
 _PASSED_EVENTS = frozenset(
     {"message_start", "content_block_start", "content_block_stop", "message_delta", "message_stop"}
 )
@@ -49,17 +75,17 @@ _PASSED_EVENTS = frozenset(
 
 def sniff(record: dict[str, Any]) -> int:
     if "sessionId" in record or "parentUuid" in record:
-        return 0
+        return NOT_MINE
     kind = record.get("type")
     if kind == "system" and record.get("subtype") == "init" and "session_id" in record:
-        return 100
+        return CERTAIN
     if isinstance(kind, str) and kind in _STREAM_TYPES and "session_id" in record:
-        return 90
+        return DECISIVE
     if isinstance(kind, str) and "session_id" in record:
-        return 50  # a snake_case record of a type not listed here (command_lifecycle)
+        return POSSIBLE  # a snake_case record of a type not listed here (command_lifecycle)
     if isinstance(kind, str) and "uuid" not in record and "timestamp" not in record:
-        return 10  # a control record (control_response)
-    return 0
+        return GUESS  # a control record (control_response)
+    return NOT_MINE
 
 
 @persisted
@@ -162,7 +188,7 @@ class ClaudeStreamAdapter:
         elif kind == "result":
             self._end(rec, session, out)
         elif kind == "rate_limit_event":
-            ext = {k: v for k, v in rec.items() if k not in ("type", "session_id")}
+            ext = rest(rec, ("type", "session_id"))
             self._route(out, Note("rate_limit", session, None, extension=ext))
         else:
             name = kind if isinstance(kind, str) else "<no type>"
@@ -187,24 +213,22 @@ class ClaudeStreamAdapter:
         if self._runs:
             self._later.append([])
         self._runs.append(_Run())
-        tools = rec.get("tools")
-        servers = rec.get("mcp_servers")
-        ext = {k: v for k, v in rec.items() if k not in _INIT_KEYS}
+        line, ext = take(rec, _INIT)
+        tools, servers = line["tools"], line["mcp_servers"]
+        # Tools and servers of another shape are kept, in the extension.
         if tools is not None and not _str_list(tools):
             ext["tools"] = tools
             tools = None
         if servers is not None and not isinstance(servers, list):
             ext["mcp_servers"] = servers
             servers = None
-        model = rec.get("model")
-        cwd = rec.get("cwd")
         self._held_init = RunStart(
             session_id=session,
             ts=normalize_ts(rec.get("timestamp")),
             agent_name=cc.AGENT_NAME,
             provider=cc.PROVIDER,
-            model=model if isinstance(model, str) else None,
-            cwd=cwd if isinstance(cwd, str) else None,
+            model=line["model"],
+            cwd=line["cwd"],
             tools=tools,
             mcp_servers=servers,
             extension=ext,
@@ -222,8 +246,7 @@ class ClaudeStreamAdapter:
         event = rec.get("event")
         if not isinstance(event, dict):
             raise cc.BodyError("stream_event record without an event object")
-        parent = rec.get("parent_tool_use_id")
-        parent = parent if isinstance(parent, str) else None
+        parent = string(rec.get("parent_tool_use_id"))
         ts = normalize_ts(rec.get("timestamp"))
         etype = event.get("type")
         index = event.get("index")
@@ -287,11 +310,6 @@ def _replayed_prompt(rec: dict[str, Any]) -> bool:
     return not (cc.text_of(content) or "").lstrip().startswith("<local-command-")
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:40] + "…"
-
-
 def _str_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
@@ -299,33 +317,25 @@ def _str_list(value: Any) -> bool:
 def _message(rec: dict[str, Any], kind: str, session: str) -> Message:
     message = cc.message_of(rec, kind)
     content = cc.content_blocks(message.get("content"))
-    parent = rec.get("parent_tool_use_id")
-    msg_id = message.get("id")
-    ext: JSON = {k: v for k, v in rec.items() if k not in _LINE_KEYS and k != "tool_use_result"}
-    inner = {k: v for k, v in message.items() if k not in _MESSAGE_KEYS}
-    if inner:
-        ext["message"] = inner
-    model = message.get("model")
-    stop = message.get("stop_reason")
     return Message(
         role=kind,
         session_id=session,
         ts=normalize_ts(rec.get("timestamp")),
         content=content,
-        message_id=msg_id if isinstance(msg_id, str) else None,
-        parent_tool_use_id=parent if isinstance(parent, str) else None,
+        message_id=string(message.get("id")),
+        parent_tool_use_id=string(rec.get("parent_tool_use_id")),
         tool_use_result=rec.get("tool_use_result"),
         has_tool_use_result="tool_use_result" in rec,
-        model=model if isinstance(model, str) else None,
-        stop_reason=stop if isinstance(stop, str) else None,
+        model=string(message.get("model")),
+        stop_reason=string(message.get("stop_reason")),
         usage=cc.message_usage(message) if kind == "assistant" else None,
-        extension=ext,
+        extension=cc.message_extension(rec, _LINE_KEYS, message),
     )
 
 
 def _note(rec: dict[str, Any], subtype: str, session: str) -> Note:
-    body = {k: v for k, v in rec.items() if k not in ("type", "subtype", "session_id")}
-    parent = body.pop("parent_tool_use_id", None)
+    body = rest(rec, ("type", "subtype", "session_id"))
+    parent = string(body.pop("parent_tool_use_id", None))
     ts = normalize_ts(body.pop("timestamp", None))
     if subtype.startswith("task_"):
         fields: JSON = {}
@@ -334,51 +344,50 @@ def _note(rec: dict[str, Any], subtype: str, session: str) -> Note:
                 fields[key] = body.pop(key)
         if body:
             fields["task"] = body
-        return Note(subtype, session, ts, fields, {}, parent if isinstance(parent, str) else None)
+        return Note(subtype, session, ts, fields, {}, parent)
     if subtype == "background_tasks_changed" and isinstance(body.get("tasks"), list):
         ids = [t["task_id"] for t in body["tasks"] if isinstance(t, dict) and "task_id" in t]
         return Note(subtype, session, ts, {"running_ids": ids}, body)
-    return Note(subtype, session, ts, body, {}, parent if isinstance(parent, str) else None)
+    return Note(subtype, session, ts, body, {}, parent)
+
+
+def _count(value: Any, name: str) -> int:
+    """A whole number, which print mode may write as a float (``3.0``)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        count = whole(value)
+        if count is None:
+            raise cc.BodyError(f"{name} is {cc.shown(value)}, not a whole number")
+        return count
+    raise cc.BodyError(f"{name} is {type(value).__name__}, not int")
+
+
+#: A result's fields, in the order they are checked (the rest goes into the run
+#: end's extension).
+_RESULT: Spec = {
+    "subtype": str,
+    "is_error": bool,
+    "result": str,
+    "num_turns": _count,
+    "duration_ms": _count,
+    "stop_reason": str,
+    "ttft_ms": _count,
+    "type": object,
+    "session_id": object,
+    "usage": object,
+    "total_cost_usd": object,
+    "model_usage_since_last_result": object,
+}
 
 
 def _result(rec: dict[str, Any], session: str, api_call: bool = False) -> RunEnd:
-    def typed(key: str, kind: type) -> Any:
-        value = rec.get(key)
-        if value is None:
-            return None
-        if kind is int and isinstance(value, int | float) and not isinstance(value, bool):
-            count = whole(value)
-            if count is None:
-                raise cc.BodyError(f"result.{key} is {_shown(value)}, not a whole number")
-            return count
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise cc.BodyError(f"result.{key} is {type(value).__name__}, not {kind.__name__}")
-        return value
-
-    used = {
-        "type",
-        "subtype",
-        "session_id",
-        "is_error",
-        "result",
-        "num_turns",
-        "duration_ms",
-        "stop_reason",
-        "usage",
-        "total_cost_usd",
-        "ttft_ms",
-        "model_usage_since_last_result",
-    }
-    ext = {k: v for k, v in rec.items() if k not in used}
-    cost = rec.get("total_cost_usd")
-    if cost is None:
-        cost = rec.get("total_cost")  # print-mode 1.0.x named it total_cost
     model_usage = cc.model_usage_from_camel(rec.get("model_usage_since_last_result"))
+    this_invocation = model_usage is not None
     if model_usage is None:
         model_usage = cc.model_usage_from_camel(rec.get("modelUsage"))
-    else:
-        ext["model_usage_since_last_result"] = rec["model_usage_since_last_result"]
     usage = cc.usage_from_api(rec.get("usage"))
+    line, ext = take(rec, _RESULT, "result")
+    if this_invocation:
+        ext["model_usage_since_last_result"] = rec["model_usage_since_last_result"]
     if usage is not None and api_call and usage == Usage() and model_usage:
         # The CLI prints all-zero usage when it stops a run early (--max-budget-usd)
         # although the run's API calls used tokens: this invocation's per-model
@@ -387,21 +396,22 @@ def _result(rec: dict[str, Any], session: str, api_call: bool = False) -> RunEnd
         usage = Usage()
         for per_model in model_usage.values():
             usage.add(per_model)
+    cost = line["total_cost_usd"]
+    if cost is None:
+        cost = rec.get("total_cost")  # print-mode 1.0.x named it total_cost
     return RunEnd(
         session_id=session,
         ts=normalize_ts(rec.get("timestamp")),
-        subtype=typed("subtype", str),
-        is_error=typed("is_error", bool),
-        result=typed("result", str),
-        num_turns=typed("num_turns", int),
-        duration_ms=typed("duration_ms", int),
-        stop_reason=typed("stop_reason", str),
+        subtype=line["subtype"],
+        is_error=line["is_error"],
+        result=line["result"],
+        num_turns=line["num_turns"],
+        duration_ms=line["duration_ms"],
+        stop_reason=line["stop_reason"],
         usage=usage,
         model_usage=model_usage,
-        total_cost_usd=cost
-        if isinstance(cost, int | float) and not isinstance(cost, bool)
-        else None,
-        ttft_ms=typed("ttft_ms", int),
+        total_cost_usd=number(cost),
+        ttft_ms=line["ttft_ms"],
         extension=ext,
     )
 

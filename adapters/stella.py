@@ -29,7 +29,7 @@ for a file called ``stella-events.jsonl``; ``stdin`` for standard input).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -48,35 +48,27 @@ from streamv1.translator.events import (
 )
 from streamv1.translator.mapping import Row
 from streamv1.translator.sources import (
+    LIKELY,
+    NOT_MINE,
+    OWN_TYPE,
     BodyError,
     Source,
     Where,
     body_problem,
     expect_strings,
+    rest,
     time_problem,
 )
 from streamv1.translator.state import persisted
 from streamv1.translator.timefmt import normalize_ts
 
-KNOWN_TYPES = frozenset(
-    {
-        "stage",
-        "text",
-        "text_delta",
-        "tool_start",
-        "tool_result",
-        "step_usage",
-        "turn_complete",
-        "run_complete",
-    }
-)
 AGENT_NAME = "stella"
 PROVIDER = "stella"
 _GENERIC_STEMS = frozenset({"stella-events", "events", "journal"})
 _CONTENT = frozenset({"text", "text_delta", "tool_start", "tool_result"})
 _NAMING_KEYS = ("type", "session_id")
+_ENVELOPE = ("type", "ts", "session_id")
 _STR_OR_NONE = (str, type(None))
-_SURE_TYPES = KNOWN_TYPES - {"text", "tool_result"}
 #: Events held with a run's init while no content has said whether deltas come:
 #: past this many, the init goes out without partial_messages_v1 (a stream of 25
 #: million events with no content held them all: 4 GB).
@@ -100,14 +92,14 @@ def sniff(record: dict[str, Any]) -> int:
     if not isinstance(kind, str):
         kind = None
     if kind in _SURE_TYPES:
-        return 95
+        return OWN_TYPE
     if kind == "tool_result" and "call_id" in record:
-        return 95
+        return OWN_TYPE
     if kind == "text" and "message" not in record and "sessionId" not in record:
-        return 80
+        return LIKELY
     if "type" not in record and isinstance(record.get("events"), list):
-        return 95  # an --output-format json document on one line
-    return 0
+        return OWN_TYPE  # an --output-format json document on one line
+    return NOT_MINE
 
 
 def session_from_path(path: str) -> str | None:
@@ -213,116 +205,126 @@ class StellaAdapter:
         try:
             if type(kind) not in _STR_OR_NONE or type(sid) not in _STR_OR_NONE:
                 expect_strings(ev, _NAMING_KEYS)  # (raises: inline first, it is hot)
-            if not isinstance(kind, str) or kind not in KNOWN_TYPES:
+            handler = _EVENTS.get(kind) if isinstance(kind, str) else None
+            if handler is None:
                 name = kind if isinstance(kind, str) else "<no type>"
                 self._emit(out, Unrecognized(name, self._sid, ts, ev))
                 return
-            self._known(str(kind), ev, ts, out)
+            if kind in _CONTENT and self._start is not None:
+                self._release(out, partial=kind == "text_delta")
+            handler(self, ev, rest(ev, _ENVELOPE), ts, out)
         except BodyError as exc:
             what = kind if isinstance(kind, str) else "event"
             self._emit(out, body_problem(f"{what}: {exc}", ev, where, self._sid, ts))
 
-    def _known(self, kind: str, ev: dict[str, Any], ts: str | None, out: list[Event]) -> None:
+    # Each known event type's handler: given the event, its fields beside the
+    # envelope (what a handler does not use goes into the line's extension), its time.
+
+    def _stage(self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]) -> None:
+        name = _str(ev, "name", required=True)
+        scope = _str(ev, "scope")
+        value: JSON = {"value": name}
+        if scope is not None:
+            value["category"] = scope
+        self._emit(out, Note("stage", self._sid, ts, value, rest(fields, ("name", "scope"))))
+
+    def _text_delta(
+        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+    ) -> None:
+        assert self._run is not None
+        text = _aliased(ev, "delta", "text")
+        payload: JSON = {
+            "type": "content_block_delta",
+            "index": self._run.steps,
+            "delta": {"type": "text_delta", "text": text},
+        }
+        ext = rest(fields, ("delta", "text"))
+        if ext:
+            payload["extension"] = ext
+        self._emit(out, Delta(self._sid, ts, payload))
+
+    def _text(self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]) -> None:
+        assert self._run is not None
+        text = _aliased(ev, "text", "delta")
+        self._run.steps += 1
+        self._say(out, ts, {"type": "text", "text": text}, rest(fields, ("text", "delta")))
+
+    def _tool_start(
+        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+    ) -> None:
+        call_id = _str(ev, "call_id", required=True)
+        name = _str(ev, "name", required=True)
+        block: JSON = {
+            "type": "tool_use",
+            "id": call_id,
+            "name": name,
+            "input": ev.get("input", {}),
+        }
+        self._say(out, ts, block, rest(fields, ("call_id", "name", "input")))
+
+    def _tool_result(
+        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+    ) -> None:
+        call_id = _str(ev, "call_id", required=True)
+        is_error = _bool(ev, "is_error")
+        _int(ev, "duration_ms")  # checked; kept with the other measures
+        result: JSON = {"type": "tool_result", "tool_use_id": call_id}
+        content = ev.get("content", ev.get("output"))
+        if content is not None:
+            result["content"] = content
+        if is_error is not None:
+            result["is_error"] = is_error
+        measured = rest(fields, ("call_id", "content", "output", "is_error"))
+        self._emit(
+            out,
+            Message(
+                "user",
+                self._sid,
+                ts,
+                [result],
+                tool_use_result=measured,
+                has_tool_use_result=bool(measured),
+            ),
+        )
+
+    def _step_usage(
+        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+    ) -> None:
         run = self._run
         assert run is not None
-        rest = {k: v for k, v in ev.items() if k not in ("type", "ts", "session_id")}
-        if kind in _CONTENT and self._start is not None:
-            self._release(out, partial=kind == "text_delta")
-        if kind == "stage":
-            name = _str(ev, "name", required=True)
-            scope = _str(ev, "scope")
-            fields: JSON = {"value": name}
-            if scope is not None:
-                fields["category"] = scope
-            ext = {k: v for k, v in rest.items() if k not in ("name", "scope")}
-            self._emit(out, Note("stage", self._sid, ts, fields, ext))
-        elif kind == "text_delta":
-            text = _aliased(ev, "delta", "text")
-            self._emit(
-                out,
-                Delta(
-                    self._sid,
-                    ts,
-                    {
-                        "type": "content_block_delta",
-                        "index": run.steps,
-                        "delta": {"type": "text_delta", "text": text},
-                        **_extension(rest, ("delta", "text")),
-                    },
-                ),
-            )
-        elif kind == "text":
-            text = _aliased(ev, "text", "delta")
-            run.steps += 1
-            self._say(out, ts, {"type": "text", "text": text}, _ext(rest, ("text", "delta")))
-        elif kind == "tool_start":
-            call_id = _str(ev, "call_id", required=True)
-            name = _str(ev, "name", required=True)
-            block: JSON = {
-                "type": "tool_use",
-                "id": call_id,
-                "name": name,
-                "input": ev.get("input", {}),
-            }
-            self._say(out, ts, block, _ext(rest, ("call_id", "name", "input")))
-        elif kind == "tool_result":
-            call_id = _str(ev, "call_id", required=True)
-            is_error = ev.get("is_error")
-            if is_error is not None and not isinstance(is_error, bool):
-                raise BodyError(f"is_error is {type(is_error).__name__}, not a boolean")
-            _int(ev, "duration_ms")
-            result: JSON = {"type": "tool_result", "tool_use_id": call_id}
-            content = ev.get("content", ev.get("output"))
-            if content is not None:
-                result["content"] = content
-            if is_error is not None:
-                result["is_error"] = is_error
-            measured = _ext(rest, ("call_id", "content", "output", "is_error"))
-            self._emit(
-                out,
-                Message(
-                    "user",
-                    self._sid,
-                    ts,
-                    [result],
-                    tool_use_result=measured,
-                    has_tool_use_result=bool(measured),
-                ),
-            )
-        elif kind == "step_usage":
-            nested = ev.get("usage")
-            usage = _usage(nested if isinstance(nested, dict) else ev)
-            model = _str(ev, "model")
-            duration = _int(ev, "duration_ms")
-            run.usage.add(usage)
-            run.usage_seen = True
-            run.model_usage.setdefault(model, Usage()).add(usage)
-            if model:
-                run.model = model
-            fields = {"duration_ms": duration} if duration is not None else {}
-            self._emit(out, Note("step_usage", self._sid, ts, fields, _ext(rest, ("duration_ms",))))
-        elif kind == "turn_complete":
-            run.turns += 1
-            fields = {}
-            stop = _str(ev, "stop_reason")
-            if stop is not None:
-                fields["stop_reason"] = stop
-            self._emit(
-                out, Note("turn_complete", self._sid, ts, fields, _ext(rest, ("stop_reason",)))
-            )
-        elif kind == "run_complete":
-            self._complete(ev, rest, ts, out)
+        nested = ev.get("usage")
+        usage = _usage(nested if isinstance(nested, dict) else ev)
+        model = _str(ev, "model")
+        duration = _int(ev, "duration_ms")
+        run.usage.add(usage)
+        run.usage_seen = True
+        run.model_usage.setdefault(model, Usage()).add(usage)
+        if model:
+            run.model = model
+        value = {"duration_ms": duration} if duration is not None else {}
+        self._emit(out, Note("step_usage", self._sid, ts, value, rest(fields, ("duration_ms",))))
 
-    def _complete(self, ev: dict[str, Any], rest: JSON, ts: str | None, out: list[Event]) -> None:
+    def _turn_complete(
+        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+    ) -> None:
+        assert self._run is not None
+        self._run.turns += 1
+        stop = _str(ev, "stop_reason")
+        value = {"stop_reason": stop} if stop is not None else {}
+        self._emit(
+            out, Note("turn_complete", self._sid, ts, value, rest(fields, ("stop_reason",)))
+        )
+
+    def _run_complete(
+        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+    ) -> None:
         run = self._run
         assert run is not None
         model = _str(ev, "model") or run.model
         cost = ev.get("cost_usd")
         if cost is not None and (not isinstance(cost, int | float) or isinstance(cost, bool)):
             raise BodyError(f"cost_usd is {type(cost).__name__}, not a number")
-        is_error = ev.get("is_error")
-        if is_error is not None and not isinstance(is_error, bool):
-            raise BodyError(f"is_error is {type(is_error).__name__}, not a boolean")
+        is_error = _bool(ev, "is_error")
         duration = _int(ev, "duration_ms")
         own = ev.get("usage")
         if own is not None and not isinstance(own, dict):
@@ -352,8 +354,8 @@ class StellaAdapter:
                 usage=usage,
                 model_usage=model_usage or None,
                 total_cost_usd=cost,
-                extension=_ext(
-                    rest, ("cost_usd", "is_error", "duration_ms", "usage", "stop_reason")
+                extension=rest(
+                    fields, ("cost_usd", "is_error", "duration_ms", "usage", "stop_reason")
                 ),
             )
         )
@@ -409,6 +411,13 @@ def _str(ev: dict[str, Any], key: str, required: bool = False) -> str | None:
     return value
 
 
+def _bool(ev: dict[str, Any], key: str) -> bool | None:
+    value = ev.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise BodyError(f"{key} is {type(value).__name__}, not a boolean")
+    return value
+
+
 def _int(ev: dict[str, Any], key: str) -> int | None:
     value = ev.get(key)
     if value is None:
@@ -442,13 +451,21 @@ def _usage(raw: dict[str, Any]) -> Usage:
     return usage
 
 
-def _ext(rest: JSON, used: tuple[str, ...]) -> JSON:
-    return {k: v for k, v in rest.items() if k not in used}
-
-
-def _extension(rest: JSON, used: tuple[str, ...]) -> JSON:
-    ext = _ext(rest, used)
-    return {"extension": ext} if ext else {}
+#: Each known event type's handler (any other type is kept whole:
+#: system/unrecognized).
+_Handler = Callable[[StellaAdapter, dict[str, Any], JSON, str | None, list[Event]], None]
+_EVENTS: dict[str, _Handler] = {
+    "stage": StellaAdapter._stage,
+    "text": StellaAdapter._text,
+    "text_delta": StellaAdapter._text_delta,
+    "tool_start": StellaAdapter._tool_start,
+    "tool_result": StellaAdapter._tool_result,
+    "step_usage": StellaAdapter._step_usage,
+    "turn_complete": StellaAdapter._turn_complete,
+    "run_complete": StellaAdapter._run_complete,
+}
+KNOWN_TYPES = frozenset(_EVENTS)
+_SURE_TYPES = KNOWN_TYPES - {"text", "tool_result"}
 
 
 MAPPING = (

@@ -12,8 +12,8 @@ kept whole as system/unrecognized.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
 
 from streamv1.adapters._claude import usage_from_api
 from streamv1.translator import catalog
@@ -31,49 +31,40 @@ from streamv1.translator.events import (
 )
 from streamv1.translator.mapping import Row
 from streamv1.translator.sources import (
+    CERTAIN,
+    NOT_MINE,
     BodyError,
     Source,
+    Spec,
     Where,
+    array,
     body_problem,
     expect_strings,
+    number,
+    rest,
+    string,
+    take,
     time_problem,
 )
 from streamv1.translator.state import persisted
 from streamv1.translator.timefmt import normalize_ts
 
 _TYPES = frozenset({"system", "stream_event", "assistant", "user", "result"})
-_INIT_KEYS = frozenset(
-    {
-        "type",
-        "subtype",
-        "session_id",
-        "seq",
-        "ts",
-        "cwd",
-        "tools",
-        "mcp_servers",
-        "agent",
-        "capabilities",
-        "parent_tool_use_id",
-        "extension",
-    }
-)
 _NAMING_KEYS = ("type", "session_id")
 _STR_OR_NONE = (str, type(None))
-_ENVELOPE = frozenset({"type", "subtype", "session_id", "seq", "ts", "parent_tool_use_id"})
 
 
 def sniff(record: dict[str, Any]) -> int:
     kind = record.get("type")
     if isinstance(kind, str) and kind in _TYPES and "seq" in record and "session_id" in record:
-        return 100
-    return 0
+        return CERTAIN
+    return NOT_MINE
 
 
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read", "cache_creation")
 
 
-def _usage(raw: Any) -> Usage | None:
+def _usage(raw: Any, name: str = "usage") -> Usage | None:
     """The catalog's usage object: four whole numbers (the schema's), else a body
     that does not fit."""
     if not isinstance(raw, dict):
@@ -121,137 +112,169 @@ class StreamV1Adapter:
         kind = rec.get("type")
         if type(kind) not in _STR_OR_NONE or type(rec.get("session_id")) not in _STR_OR_NONE:
             expect_strings(rec, _NAMING_KEYS)  # (raises: inline first, it is hot)
-        sid = self._sid(rec)
         # Only an RFC 3339 time passes (the pipeline reports any other); the framer
         # gives the line the time of the line before.
-        ts = normalize_ts(rec.get("ts"))
-        parent = rec.get("parent_tool_use_id")
-        parent = parent if isinstance(parent, str) else None
-        ext = _obj(rec.get("extension"))
-        if kind == "system" and rec.get("subtype") == "init":
-            agent = _obj(rec.get("agent"))
-            extra = {k: v for k, v in rec.items() if k not in _INIT_KEYS}
-            capabilities = rec.get("capabilities")
-            name, provider = agent.get("name"), agent.get("provider")
-            return RunStart(
-                session_id=sid,
-                ts=ts,
-                agent_name=name if isinstance(name, str) else "unknown",
-                provider=provider if isinstance(provider, str) else "unknown",
-                model=agent.get("model") if isinstance(agent.get("model"), str) else None,
-                agent_role=agent.get("role") if isinstance(agent.get("role"), str) else None,
-                cwd=rec.get("cwd") if isinstance(rec.get("cwd"), str) else None,
-                tools=rec.get("tools") if isinstance(rec.get("tools"), list) else None,
-                mcp_servers=rec.get("mcp_servers")
-                if isinstance(rec.get("mcp_servers"), list)
-                else None,
-                partial_messages=isinstance(capabilities, list)
-                and "partial_messages_v1" in capabilities,
-                parent_tool_use_id=parent,
-                extension={**ext, **extra},
-            )
-        if kind in ("assistant", "user"):
-            message = rec.get("message")
-            if not isinstance(message, dict) or not isinstance(message.get("content"), list):
-                raise BodyError(f"{kind} line without a message whose content is a list")
-            inner = _obj(ext.get("message"))
-            model = inner.get("model")
-            stop = inner.get("stop_reason")
-            usage = None
-            raw_usage = inner.get("usage")
-            if kind == "assistant" and isinstance(raw_usage, dict):
-                usage = usage_from_api(raw_usage)
-            return Message(
-                role=str(kind),
-                session_id=sid,
-                ts=ts,
-                # Blocks in the catalog's shape: what does not fit (an unknown key, a
-                # number for a block) is kept in the block's extension, not dropped.
-                content=[catalog.content_block(b) for b in message["content"]],
-                message_id=message.get("id") if isinstance(message.get("id"), str) else None,
-                parent_tool_use_id=parent,
-                tool_use_result=rec.get("tool_use_result"),
-                has_tool_use_result="tool_use_result" in rec,
-                model=model if isinstance(model, str) else None,
-                stop_reason=stop if isinstance(stop, str) else None,
-                usage=usage,
-                extension=dict(ext),
-            )
-        if kind == "stream_event":
-            event = rec.get("event")
-            if not isinstance(event, dict):
-                raise BodyError("stream_event line without an event object")
-            return Delta(sid, ts, event, parent)
-        if kind == "system":
-            subtype = rec.get("subtype")
-            if not isinstance(subtype, str):
-                raise BodyError("system line without a subtype")
-            fields = {k: v for k, v in rec.items() if k not in _ENVELOPE and k != "extension"}
-            return Note(subtype, sid, ts, fields, dict(ext), parent)
-        if kind == "result":
-            return self._end(rec, sid, ts, ext)
-        name = kind if isinstance(kind, str) else "<no type>"
-        return Unrecognized(name, sid, ts, rec, parent)
-
-    @staticmethod
-    def _end(rec: dict[str, Any], sid: str, ts: str | None, ext: JSON) -> RunEnd:
-        def typed(key: str, kind: type) -> Any:
-            value = rec.get(key)
-            if value is None:
-                return None
-            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-                raise BodyError(f"result.{key} is {type(value).__name__}, not {kind.__name__}")
-            return value
-
-        model_usage = None
-        raw_mu = rec.get("model_usage")
-        if isinstance(raw_mu, dict):
-            model_usage = {
-                str(m): u for m, u in ((m, _usage(u)) for m, u in raw_mu.items()) if u is not None
-            }
-        cost = rec.get("total_cost_usd")
-        extra = {k: v for k, v in rec.items() if k not in _RESULT_KEYS}
-        ext = {k: v for k, v in ext.items() if k not in ("dropped", "unrecognized")}
-        return RunEnd(
-            session_id=sid,
-            ts=ts,
-            subtype=typed("subtype", str),
-            is_error=typed("is_error", bool),
-            result=typed("result", str),
-            num_turns=typed("num_turns", int),
-            duration_ms=typed("duration_ms", int),
-            stop_reason=typed("stop_reason", str),
-            usage=_usage(rec.get("usage")),
-            model_usage=model_usage or None,
-            total_cost_usd=cost
-            if isinstance(cost, int | float) and not isinstance(cost, bool)
-            else None,
-            ttft_ms=typed("ttft_ms", int),
-            extension={**ext, **extra},
+        at = _Envelope(
+            self._sid(rec),
+            normalize_ts(rec.get("ts")),
+            string(rec.get("parent_tool_use_id")),
+            _obj(rec.get("extension")),
         )
+        line = _LINES.get(kind) if isinstance(kind, str) else None
+        if line is None:
+            name = kind if isinstance(kind, str) else "<no type>"
+            return Unrecognized(name, at.session_id, at.ts, rec, at.parent)
+        return line(rec, at)
 
 
-#: The result line's own keys (the rest goes into the run end's extension).
-_RESULT_KEYS = frozenset(
-    {
-        "type",
-        "subtype",
-        "session_id",
-        "seq",
-        "ts",
-        "is_error",
-        "result",
-        "num_turns",
-        "duration_ms",
-        "stop_reason",
-        "usage",
-        "model_usage",
-        "total_cost_usd",
-        "ttft_ms",
-        "extension",
-        "parent_tool_use_id",
-    }
-)
+class _Envelope(NamedTuple):
+    """What every line carries, whatever its type: read once, for its handler."""
+
+    session_id: str
+    ts: str | None
+    parent: str | None
+    extension: JSON
+
+
+#: The keys every line may carry beside its own fields.
+_ENVELOPE: Spec = {
+    "type": object,
+    "session_id": object,
+    "seq": object,
+    "ts": object,
+    "parent_tool_use_id": object,
+    "extension": object,
+}
+_NOTE_KEYS = frozenset({*_ENVELOPE, "subtype"})
+
+#: An init line's fields (the rest goes into the run start's extension).
+_INIT: Spec = {
+    **_ENVELOPE,
+    "subtype": object,
+    "cwd": string,
+    "tools": array,
+    "mcp_servers": array,
+    "agent": object,
+    "capabilities": array,
+}
+_AGENT: Spec = {"name": string, "provider": string, "model": string, "role": string}
+
+
+def _model_usage(raw: Any, name: str = "model_usage") -> dict[str, Usage] | None:
+    if not isinstance(raw, dict):
+        return None
+    found = {str(m): u for m, u in ((m, _usage(u)) for m, u in raw.items()) if u is not None}
+    return found or None
+
+
+#: A result line's fields, in the order they are checked (the rest goes into the
+#: run end's extension).
+_RESULT: Spec = {
+    "model_usage": _model_usage,
+    "subtype": str,
+    "is_error": bool,
+    "result": str,
+    "num_turns": int,
+    "duration_ms": int,
+    "stop_reason": str,
+    "usage": _usage,
+    "total_cost_usd": number,
+    "ttft_ms": int,
+    **_ENVELOPE,
+}
+
+
+def _system(rec: dict[str, Any], at: _Envelope) -> Event:
+    subtype = rec.get("subtype")
+    if subtype == "init":
+        return _init(rec, at)
+    if not isinstance(subtype, str):
+        raise BodyError("system line without a subtype")
+    fields = rest(rec, _NOTE_KEYS)
+    return Note(subtype, at.session_id, at.ts, fields, dict(at.extension), at.parent)
+
+
+def _init(rec: dict[str, Any], at: _Envelope) -> RunStart:
+    line, extra = take(rec, _INIT)
+    agent, _ = take(_obj(line["agent"]), _AGENT)
+    name, provider = agent["name"], agent["provider"]
+    return RunStart(
+        session_id=at.session_id,
+        ts=at.ts,
+        agent_name="unknown" if name is None else name,
+        provider="unknown" if provider is None else provider,
+        model=agent["model"],
+        agent_role=agent["role"],
+        cwd=line["cwd"],
+        tools=line["tools"],
+        mcp_servers=line["mcp_servers"],
+        partial_messages="partial_messages_v1" in (line["capabilities"] or ()),
+        parent_tool_use_id=at.parent,
+        extension={**at.extension, **extra},
+    )
+
+
+def _message(rec: dict[str, Any], at: _Envelope) -> Message:
+    kind = rec["type"]
+    message = rec.get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        raise BodyError(f"{kind} line without a message whose content is a list")
+    inner = _obj(at.extension.get("message"))
+    usage = usage_from_api(inner.get("usage")) if kind == "assistant" else None
+    return Message(
+        role=kind,
+        session_id=at.session_id,
+        ts=at.ts,
+        # Blocks in the catalog's shape: what does not fit (an unknown key, a
+        # number for a block) is kept in the block's extension, not dropped.
+        content=[catalog.content_block(b) for b in message["content"]],
+        message_id=string(message.get("id")),
+        parent_tool_use_id=at.parent,
+        tool_use_result=rec.get("tool_use_result"),
+        has_tool_use_result="tool_use_result" in rec,
+        model=string(inner.get("model")),
+        stop_reason=string(inner.get("stop_reason")),
+        usage=usage,
+        extension=dict(at.extension),
+    )
+
+
+def _delta(rec: dict[str, Any], at: _Envelope) -> Delta:
+    event = rec.get("event")
+    if not isinstance(event, dict):
+        raise BodyError("stream_event line without an event object")
+    return Delta(at.session_id, at.ts, event, at.parent)
+
+
+def _end(rec: dict[str, Any], at: _Envelope) -> RunEnd:
+    line, extra = take(rec, _RESULT, "result")
+    # The input's counts of what was dropped are not carried: the framer counts anew.
+    ext = rest(at.extension, ("dropped", "unrecognized"))
+    return RunEnd(
+        session_id=at.session_id,
+        ts=at.ts,
+        subtype=line["subtype"],
+        is_error=line["is_error"],
+        result=line["result"],
+        num_turns=line["num_turns"],
+        duration_ms=line["duration_ms"],
+        stop_reason=line["stop_reason"],
+        usage=line["usage"],
+        model_usage=line["model_usage"],
+        total_cost_usd=line["total_cost_usd"],
+        ttft_ms=line["ttft_ms"],
+        extension={**ext, **extra},
+    )
+
+
+#: Each line type's handler (any other type is kept whole: system/unrecognized).
+_LINES: dict[str, Callable[[dict[str, Any], _Envelope], Event]] = {
+    "system": _system,
+    "assistant": _message,
+    "user": _message,
+    "stream_event": _delta,
+    "result": _end,
+}
 
 
 MAPPING = (

@@ -166,8 +166,7 @@ def _looks_like_another(head: bytes, named: Source, path: str) -> bool:
     """``--source`` names one source and the first record is plainly another's
     (decisive for it, nothing for the named one): said once, counted; the input is
     still converted as named (the user may know better)."""
-    from streamv1.translator.pipeline import DECISIVE
-    from streamv1.translator.sources import sniff
+    from streamv1.translator.sources import DECISIVE, sniff
 
     record = first_record(head)
     if record is None:

@@ -503,8 +503,7 @@ def _not_stream_v1(stream: IO[bytes]) -> str | None:
     """What the input is when its first record is plainly another source's (read
     from its first 64 KiB, then rewound): one clear line instead of an error for
     every line."""
-    from streamv1.translator.pipeline import DECISIVE
-    from streamv1.translator.sources import sniff
+    from streamv1.translator.sources import DECISIVE, sniff
 
     try:
         head = stream.read(1 << 16)

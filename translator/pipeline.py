@@ -22,13 +22,12 @@ from streamv1.translator.reader import Damage, ParsedLine
 from streamv1.translator.scrub import scrubber
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.shapes.stream_v1 import StreamV1Encoder
-from streamv1.translator.sources import Adapter, Source, Where, sniff, sources
+from streamv1.translator.sources import DECISIVE, Adapter, Source, Where, sniff, sources
 from streamv1.translator.state import StateError, dump, load
 from streamv1.translator.timefmt import now_ts
 
 #: How many records auto-detection may look at before it gives up.
 SNIFF_LIMIT = 50
-DECISIVE = 90
 #: The layout of :meth:`Translation.snapshot` around its parts' own states.
 STATE_VERSION = 4
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
-from streamv1.translator.events import Event, Problem
+from streamv1.translator.events import JSON, Event, Problem
 from streamv1.translator.mapping import Row
 from streamv1.translator.state import persisted
 
@@ -40,6 +40,60 @@ def expect_strings(record: dict[str, Any], keys: tuple[str, ...]) -> None:
         value = record.get(key)
         if value is not None and not isinstance(value, str):
             raise BodyError(f"{key} is {type(value).__name__}, not a string")
+
+
+# -- a record's fields, read by table -------------------------------------------------
+
+#: What a field of a record type must be, in a :data:`Spec`: a type (``str``,
+#: ``int``, ``bool``, ...; ``object`` takes any value), or a function given the value
+#: and the field's name as errors show it, that returns the value to use and raises
+#: BodyError where it does not fit (:func:`string`: any other value is as good as
+#: absent).
+Kind = type | Callable[[Any, str], Any]
+#: A record type's fields, in the order they are checked: key → :data:`Kind`.
+Spec = Mapping[str, Kind]
+
+
+def take(record: Mapping[str, Any], spec: Spec, what: str = "") -> tuple[JSON, JSON]:
+    """The fields ``spec`` names, and the rest of the record (its other keys, in
+    their order, for the line's extension).
+
+    A field the record does not have (or has as null) is None. A field of a type
+    that does not fit is a body that does not fit: BodyError
+    ``"<what>.<key> is <its type>, not <type>"`` for the first such field (true and
+    false are no numbers)."""
+    fields: JSON = {}
+    for key, kind in spec.items():
+        value = record.get(key)
+        if value is not None and kind is not object:
+            if type(kind) is not type:
+                value = kind(value, f"{what}.{key}" if what else key)
+            elif not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+                name = f"{what}.{key}" if what else key
+                raise BodyError(f"{name} is {type(value).__name__}, not {kind.__name__}")
+        fields[key] = value
+    return fields, rest(record, spec)
+
+
+def rest(record: Mapping[str, Any], used: Container[str]) -> JSON:
+    """The record's keys a mapping did not use, in their order: what goes into the
+    line's extension rather than being dropped."""
+    return {k: v for k, v in record.items() if k not in used}
+
+
+def string(value: Any, name: str = "") -> str | None:
+    """A string read loosely: any other value is as good as absent (None)."""
+    return value if isinstance(value, str) else None
+
+
+def number(value: Any, name: str = "") -> int | float | None:
+    """A number read loosely (true and false are no numbers): anything else, None."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def array(value: Any, name: str = "") -> list[Any] | None:
+    """A list read loosely: anything else, None."""
+    return value if isinstance(value, list) else None
 
 
 def body_problem(
@@ -82,12 +136,33 @@ class Adapter(Protocol):
     # ends them as EOF would).
 
 
+# -- sniff scores: how sure a source is that a record is one of its own -----------------
+# Auto-detection takes the source most sure of a record: at DECISIVE or more it
+# starts that source at once; below, it looks at more records first.
+
+#: A key only this source writes (a session file's ``sessionId``; stream_v1's ``seq``).
+CERTAIN = 100
+#: A record type, or a document's shape, that only this source writes.
+OWN_TYPE = 95
+#: One of this source's record types with the keys it writes, which another source
+#: could share: enough to start the source.
+DECISIVE = 90
+#: This source's unless a surer one says otherwise (a bare ``text`` event).
+LIKELY = 80
+#: This source's layout with a type it does not list (a new record type).
+POSSIBLE = 50
+#: A last guess: a record with a type and nothing that says whose.
+GUESS = 10
+#: Not this source's.
+NOT_MINE = 0
+
+
 @dataclass(slots=True, frozen=True)
 class Source:
     name: str
     description: str
-    #: How sure (0-100) this source is that a record is one of its own. A cheap
-    #: look at keys, never a parse of the file: 100 decides at once.
+    #: How sure this source is that a record is one of its own: one of the scores
+    #: above. A cheap look at keys, never a parse of the file.
     sniff: Callable[[dict[str, Any]], int]
     #: A new adapter for one input, given its path ("-" for stdin) and the session
     #: id to use where the input's records carry none (``--session-id``).
