@@ -35,6 +35,7 @@ from streamv1.translator.events import (
     RunStart,
     Unrecognized,
     Usage,
+    whole,
 )
 from streamv1.translator.mapping import Row
 from streamv1.translator.sources import (
@@ -297,7 +298,8 @@ class ClaudeSessionAdapter:
         if turn is not None and isinstance(att, dict) and self._is_own(rec):
             if sub == "max_turns_reached":
                 count = att.get("turnCount")
-                turn.max_turns = count if isinstance(count, int) else -1
+                limit = whole(count)
+                turn.max_turns = limit if limit is not None else -1
             elif sub == "structured_output" and "data" in att:
                 turn.structured = att["data"]
                 turn.has_structured = True
@@ -512,7 +514,7 @@ class ClaudeSessionAdapter:
         self._end(
             out,
             ts,
-            duration_ms=duration if isinstance(duration, int) else None,
+            duration_ms=whole(duration),
             extension=rest(rec, _TURN_DURATION_KEYS),
         )
 

@@ -249,11 +249,11 @@ class ClaudeStreamAdapter:
         parent = string(rec.get("parent_tool_use_id"))
         ts = normalize_ts(rec.get("timestamp"))
         etype = event.get("type")
-        index = event.get("index")
+        index = whole(event.get("index"))
         if etype == "message_start":
             for key in [k for k in self._tool_ids if k[0] == parent]:
                 del self._tool_ids[key]
-        if etype == "content_block_start" and isinstance(index, int):
+        if etype == "content_block_start" and index is not None:
             block = event.get("content_block")
             if isinstance(block, dict) and block.get("type") in ("tool_use", "server_tool_use"):
                 tool_id = block.get("id")
@@ -271,10 +271,10 @@ class ClaudeStreamAdapter:
             return Dropped("stream_event/signature_delta", session)
         if dtype == "input_json_delta":
             payload: JSON = {"type": "tool_args_delta"}
-            tool_id = self._tool_ids.get((parent, index)) if isinstance(index, int) else None
+            tool_id = self._tool_ids.get((parent, index)) if index is not None else None
             if tool_id is not None:
                 payload["tool_use_id"] = tool_id
-            if isinstance(index, int):
+            if index is not None:
                 payload["index"] = index
             payload["partial_json"] = delta.get("partial_json", "")
             return Delta(session, ts, payload, parent)

@@ -572,3 +572,15 @@ def test_stella_holds_at_most_hold_limit_events_before_content() -> None:
     data = b"".join(b'{"type":"mystery"}\n' for _ in range(3 * HOLD_LIMIT))
     lines, _ = converted(data + b'{"type":"text","text":"x"}\n', "stella", "p.jsonl")
     assert len(lines) == 3 * HOLD_LIMIT + 3
+
+
+@pytest.mark.parametrize("value", [b"true", b"false", b"1e400", b"-0.5"])
+def test_a_count_that_is_not_a_whole_number_never_reaches_the_output(value: bytes) -> None:
+    """JSON's true is a Python int; a line carrying it as ``duration_ms`` would fail
+    the schema's integer. Counts go through one rule (events.whole)."""
+    source = ROOT / "testdata" / "claude-session" / "interactive_four_turns.jsonl"
+    data = source.read_bytes().replace(b'"durationMs":296', b'"durationMs":' + value)
+    assert data != source.read_bytes()
+    out, _ = convert_bytes(data, source="claude-session")
+    assert schema_violations(out) == [] and framing_violations(out) == []
+    assert b'"duration_ms":' + value not in out
