@@ -138,7 +138,7 @@ class ClaudeEncoder:
             "session_id": line["session_id"],
             "uuid": self._uuid(line, ext),
         }
-        _rest_into(out, ext, ("message", "uuid"))
+        _spread_extension(out, ext, ("message", "uuid"))
         return out
 
     def _user(self, line: JSON, ext: JSON) -> JSON:
@@ -152,7 +152,7 @@ class ClaudeEncoder:
         }
         if "tool_use_result" in line:
             out["tool_use_result"] = line["tool_use_result"]
-        _rest_into(out, ext, ("message", "uuid"))
+        _spread_extension(out, ext, ("message", "uuid"))
         return out
 
     def _stream_event(self, line: JSON) -> JSON:
@@ -253,7 +253,7 @@ class ClaudeEncoder:
             out["ttft_ms"] = line["ttft_ms"]
         if "parent_tool_use_id" in line:
             out["parent_tool_use_id"] = line["parent_tool_use_id"]
-        _rest_into(out, ext, ("uuid", "dropped", "unrecognized", "modelUsage"))
+        _spread_extension(out, ext, ("uuid", "dropped", "unrecognized", "modelUsage"))
         return out
 
 
@@ -273,7 +273,9 @@ def _block(block: Any) -> Any:
     return out
 
 
-def _rest_into(out: JSON, ext: JSON, skip: tuple[str, ...]) -> None:
+def _spread_extension(out: JSON, ext: JSON, skip: tuple[str, ...]) -> None:
+    """The stream_v1 line's extension keys back as the Claude record's own fields
+    (those it does not have already), but ``skip``."""
     for key, value in ext.items():
         if key not in skip:
             out.setdefault(key, value)
