@@ -7,8 +7,6 @@ defines ``SOURCE``, a :class:`Source`. Adding a source means adding one such mod
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -177,16 +175,9 @@ class Source:
 @cache
 def sources() -> dict[str, Source]:
     from streamv1 import adapters
+    from streamv1.translator.registry import registered
 
-    found: dict[str, Source] = {}
-    for info in sorted(pkgutil.iter_modules(adapters.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{adapters.__name__}.{info.name}")
-        source = getattr(module, "SOURCE", None)
-        if isinstance(source, Source):
-            found[source.name] = source
-    return found
+    return {source.name: source for source in registered(adapters, "SOURCE", Source)}
 
 
 def sniff(record: dict[str, Any]) -> tuple[Source | None, int]:

@@ -11,8 +11,6 @@ encoded line through the scrubber where it writes it, whatever the shape.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from functools import cache
 from typing import ClassVar, NamedTuple, Protocol
@@ -69,15 +67,9 @@ class Shape(NamedTuple):
 def shapes() -> dict[str, Shape]:
     """Every shape this release has, by name (``stream_v1``, the default, first)."""
     from streamv1.translator import shapes as package
+    from streamv1.translator.registry import registered
 
-    found: dict[str, Shape] = {}
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
-        shape = getattr(module, "SHAPE", None)
-        if isinstance(shape, Shape):
-            found[shape.name] = shape
+    found = {shape.name: shape for shape in registered(package, "SHAPE", Shape)}
     default = found.pop(DEFAULT, None)
     return {DEFAULT: default, **found} if default is not None else found
 
