@@ -29,7 +29,7 @@ SAMPLE = ROOT / "testdata" / "claude-session" / "print_mode_bash.jsonl"
 class Unchecked(FileFollower):
     """The baseline: a follower that keeps no tail, so it never checks one."""
 
-    def _keep_tail(self, block: bytes) -> None:
+    def _keep_tail(self, fd: int, chunk: bytes, at: int, before: int) -> None:
         pass
 
 
