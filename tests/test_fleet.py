@@ -421,3 +421,40 @@ def test_secrets_are_masked_before_they_leave(streamv1_bin: str, tmp_path: Path,
     assert proc.returncode == 0, proc.stderr
     data = b"".join(m["data"] for m in natsserver.stored(server.url))
     assert data and key.encode() not in data and b"[REDACTED:" in data
+
+
+def test_a_line_over_the_servers_max_payload_is_said_and_the_rest_goes_on(
+        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    """nats-server takes 1 MiB a message by default, and real tool results come
+    close (the public corpus has a 1,047,156-byte line). A bigger one can never be
+    sent: it is said and counted, never retried for ever in front of the rest."""
+    big = (SESSION / "print_mode_bash.jsonl").read_bytes().replace(
+        b"echo hello", b"echo " + b"x" * 1_200_000)
+    (tmp_path / "big.jsonl").write_bytes(big)
+    local = subprocess.run([streamv1_bin, "convert", str(tmp_path / "big.jsonl")],
+                           capture_output=True, check=True).stdout.splitlines()
+    over = [x for x in local if len(x) > 1 << 20]
+    assert over and len(over) < len(local)
+    proc = subprocess.run([streamv1_bin, "convert", str(tmp_path / "big.jsonl"), "--publish",
+                           server.url], capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 1 and b"max_payload" in proc.stderr
+    assert [m["data"] for m in natsserver.stored(server.url)] == [
+        x for x in local if len(x) <= 1 << 20]
+    # The daemon's publisher steps over it too, and says so in its status.
+    home = tmp_path / "home"
+    (home / "projects" / "p").mkdir(parents=True)
+    home.chmod(0o700)
+    proc = _publishing(streamv1_bin, home, server.url, "dev-2")
+    (home / "projects" / "p" / "big.jsonl").write_bytes(big)
+    out = home / "out.jsonl"
+    settle(out)
+    kept = [x for x in out.read_bytes().splitlines() if len(x) <= 1 << 20]
+    messages = natsserver.wait_for(server.url, len(local) - len(over) + len(kept))
+    status = subprocess.run([streamv1_bin, "status", "--socket", str(home / "ingest.sock")],
+                            capture_output=True, timeout=30, check=True)
+    publish = json.loads(status.stdout)["publish"]
+    _stop(proc)
+    assert publish["too_large"] == len(out.read_bytes().splitlines()) - len(kept) > 0
+    assert publish["behind_bytes"] == 0 and publish["sent_lines"] == len(kept)
+    assert Counter(m["data"] for m in messages if m["headers"]["Streamv1-Host"] == "dev-2") \
+        == Counter(kept)

@@ -319,6 +319,10 @@ def convert(
                 log.error(f"not published: {exc}")
                 sys.exit(1)
             log.info("published", stream=bus_config.stream, **sent)
+            if sent["too_large"]:
+                log.error(f"{sent['too_large']} line(s) larger than the servers' max_payload "
+                          "not published")
+                sys.exit(1)
     except Interrupted as exc:
         # Ctrl-C or SIGTERM: the open run was ended (stdout), -o left as it was (its
         # temp file removed), the spool gone with its folder; the summary, and the

@@ -140,7 +140,8 @@ async def _publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
                 batch = []
         await sender.send(batch, fresh=False)
         return {"published": sender.stored,
-                "already_stored": skipped + sender.duplicates + sender.skipped, "lines": lines}
+                "already_stored": skipped + sender.duplicates + sender.skipped,
+                "too_large": sender.too_large, "lines": lines}
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(nc.close(), 2)

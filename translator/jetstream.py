@@ -227,6 +227,7 @@ class Sender:
         self.stored = 0
         self.duplicates = 0  # the server said: already stored (inside its window)
         self.skipped = 0  # already stored, found by asking for the last message
+        self.too_large = 0  # over the servers' max_payload: not sent
 
     async def send(self, lines: Sequence[Line], fresh: bool = True) -> None:
         """Store every line (retrying until it is); returns when all are."""
@@ -254,6 +255,17 @@ class Sender:
                                             stream=self.config.stream,
                                             headers=dict(line.headers))
             except Exception as exc:
+                from nats.errors import MaxPayloadError
+
+                if isinstance(exc, MaxPayloadError):
+                    # No retry makes it fit, and holding it would hold every line
+                    # after it: said, counted, and the output file keeps it.
+                    self.too_large += 1
+                    logs.get().error("line larger than the servers' max_payload; not "
+                                     "published (raise max_payload to carry it)",
+                                     subject=line.subject, msg_id=line.msg_id,
+                                     bytes=len(line.data))
+                    return
                 if _refused(exc):
                     raise BusError(f"publish to {line.subject} refused: {_reason(exc)}") from exc
                 if self.on_retry is not None:

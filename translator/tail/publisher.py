@@ -30,10 +30,12 @@ from typing import Any
 import orjson
 
 from streamv1.translator import jetstream, logs
+from streamv1.translator.lines import MAX_LINE_BYTES, LineSplitter, line_too_long
 
 #: Most lines, and bytes, read and sent as one batch (the unit of the checkpoint).
 BATCH_LINES = 1000
 BATCH_BYTES = 4 << 20
+READ_BYTES = 1 << 20
 VERSION = 1
 
 
@@ -52,6 +54,7 @@ class OutputPublisher:
         self._thread: threading.Thread | None = None
         self.connected = False
         self.sent_lines = 0
+        self.too_large = 0  # lines over the servers' max_payload, not sent
         self.offset = 0
         self.ino = 0
         self.error: str | None = None  # set when publishing stopped for good
@@ -87,7 +90,8 @@ class OutputPublisher:
             limit = self._limits.get(self._current, 0)
         behind = limit - self.offset if self.ino == self._current else limit
         return {"connected": self.connected, "sent_lines": self.sent_lines,
-                "behind_bytes": max(0, behind), "error": self.error}
+                "too_large": self.too_large, "behind_bytes": max(0, behind),
+                "error": self.error}
 
     # -- the publisher's thread ------------------------------------------------------
 
@@ -185,25 +189,18 @@ class OutputPublisher:
                         continue
                     await self._wait()
                     continue
-                data = os.pread(fd, min(BATCH_BYTES, limit - self.offset), self.offset)
-                end = data.rfind(b"\n", 0, len(data)) + 1
-                if end == 0:
-                    if len(data) >= BATCH_BYTES:
-                        end = self._skip_long(fd, limit)
-                        continue
+                raw, end = self._batch(fd, limit)
+                if end == self.offset:
                     await self._wait()
                     continue
-                raw = data[:end].split(b"\n")[:-1]
-                if len(raw) > BATCH_LINES:
-                    raw = raw[:BATCH_LINES]
-                    end = sum(len(x) + 1 for x in raw)
                 await self._until_stopped(sender.send(jetstream.lines_of(self.config, raw),
                                                       fresh))
                 if self._stop.is_set():
                     break  # cut short: this batch is not checkpointed; it goes again
                 fresh = False
-                self.offset += end
-                self.sent_lines += len(raw)
+                self.offset = end
+                self.sent_lines += len(raw) - (sender.too_large - self.too_large)
+                self.too_large = sender.too_large
                 self._save()
         finally:
             if fd >= 0:
@@ -240,21 +237,29 @@ class OutputPublisher:
             self._save()
         return new
 
-    def _skip_long(self, fd: int, limit: int) -> int:
-        """A line longer than a batch cannot come from our encoders; step over it."""
-        pos = self.offset
-        while pos < limit:
-            chunk = os.pread(fd, min(1 << 20, limit - pos), pos)
-            cut = chunk.find(b"\n")
-            if cut >= 0:
-                pos += cut + 1
+    def _batch(self, fd: int, limit: int) -> tuple[list[bytes], int]:
+        """The next lines from the offset (up to BATCH_LINES, about BATCH_BYTES), cut
+        by the one splitter, and the offset just past them. Only whole lines lie
+        before ``limit``; one over MAX_LINE_BYTES is stepped over (said)."""
+        split = LineSplitter(str(self.output), MAX_LINE_BYTES, offset=self.offset,
+                             strip_cr=False)
+        lines: list[bytes] = []
+        size, pos = 0, self.offset
+        while pos < limit and len(lines) < BATCH_LINES and size < BATCH_BYTES:
+            chunk = os.pread(fd, min(READ_BYTES, limit - pos), pos)
+            if not chunk:
                 break
             pos += len(chunk)
-        self.log.error("output line longer than a publish batch; not published",
-                       path=str(self.output), offset=self.offset)
-        self.offset = pos
-        self._save()
-        return 0
+            for line in split.feed(chunk):
+                if line.skipped:
+                    self.log.error(f"output {line_too_long(line.skipped, MAX_LINE_BYTES)}; "
+                                   "not published", path=str(self.output), offset=line.offset)
+                    continue
+                lines.append(line.data)
+                size += len(line.data)
+                if len(lines) >= BATCH_LINES:
+                    break
+        return lines, split.offset
 
     async def _wait(self) -> None:
         assert self._wake is not None
