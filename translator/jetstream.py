@@ -27,11 +27,13 @@ import socket
 import ssl
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from streamv1.translator import logs
+
+T = TypeVar("T")
 
 #: What may stand in a subject token as it is; anything else is escaped as ``_XX``.
 _SAFE = re.compile(rb"[^A-Za-z0-9-]")
@@ -240,7 +242,8 @@ class Sender:
     async def _subject(self, subject: str, lines: list[Line], fresh: bool) -> None:
         start = 0
         if fresh and subject not in self.checked:
-            last = await self._retrying(lambda: self.last_id(subject))
+            last = await retrying(lambda: self.last_id(subject), self.on_retry,
+                                  what=f"stream {self.config.stream}: ")
             self.checked.add(subject)
             start = _after(lines, last)
             self.skipped += start
@@ -331,18 +334,26 @@ class Sender:
         value = headers.get("Nats-Msg-Id")
         return str(value) if value is not None else None
 
-    async def _retrying(self, call: Callable[[], Awaitable[str | None]]) -> str | None:
-        delay = 0.1
-        while True:
-            try:
-                return await call()
-            except Exception as exc:
-                if _refused(exc):
-                    raise BusError(f"stream {self.config.stream}: {_reason(exc)}") from exc
-                if self.on_retry is not None:
-                    self.on_retry(_reason(exc))
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, RETRY_MAX)
+
+async def retrying(call: Callable[[], Awaitable[T]], on_retry: Callable[[str], None] | None,
+                   refused: Callable[[BaseException], bool] | None = None, what: str = "",
+                   first: float = 0.1) -> T:
+    """``call()`` until it answers, waiting longer each time (to RETRY_MAX): a server
+    that is down, electing a leader or coming up is waited out. An error ``refused``
+    says waiting will not mend (by default :func:`_refused`) ends it as a BusError."""
+    delay = first
+    while True:
+        try:
+            return await call()
+        except BusError:
+            raise
+        except Exception as exc:
+            if (refused or _refused)(exc):
+                raise BusError(f"{what}{_reason(exc)}") from exc
+            if on_retry is not None:
+                on_retry(_reason(exc))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX)
 
 
 def _after(lines: list[Line], last: str | None) -> int:

@@ -122,8 +122,11 @@ class OutputPublisher:
         state("connected")
         try:
             js = nc.jetstream()
-            await self._until_stopped(self._retrying(lambda: jetstream.ensure_stream(
-                js, self.config)))
+            # A cluster still forming answers 400 (no peers yet): only a permissions
+            # error stops the publisher here.
+            await self._until_stopped(jetstream.retrying(
+                lambda: jetstream.ensure_stream(js, self.config), self._retry_said,
+                refused=lambda exc: "permission" in str(exc).lower(), first=0.2))
             sender = jetstream.Sender(js, self.config, on_retry=self._retry_said)
             await self._follow(sender)
         finally:
@@ -141,20 +144,6 @@ class OutputPublisher:
                 return None
             await asyncio.wait({task}, timeout=0.1)
         return task.result()
-
-    async def _retrying(self, call: Any) -> Any:
-        delay = 0.2
-        while True:
-            try:
-                return await call()
-            except jetstream.BusError:
-                raise
-            except Exception as exc:
-                if "permission" in str(exc).lower():
-                    raise jetstream.BusError(str(exc)) from exc
-                self._retry_said(str(exc) or type(exc).__name__)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, jetstream.RETRY_MAX)
 
     _last_said = 0.0
 
