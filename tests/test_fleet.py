@@ -29,6 +29,7 @@ from test_tail import (
     prepare,
     settle,
     tail_output,
+    write_with_kills,
 )
 
 from streamv1.translator import jetstream
@@ -165,18 +166,8 @@ def test_sigkill_while_publishing_stores_each_line_once(streamv1_bin: str, tmp_p
     chunks = plan_chunks(rng)
     kills = set(rng.sample(range(1, len(chunks)), 21))
     proc = _publishing(streamv1_bin, tmp_path, server.url)
-    crashes = 0
-    for k, (i, chunk) in enumerate(chunks):
-        with targets[i].open("ab") as fh:
-            fh.write(chunk)
-        time.sleep(rng.uniform(0, 0.02))
-        if k in kills:
-            time.sleep(rng.uniform(0, 0.3))  # mid-read, mid-publish, mid-checkpoint
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            crashes += 1
-            proc = _publishing(streamv1_bin, tmp_path, server.url)
-            time.sleep(rng.uniform(0, 0.4))
+    proc, crashes = write_with_kills(targets, chunks, kills, rng, proc,
+                                     lambda: _publishing(streamv1_bin, tmp_path, server.url))
     assert crashes >= 20
     out = tmp_path / "out.jsonl"
     settle(out)

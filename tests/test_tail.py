@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -286,6 +287,28 @@ def plan_chunks(rng: random.Random) -> list[tuple[int, bytes]]:
     return chunks
 
 
+def write_with_kills(targets: list[Path], chunks: list[tuple[int, bytes]], kills: set[int],
+                     rng: random.Random, proc: subprocess.Popen[bytes],
+                     start: Callable[[], subprocess.Popen[bytes]]
+                     ) -> tuple[subprocess.Popen[bytes], int]:
+    """Write ``chunks``, SIGKILLing the daemon after each chunk numbered in ``kills``
+    (anywhere: mid-read, mid-write, mid-commit) and starting it again. Returns the
+    daemon running at the end and how many kills there were."""
+    crashes = 0
+    for k, (i, chunk) in enumerate(chunks):
+        with targets[i].open("ab") as fh:
+            fh.write(chunk)
+        time.sleep(rng.uniform(0, 0.02))
+        if k in kills:
+            time.sleep(rng.uniform(0, 0.3))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            crashes += 1
+            proc = start()
+            time.sleep(rng.uniform(0, 0.5))
+    return proc, crashes
+
+
 def settle(out: Path, quiet: float = 6.0, limit: float = 40.0) -> None:
     """Wait until the output has not grown for ``quiet`` seconds: idle-close has
     ended the runs that have no end marker (as batch does at EOF)."""
@@ -334,18 +357,8 @@ def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
     kills = set(rng.sample(range(1, len(chunks)), min(CRASHES // 2 + 1, len(chunks) - 1)))
     proc = _start(streamv1_bin, tmp_path)
     time.sleep(rng.uniform(0, 0.6))  # a first kill may come before the first checkpoint
-    crashes = 0
-    for k, (i, chunk) in enumerate(chunks):
-        with targets[i].open("ab") as fh:
-            fh.write(chunk)
-        time.sleep(rng.uniform(0, 0.02))
-        if k in kills:
-            time.sleep(rng.uniform(0, 0.3))  # anywhere: mid-read, mid-write, mid-commit
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            crashes += 1
-            proc = _start(streamv1_bin, tmp_path)
-            time.sleep(rng.uniform(0, 0.5))
+    proc, crashes = write_with_kills(targets, chunks, kills, rng, proc,
+                                     lambda: _start(streamv1_bin, tmp_path))
     assert crashes >= CRASHES // 2
     out = tmp_path / "out.jsonl"
     settle(out)
