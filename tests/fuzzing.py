@@ -348,7 +348,7 @@ class Chunked(io.RawIOBase):
     def __init__(self, data: bytes, sizes: list[int]) -> None:
         self._data = data
         self._pos = 0
-        self._sizes = sizes or [len(data) or 1]
+        self._sizes = sizes or [1]  # none given: a byte at a time
         self._i = 0
 
     def readable(self) -> bool:

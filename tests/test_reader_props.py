@@ -6,6 +6,7 @@ import io
 from typing import Any
 
 import orjson
+from fuzzing import Chunked
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,26 +29,6 @@ records = st.lists(
     min_size=1,
     max_size=12,
 )
-
-
-class Chunked(io.RawIOBase):
-    """A stream that hands back bytes in the given chunk sizes (like a pipe)."""
-
-    def __init__(self, data: bytes, sizes: list[int]) -> None:
-        self._data = data
-        self._pos = 0
-        self._sizes = sizes or [1]
-        self._i = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def read1(self, n: int = -1) -> bytes:
-        size = self._sizes[self._i % len(self._sizes)]
-        self._i += 1
-        chunk = self._data[self._pos : self._pos + min(size, n if n > 0 else size)]
-        self._pos += len(chunk)
-        return chunk
 
 
 def encode(recs: list[dict[str, Any]]) -> bytes:
