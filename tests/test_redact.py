@@ -254,16 +254,8 @@ def test_no_secret_reaches_a_subscriber(streamv1_bin: str, tmp_path: Path) -> No
     projects.mkdir(parents=True)
     sock = tmp_path / "s.sock"
     out = tmp_path / "out.jsonl"
-    daemon = subprocess.Popen(
-        [streamv1_bin, "tail", str(tmp_path / "projects"), "--output", str(out), "--state",
-         str(tmp_path / "state.json"), "--ingest-socket", str(sock), "--idle-close", "0",
-         "--commit-every", "0.05", "--log-format", "json"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    daemon = _tail_listening(streamv1_bin, tmp_path, out, sock)
     try:
-        deadline = time.monotonic() + 15
-        while not sock.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
         sub_out = tmp_path / "sub.jsonl"
         sub = subprocess.Popen([streamv1_bin, "subscribe", "--socket", str(sock)],
                                stdout=sub_out.open("wb"))
@@ -376,16 +368,8 @@ def test_every_kind_in_every_form_through_tail_and_a_subscriber(
     projects = tmp_path / "projects" / "p"
     projects.mkdir(parents=True)
     sock, out, sub_out = tmp_path / "s.sock", tmp_path / "out.jsonl", tmp_path / "sub.jsonl"
-    daemon = subprocess.Popen(
-        [streamv1_bin, "tail", str(tmp_path / "projects"), "--output", str(out), "--state",
-         str(tmp_path / "state.json"), "--ingest-socket", str(sock), "--idle-close", "0",
-         "--commit-every", "0.05", "--log-format", "json"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    daemon = _tail_listening(streamv1_bin, tmp_path, out, sock)
     try:
-        deadline = time.monotonic() + 15
-        while not sock.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
         sub = subprocess.Popen([streamv1_bin, "subscribe", "--socket", str(sock)],
                                stdout=sub_out.open("wb"))
         time.sleep(0.5)
@@ -410,3 +394,20 @@ def test_every_kind_in_every_form_through_tail_and_a_subscriber(
         assert not wrong, wrong[:5]
         for plant in PLANTS:
             assert orjson.dumps(plant.value)[1:-1] not in data, plant.kind
+
+
+def _tail_listening(streamv1_bin: str, tmp_path: Path, out: Path, sock: Path
+                    ) -> subprocess.Popen[bytes]:
+    """A real daemon on ``tmp_path/projects``, once its socket is there (15 s at most)."""
+    import time
+
+    daemon = subprocess.Popen(
+        [streamv1_bin, "tail", str(tmp_path / "projects"), "--output", str(out), "--state",
+         str(tmp_path / "state.json"), "--ingest-socket", str(sock), "--idle-close", "0",
+         "--commit-every", "0.05", "--log-format", "json"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 15
+    while not sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return daemon
