@@ -215,3 +215,81 @@ class TurnCount:
     @property
     def value(self) -> int:
         return 0 if self.local_command else 1 + self.user_records
+
+
+# -- a nested actor's end, as the parent's file records it ----------------------------
+
+_NOTIFICATION = "<task-notification>"
+_TAG = re.compile(r"<([a-z][a-z_-]*)>(.*?)</\1>", re.S)
+#: ``<usage>``'s tags → the CLI's task_notification ``usage`` keys.
+_TASK_USAGE = {"subagent_tokens": "total_tokens", "tool_uses": "tool_uses",
+               "duration_ms": "duration_ms"}
+#: An agent tool result's totals → the same keys.
+_RESULT_USAGE = {"totalTokens": "total_tokens", "totalToolUseCount": "tool_uses",
+                 "totalDurationMs": "duration_ms"}
+
+
+def is_task_notification(text: str | None) -> bool:
+    return text is not None and text.lstrip().startswith(_NOTIFICATION)
+
+
+def notification_fields(text: str) -> JSON:
+    """A background agent's end, from the ``<task-notification>`` prompt the CLI
+    writes for it: the fields of print mode's system/task_notification (``task_id``,
+    ``status``; ``task``: ``tool_use_id``, ``output_file``, ``summary`` = its
+    ``<result>``, ``usage``), the other tags kept in ``task`` by their names."""
+    body = _TAG.search(text)
+    inner = body.group(2) if body is not None and body.group(1) == "task-notification" else text
+    tags = {name.replace("-", "_"): value.strip() for name, value in _TAG.findall(inner)}
+    fields: JSON = {}
+    for key in ("task_id", "status"):
+        if key in tags:
+            fields[key] = tags.pop(key)
+    task: JSON = {}
+    if "tool_use_id" in tags:
+        task["tool_use_id"] = tags.pop("tool_use_id")
+    if "result" in tags:
+        tags["title"] = tags.pop("summary", None)
+        task["summary"] = tags.pop("result")
+    usage = tags.pop("usage", None)
+    if usage is not None:
+        counts = {_TASK_USAGE[k]: int(v) for k, v in _TAG.findall(usage)
+                  if k in _TASK_USAGE and v.strip().isdigit()}
+        if counts:
+            task["usage"] = counts
+    task.update((k, v) for k, v in tags.items() if v is not None)
+    fields["task"] = task
+    return fields
+
+
+def agent_result_fields(result: Any, content: Any) -> JSON | None:
+    """A foreground agent's end, from its tool result (``toolUseResult`` with its
+    ``agentId``, or the totals 1.x Task results carry): the fields of print mode's
+    system/task_notification. None for anything else, and for a background agent's
+    launch (``async_launched``: it has only begun)."""
+    if not isinstance(result, dict) or result.get("status") == "async_launched":
+        return None
+    if "agentId" not in result and "totalTokens" not in result:
+        return None
+    fields: JSON = {}
+    if isinstance(result.get("agentId"), str):
+        fields["task_id"] = result["agentId"]
+    if isinstance(result.get("status"), str):
+        fields["status"] = result["status"]
+    task: JSON = {}
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                if isinstance(block.get("tool_use_id"), str):
+                    task["tool_use_id"] = block["tool_use_id"]
+                break
+    texts = [b.get("text") for b in result.get("content") or []
+             if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+    if texts:
+        task["summary"] = texts[-1]
+    usage = {ours: n for theirs, ours in _RESULT_USAGE.items()
+             if (n := whole(result.get(theirs))) is not None}
+    if usage:
+        task["usage"] = usage
+    fields["task"] = task
+    return fields

@@ -137,6 +137,43 @@ def session_hint(path: str) -> str | None:
     return None
 
 
+def session_of(path: str) -> str | None:
+    """The session a file is one file of: ``<dir>/<session>.jsonl`` and every file
+    under ``<dir>/<session>/subagents/`` share ``<dir>/<session>``; an older flat
+    ``<dir>/agent-<id>.jsonl`` is its records' ``sessionId``'s, in its folder."""
+    parts = path.split(os.sep)
+    name = parts[-1]
+    stem = os.path.splitext(name)[0]
+    if _UUIDISH.fullmatch(stem):
+        return os.path.join(os.sep.join(parts[:-1]), stem)
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i] == "subagents" and _UUIDISH.fullmatch(parts[i - 1]):
+            return os.sep.join(parts[:i])
+    if name.startswith("agent-") and name.endswith(".jsonl"):
+        session = _session_in(path)
+        if session is not None:
+            return os.path.join(os.sep.join(parts[:-1]), session)
+    return None
+
+
+def _session_in(path: str) -> str | None:
+    """The first ``sessionId`` among a file's first lines."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return None
+    for raw in head.split(b"\n")[:50]:
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        sid = record.get("sessionId") if isinstance(record, dict) else None
+        if isinstance(sid, str) and _UUIDISH.fullmatch(sid):
+            return sid
+    return None
+
+
 @persisted
 class _Turn:
     """What the adapter knows of an open run, to end it the way its source did."""
@@ -181,7 +218,7 @@ class _Side:
 class ClaudeSessionAdapter:
     #: The layout of this adapter's checkpointed state (translator.state): a new
     #: number whenever its fields change, so an old checkpoint is replayed, not misread.
-    STATE_VERSION = 1
+    STATE_VERSION = 2
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
@@ -225,6 +262,8 @@ class ClaudeSessionAdapter:
             self._translate(record, where, out)
         except cc.BodyError as exc:
             out.append(cc.body_problem(exc, record, where, self._session))
+        if self._subagent:
+            self._mark_actor(out)
         if self._unlinked is not None:
             self._unlinked += out
             return self._release() if self._look_for_parent() else []
@@ -242,7 +281,19 @@ class ClaudeSessionAdapter:
             self._flush_held_sides(out)
         out += self._waiting
         self._waiting = []
+        if self._subagent:
+            self._mark_actor(out)
         return out
+
+    def _mark_actor(self, events: list[Event]) -> None:
+        """A subagent file's runs are one nested actor's: its starts, ends and
+        messages say so, with its spawning tool_use where known, else its name."""
+        name = f"agent-{self._agent_id}" if self._agent_id else os.path.basename(self._path)
+        for event in events:
+            if isinstance(event, RunStart | RunEnd | Message):
+                if event.parent_tool_use_id is None:
+                    event.parent_tool_use_id = self._parent
+                event.actor = name
 
     # -- records ----------------------------------------------------------------
 
@@ -361,9 +412,19 @@ class ClaudeSessionAdapter:
             line = self._user_line(rec, message, content, ts)
             if turn is not None:
                 _after_user_record(turn, line)
+            ended = cc.agent_result_fields(rec.get("toolUseResult"), content)
+            if ended is not None:
+                # A foreground agent answered its spawner: print mode's
+                # task_notification, just before the tool result it came with.
+                out.append(Note("task_notification", self._sid, ts, ended,
+                                parent_tool_use_id=line.parent_tool_use_id))
             out.append(line)
             return
         text = cc.text_of(content) or ""
+        if cc.is_task_notification(text) and not self._subagent:
+            # A background agent is over: said in the run it ran in (before the
+            # prompt this record also is ends that run), as print mode says it.
+            out.append(Note("task_notification", self._sid, ts, cc.notification_fields(text)))
         if cc.is_interrupt(text):
             if turn is not None:
                 turn.interrupted = text
@@ -412,9 +473,22 @@ class ClaudeSessionAdapter:
             agent_type = self._meta.get("agentType")
             role = agent_type if isinstance(agent_type, str) else "subagent"
         self._pending = self._run_start(rec, content, ts, role, self._subagent_parent(rec))
-        if self._subagent and self._meta:
-            self._pending.extension["subagent"] = self._meta
+        if self._subagent:
+            self._pending.task = self._task()
+            if self._meta:
+                self._pending.extension["subagent"] = self._meta
         self._turn = _Turn()
+
+    def _task(self) -> JSON:
+        """What a subagent file says of its task, for the task_started line it
+        becomes inside its parent's run: its agent id, the sidecar's description."""
+        task: JSON = {}
+        if self._agent_id:
+            task["task_id"] = self._agent_id
+        description = self._meta.get("description")
+        if isinstance(description, str):
+            task["description"] = description
+        return task
 
     def _run_start(
         self, rec: dict[str, Any], content: Any, ts: str | None, role: str | None,
@@ -963,16 +1037,31 @@ MAPPING = (
         "`data` (print mode's `structured_output`); counted as dropped"),
     Row("sidechain", "`user`/`assistant`/`system` with `isSidechain: true` in a main file "
         "(1.0.x–2.0.x: subagents inline)",
-        "the subagent's own run: `system/init` (`agent.role: subagent`, the prompt in "
-        "`extension.prompt`) … `result`, every line with `parent_tool_use_id` = the Task "
-        "tool_use whose `input.prompt` is its prompt. It ends when the parent gets that "
-        "tool's result, or its parent's turn ends. No such tool_use: the run carries no id "
-        "(never invented) and is written after its parent's run"),
+        "lines of the parent's run: `system/task_started` (`task.tool_use_id`, "
+        "`task.prompt`, `task.subagent_type: subagent`), then its lines with "
+        "`parent_tool_use_id` = the Task tool_use whose `input.prompt` is its prompt; its "
+        "API calls count in the run's `model_usage`, not its `usage`. It ends when the "
+        "parent gets that tool's result, or its parent's turn ends. No such tool_use: a run "
+        "of its own with no id (never invented), written after its parent's run"),
     Row("agent_file", "a subagent file: `agent-<id>.jsonl`, or any file whose first "
         "conversation record has `isSidechain: true`",
-        "its runs' lines carry `parent_tool_use_id` (from `agent-<id>.meta.json`, else "
-        "found in the parent session file); `agent.role` = the sidecar's `agentType`, else "
-        "`subagent`"),
+        "one stream with its session's main file: its prompt is a `system/task_started` "
+        "line of the parent's run (`task_id` = the agent id, `task.tool_use_id`, "
+        "`task.description`, `task.subagent_type` = the sidecar's `agentType`, else "
+        "`subagent`, `task.prompt`), its lines are lines of that run, in time order after "
+        "the spawning tool call, with `parent_tool_use_id` (from `agent-<id>.meta.json`, "
+        "else found in the parent session file). Converted alone: a run of its own whose "
+        "init carries that id and `agent.role`"),
+    Row("agent_done", "`user` tool_result whose `toolUseResult` is an agent's (`agentId` "
+        "or Task totals; not `async_launched`)",
+        "`system/task_notification` just before the tool_result line: `task_id` = "
+        "`agentId`, `status`, `task.tool_use_id`, `task.summary` = its last text, "
+        "`task.usage` = `totalTokens`/`totalToolUseCount`/`totalDurationMs` as "
+        "`total_tokens`/`tool_uses`/`duration_ms` (print mode's keys)"),
+    Row("task_notification", "`user` prompt `<task-notification>` (a background agent "
+        "finished)", "`system/task_notification` (`task_id`, `status`, `task.tool_use_id`, "
+        "`task.summary` = `<result>`, `task.usage`, other tags in `task`) in the run it "
+        "ends, then the prompt starts the next run"),
     Row("fork_copy", "a fork's copy of its parent's turns (`--fork-session`: records stamped "
         "before the `queue-operation` dequeue that precedes them)",
         "dropped on purpose (`inherited/<type>`): those turns are the parent session's, "
@@ -1005,4 +1094,5 @@ SOURCE = Source(
     open=ClaudeSessionAdapter,
     session_hint=session_hint,
     mapping=MAPPING,
+    session_of=session_of,
 )

@@ -92,7 +92,7 @@ def sniff(record: dict[str, Any]) -> int:
 class ClaudeStreamAdapter:
     #: The layout of this adapter's checkpointed state (translator.state): a new
     #: number whenever its fields change, so an old checkpoint is replayed, not misread.
-    STATE_VERSION = 1
+    STATE_VERSION = 2
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path

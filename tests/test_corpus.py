@@ -157,15 +157,17 @@ def _public_durable_files() -> list[str]:
 
 @pytest.mark.parametrize("name", _public_durable_files())
 def test_usage_over_all_results_equals_the_raw_records(name: str) -> None:
-    """Per input file: every token of the raw records is in exactly one result line
-    (the main thread's, a subagent's own runs', inline or in an agent file)."""
+    """Per input file: every token of the raw records is in exactly one result's
+    model_usage (the run's own actor's and its nested actors', inline or in an agent
+    file: the CLI's modelUsage)."""
     data = (need(PUBLIC) / name).read_bytes()
     out, _ = convert_file(PUBLIC / name)
     got = dict.fromkeys(_USAGE.values(), 0)
     for line in lines_of(out):
         if line["type"] == "result":
-            for key in got:
-                got[key] += line.get("usage", {}).get(key, 0)
+            for per_model in line.get("model_usage", {}).values():
+                for key in got:
+                    got[key] += per_model.get(key, 0)
     assert got == raw_usage(data)
 
 

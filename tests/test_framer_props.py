@@ -27,8 +27,8 @@ from streamv1.translator.framing import Framer
 
 SID = "sess"
 _ts = st.one_of(st.none(), st.just("2026-11-30T10:00:00.000Z"), st.just("2026-11-30T10:00:01.500Z"))
-# A nested actor: its lines join the input's run, or a run of its own that opens
-# beside the input's run (an inline subagent) and that a RunEnd with its id closes.
+# A nested actor: its start, lines and end join the open run (a task_started line,
+# lines with its id, no line for its end); with no run open it is a run of its own.
 _parent = st.one_of(st.none(), st.just("toolu_1"))
 _usage = st.builds(Usage, st.integers(0, 99), st.integers(0, 99), st.integers(0, 99),
                    st.integers(0, 99))
@@ -53,7 +53,7 @@ events = st.one_of(
     st.builds(Delta, st.just(SID), _ts,
               st.just({"type": "content_block_delta", "index": 0,
                        "delta": {"type": "text_delta", "text": "h"}})),
-    st.builds(Note, st.sampled_from(["status", "task_started"]), st.just(SID), _ts,
+    st.builds(Note, st.sampled_from(["status", "task_progress"]), st.just(SID), _ts,
               st.just({"status": "requesting", "task": {"x": 1}})),
     st.builds(Problem, st.just("bad"), st.just("f.jsonl"), st.integers(1, 9), _ts,
               fatal=st.booleans()),
@@ -92,13 +92,63 @@ def test_any_event_sequence_frames_into_a_valid_stream(evs: list[Event]) -> None
     assert inits == results >= 1
 
 
+def _made_by_framer(line: dict[str, Any]) -> bool:
+    return line["type"] == "result" or line.get("subtype") in ("init", "task_started")
+
+
 @given(st.lists(events, max_size=40))
 def test_every_line_event_becomes_exactly_one_line(evs: list[Event]) -> None:
     data = frame(evs)
     lines = [orjson.loads(x) for x in data.splitlines()]
     kinds = (Message, Delta, Note, Problem, Unrecognized)
-    produced = sum(1 for x in lines if not (x["type"] == "result" or x.get("subtype") == "init"))
+    produced = sum(1 for x in lines if not _made_by_framer(x))
     assert produced == sum(1 for e in evs if isinstance(e, kinds))
+
+
+@given(st.lists(events, max_size=40))
+def test_every_run_start_is_an_init_or_a_task_started(evs: list[Event]) -> None:
+    """A nested actor's start inside an open run is that run's task_started line;
+    any other start opens a run. Never both, never neither."""
+    lines = [orjson.loads(x) for x in frame(evs).splitlines()]
+    inits = sum(1 for x in lines if x.get("subtype") == "init"
+                and not x.get("extension", {}).get("synthetic"))
+    started = sum(1 for x in lines if x.get("subtype") == "task_started")
+    assert inits + started == sum(1 for e in evs if isinstance(e, RunStart))
+
+
+def test_a_nested_actor_is_lines_of_the_open_run() -> None:
+    """A subagent's start, lines and end inside its parent's run: one init, one
+    result, seq of the one run; the result's usage is the run's own actor's, its
+    model_usage every actor's."""
+    own, theirs = Usage(10, 5, 0, 0), Usage(1, 2, 3, 4)
+    evs: list[Event] = [
+        RunStart(SID, "2026-11-30T10:00:00.000Z", "a", "p"),
+        Message("assistant", SID, None, [{"type": "tool_use", "id": "toolu_1", "name": "Agent",
+                                          "input": {}}], message_id="m1", usage=own, model="m"),
+        RunStart(SID, None, "a", "p", agent_role="general-purpose", parent_tool_use_id="toolu_1",
+                 task={"task_id": "a1", "description": "count"},
+                 extension={"prompt": "count them"}),
+        Message("assistant", SID, None, [{"type": "text", "text": "2"}], message_id="m1",
+                usage=theirs, model="n", parent_tool_use_id="toolu_1"),
+        RunEnd(SID, None, parent_tool_use_id="toolu_1"),
+        Message("user", SID, None, [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                     "content": "2"}]),
+        RunEnd(SID, None),
+    ]
+    lines = [orjson.loads(x) for x in frame(evs).splitlines()]
+    assert [x["seq"] for x in lines] == list(range(len(lines)))
+    assert [x["type"] for x in lines] == ["system", "assistant", "system", "assistant", "user",
+                                          "result"]
+    started = lines[2]
+    assert started["subtype"] == "task_started" and "parent_tool_use_id" not in started
+    assert started["task_id"] == "a1"
+    assert started["task"] == {"description": "count", "tool_use_id": "toolu_1",
+                               "prompt": "count them", "subagent_type": "general-purpose"}
+    assert lines[3]["parent_tool_use_id"] == "toolu_1"
+    result = lines[-1]
+    assert result["usage"] == own.as_dict() | {"cache_read": 0, "cache_creation": 0}
+    assert result["model_usage"] == {"m": own.as_dict(), "n": theirs.as_dict()}
+    assert result["num_turns"] == 1
 
 
 def test_usage_counts_each_api_message_once() -> None:

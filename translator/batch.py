@@ -22,10 +22,17 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 
 from streamv1.translator import logs
-from streamv1.translator.convert import InputError, Interrupted, Totals, convert_stream
+from streamv1.translator.convert import (
+    InputError,
+    Interrupted,
+    SessionInput,
+    Totals,
+    convert_session,
+    convert_stream,
+)
 from streamv1.translator.reader import MAX_LINE_BYTES
 from streamv1.translator.shapes import encoder_for
-from streamv1.translator.sources import Source, sources
+from streamv1.translator.sources import Source, first_time, session_of, sources
 from streamv1.translator.timefmt import normalize_ts, now_ts
 
 if TYPE_CHECKING:
@@ -112,6 +119,84 @@ def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals,
         log.error(exc.strerror or str(exc), path=job.path)
 
 
+def convert_unit(unit: list[Job], sink: IO[bytes], options: Options, totals: Totals,
+                 read: Callable[[int], None] | None = None) -> None:
+    """One session's inputs (see :func:`sessions`) into ``sink``: a lone file as
+    :func:`convert_one` converts it, several merged into one stream by
+    :func:`convert.convert_session`. A file that cannot be read is one log line and
+    left out; the session's other files are still converted."""
+    if len(unit) == 1:
+        convert_one(unit[0], sink, options, totals, read)
+        return
+    log = logs.get()
+    inputs: list[SessionInput] = []
+    with contextlib.ExitStack() as stack:
+        for job in unit:
+            totals.files += 1
+            try:
+                stream: IO[bytes] = stack.enter_context(open(job.path, "rb"))
+                head = _refuse_binary(stream)
+                named = options.source_obj()
+                if named is not None and _looks_like_another(head, named, job.path):
+                    totals.source_mismatch += 1
+                if read is not None:
+                    stream = _Counted(stream, read)  # type: ignore[assignment]
+            except InputError as exc:
+                totals.failed_inputs += 1
+                log.error(str(exc), path=job.path)
+                continue
+            except OSError as exc:
+                totals.failed_inputs += 1
+                log.error(exc.strerror or str(exc), path=job.path)
+                continue
+            inputs.append(SessionInput(stream, job.path))
+        if not inputs:
+            return
+
+        def failed(path: str, why: str) -> None:
+            log.error(why, path=path)
+
+        convert_session(
+            inputs,
+            sink.write,
+            totals,
+            source=options.source_obj(),
+            clock=options.clock(),
+            session_id=options.session_id,
+            encoder=encoder_for(options.to, options.extra_types),
+            max_line=options.max_line,
+            redact=options.redact,
+            on_error=failed,
+        )
+    sink.flush()
+
+
+def sessions(jobs: list[Job]) -> list[list[Job]]:
+    """The inputs grouped by session, each group in the order it is merged (its
+    main file first), the groups in time order: a session is the unit of framing
+    (a subagent's file is lines of its parent's run), and the output is the same
+    whatever order the files were named or listed in. stdin and files no source
+    places in a session stay alone; ``-`` keeps its place first."""
+    keyed: dict[str, list[Job]] = {}
+    alone: list[list[Job]] = []
+    for job in jobs:
+        session = session_of(job.path) if job.path != "-" else None
+        if session is None:
+            alone.append([job])
+        else:
+            keyed.setdefault(session, []).append(job)
+    groups = alone + [sorted(g, key=lambda j: (not _is_main(j.path, s), j.path))
+                      for s, g in keyed.items()]
+    stdin = [g for g in groups if g[0].path == "-"]
+    files = [g for g in groups if g[0].path != "-"]
+    files.sort(key=lambda g: (first_time(g[0].path), g[0].path))
+    return stdin + files
+
+
+def _is_main(path: str, session: str) -> bool:
+    return path == session + ".jsonl"
+
+
 class _Counted:
     """A file that tells ``read`` how many bytes each read took (the reader reads
     1 MiB at a time, so this costs one call a megabyte)."""
@@ -181,7 +266,8 @@ def _looks_like_another(head: bytes, named: Source, path: str) -> bool:
     return True
 
 
-def _worker(group: list[Job], options: Options, spool: str) -> tuple[Totals, str | None]:
+def _worker(group: list[list[Job]], options: Options, spool: str
+            ) -> tuple[Totals, str | None]:
     """In a worker process: convert a group of inputs, each to its own target or,
     in input order, to the group's one spool file (a group, not one input a task,
     and one spool a group: small files would otherwise cost more in hand-offs and
@@ -197,33 +283,34 @@ def _worker(group: list[Job], options: Options, spool: str) -> tuple[Totals, str
     name: str | None = None
     spooled: IO[bytes] | None = None
     try:
-        for job in group:
-            if job.target is not None:
-                Path(job.target).parent.mkdir(parents=True, exist_ok=True)
-                with open(job.target, "wb", buffering=OUT_BUFFER) as sink:
-                    convert_one(job, sink, options, totals)
+        for unit in group:
+            target = unit[0].target
+            if target is not None:
+                Path(target).parent.mkdir(parents=True, exist_ok=True)
+                with open(target, "wb", buffering=OUT_BUFFER) as sink:
+                    convert_unit(unit, sink, options, totals)
                 continue
             if spooled is None:
                 fd, name = tempfile.mkstemp(dir=spool, suffix=".jsonl")
                 spooled = os.fdopen(fd, "wb", buffering=OUT_BUFFER)
-            convert_one(job, spooled, options, totals)
+            convert_unit(unit, spooled, options, totals)
     finally:
         if spooled is not None:
             spooled.close()
     return totals, name
 
 
-def _groups(jobs: list[Job], workers: int) -> list[list[Job]]:
-    """Consecutive jobs in groups of about GROUP_BYTES, and enough groups to keep
-    every worker busy to the end."""
-    sizes = [_size(j.path) for j in jobs]  # one stat an input
+def _groups(units: list[list[Job]], workers: int) -> list[list[list[Job]]]:
+    """Consecutive sessions in groups of about GROUP_BYTES, and enough groups to
+    keep every worker busy to the end (a session is never split: it is one stream)."""
+    sizes = [sum(_size(j.path) for j in unit) for unit in units]  # one stat an input
     target = max(1, min(GROUP_BYTES, sum(sizes) // (workers * 16) or 1))
-    groups: list[list[Job]] = []
-    current: list[Job] = []
+    groups: list[list[list[Job]]] = []
+    current: list[list[Job]] = []
     size = 0
-    for job, job_size in zip(jobs, sizes, strict=True):
-        current.append(job)
-        size += job_size
+    for unit, unit_size in zip(units, sizes, strict=True):
+        current.append(unit)
+        size += unit_size
         if size >= target or len(current) >= GROUP_FILES:
             groups.append(current)
             current, size = [], 0
@@ -316,20 +403,24 @@ def run(
     workers: int,
     progress: bool,
 ) -> Totals:
-    """Convert every job; output per input, in input order."""
+    """Convert every job; output per session (:func:`sessions`), sessions in time
+    order, whatever ``workers`` is."""
     totals = Totals()
     bar = Progress(jobs, progress)
-    if workers <= 1 or len(jobs) <= 1 or any(j.path == "-" for j in jobs):
+    units = sessions(jobs)
+    if workers <= 1 or len(units) <= 1 or any(j.path == "-" for j in jobs):
         try:
-            for job in jobs:
-                if job.target is not None:
-                    Path(job.target).parent.mkdir(parents=True, exist_ok=True)
-                    with open(job.target, "wb", buffering=OUT_BUFFER) as sink:
-                        convert_one(job, sink, options, totals, bar.read if bar.enabled else None)
+            for unit in units:
+                read = bar.read if bar.enabled else None
+                if unit[0].target is not None:
+                    Path(unit[0].target).parent.mkdir(parents=True, exist_ok=True)
+                    with open(unit[0].target, "wb", buffering=OUT_BUFFER) as sink:
+                        convert_unit(unit, sink, options, totals, read)
                 else:
                     assert shared is not None
-                    convert_one(job, shared, options, totals, bar.read if bar.enabled else None)
-                bar.done(job)
+                    convert_unit(unit, shared, options, totals, read)
+                for job in unit:
+                    bar.done(job)
         except Interrupted as exc:
             exc.totals = totals  # type: ignore[attr-defined]  # the summary's so far
             raise
@@ -350,8 +441,8 @@ def run(
         try:
             # A bounded window: spool files never pile up far ahead of the writer.
             window = workers * 8
-            pending: list[tuple[list[Job], Future[tuple[Totals, str | None]]]] = []
-            queue: Iterable[list[Job]] = iter(_groups(jobs, workers))
+            pending: list[tuple[list[list[Job]], Future[tuple[Totals, str | None]]]] = []
+            queue: Iterable[list[list[Job]]] = iter(_groups(units, workers))
             for group in queue:
                 pending.append((group, pool.submit(_worker, group, options, spool)))
                 if len(pending) >= window:
@@ -397,7 +488,7 @@ def _append(spooled: str, shared: IO[bytes]) -> None:
 
 
 def _drain_first(
-    pending: list[tuple[list[Job], Future[tuple[Totals, str | None]]]],
+    pending: list[tuple[list[list[Job]], Future[tuple[Totals, str | None]]]],
     shared: IO[bytes] | None,
     totals: Totals,
     bar: Progress,
@@ -410,8 +501,9 @@ def _drain_first(
         _append(spooled, shared)
         os.unlink(spooled)
         shared.flush()
-    for job in group:
-        bar.done(job)
+    for unit in group:
+        for job in unit:
+            bar.done(job)
 
 
 def describe(totals: Totals) -> dict[str, Any]:

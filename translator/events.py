@@ -86,6 +86,14 @@ class RunStart:
     partial_messages: bool = False
     parent_tool_use_id: str | None = None
     extension: JSON = field(default_factory=dict)
+    #: What the source says of a nested actor's task (its ``task_id``, description,
+    #: type, ...): a run start with a ``parent_tool_use_id`` inside an open run is
+    #: that run's ``system/task_started`` line, and this is its payload.
+    task: JSON = field(default_factory=dict)
+    #: A nested actor whose spawning tool_use is not known (no parent_tool_use_id is
+    #: invented for it): a name for it that its lines share, so its start, lines and
+    #: end are still told apart from the run's own actor.
+    actor: str | None = None
 
 
 @persisted
@@ -106,8 +114,9 @@ class Message:
     usage: Usage | None = None
     extension: JSON = field(default_factory=dict)
     #: A nested actor's line whose spawning tool_use is not known: it carries no
-    #: parent_tool_use_id (never invented) but is not the run's own actor either.
-    foreign: bool = False
+    #: parent_tool_use_id (never invented) but is not the run's own actor either
+    #: (:attr:`RunStart.actor`).
+    actor: str | None = None
 
 
 @persisted
@@ -194,9 +203,11 @@ class RunEnd:
     total_cost_usd: float | None = None
     ttft_ms: int | None = None
     extension: JSON = field(default_factory=dict)
-    #: Ends the nested actor's own run with this id (an inline subagent's), not the
-    #: input's run.
+    #: Ends the nested actor with this spawning tool_use (inside the open run: no
+    #: line; with no run around it, the actor's own run), not the run's own actor.
     parent_tool_use_id: str | None = None
+    #: (:attr:`RunStart.actor`)
+    actor: str | None = None
 
 
 Event = RunStart | Message | Delta | Note | Problem | Unrecognized | Dropped | RunEnd

@@ -15,11 +15,17 @@ knows the catalog and nothing about sources:
 Lines that belong to no run yet (a damaged first line, a note between two turns)
 wait for the next run's init, so they are framed like every other line.
 
-A nested actor's own run (a subagent written inline in its parent's file) may open
-while the input's run is open: a :class:`RunStart` whose ``parent_tool_use_id``
-differs from the open run's. It is a run of its own (its own init, seq and result,
-keyed by that id, as the validator keys runs); lines carrying that id go to it
-until its :class:`RunEnd` (same id) closes it.
+A session is the unit: a nested actor (a subagent, in its own file or inline in
+its parent's) is lines of the run it was spawned in, as the CLI's print mode and
+milk's goldens show it. A :class:`RunStart` whose ``parent_tool_use_id`` differs
+from the open run's is that actor beginning: a ``system/task_started`` line of the
+open run (its seq), never an init of its own; its lines carry its
+``parent_tool_use_id``; its :class:`RunEnd` (same id) ends it without a line (the
+source's own record of the end, a ``task_notification``, is the adapter's to
+say). The run's ``usage`` counts its own actor's API messages, its
+``model_usage`` every actor's (the CLI's ``usage`` and ``modelUsage``). Only a
+nested actor with no run open (a subagent file converted alone) is a run of its
+own, marked with its ``parent_tool_use_id``.
 """
 
 from __future__ import annotations
@@ -66,6 +72,9 @@ class _Run:
     session_id: str
     parent_tool_use_id: str | None
     synthetic: bool
+    #: Its own actor: its parent_tool_use_id, or the name of a nested actor whose
+    #: spawner is not known (a subagent file alone); None for a session's main run.
+    actor: str | None = None
     seq: int = 0
     first_ts: str | None = None
     last_ts: str | None = None
@@ -78,12 +87,17 @@ class _Run:
     last_stop_reason: str | None = None
     dropped: Counter[str] = field(default_factory=Counter)
     unrecognized: Counter[str] = field(default_factory=Counter)
+    #: Every actor's API messages (its own and its nested actors'): model_usage.
+    all_usage: dict[str, Usage] = field(default_factory=dict)
+    all_model: dict[str, str] = field(default_factory=dict)
+    #: tool_use id → the actor (its parent_tool_use_id, "" for the run's own) whose
+    #: message called it: a nested actor's task_started is a line of its spawner.
+    tool_owner: dict[str, str] = field(default_factory=dict)
 
 
 #: The framer's checkpointed fields; their layout is ``Framer.STATE_VERSION``.
 _STATE_FIELDS = (
-    "_session_hint", "_run", "_nested", "_last_ts", "_pending", "_anon", "_runs_here",
-    "_last_session",
+    "_session_hint", "_run", "_last_ts", "_pending", "_anon", "_runs_here", "_last_session",
 )
 
 
@@ -91,7 +105,7 @@ class Framer:
     """Frames one input's events into stream_v1 lines (one framer per input)."""
 
     #: The layout of ``state()`` (translator.state's rule: new fields, new number).
-    STATE_VERSION = 1
+    STATE_VERSION = 2
 
     def __init__(
         self,
@@ -103,7 +117,6 @@ class Framer:
         self._session_hint = session_hint
         self.stats = stats if stats is not None else FramerStats()
         self._run: _Run | None = None
-        self._nested: dict[str, _Run] = {}  # parent_tool_use_id → a nested actor's open run
         self._last_ts: str | None = None
         self._pending: list[Event] = []
         self._anon = 0
@@ -114,43 +127,15 @@ class Framer:
 
     def push(self, event: Event) -> list[JSON]:
         run = self._run
-        if (
-            run is not None
-            and type(event) is Message
-            and not self._nested
-            and (run.parent_tool_use_id is None or event.parent_tool_use_id is None
-                 or event.parent_tool_use_id == run.parent_tool_use_id)
-        ):
+        if run is not None and type(event) is Message:
             return [self._message(run, event)]  # the common case, first
         out: list[JSON] = []
-        if self._nested:
-            nested = self._nested_run(event)
-            if nested is not None:
-                return self._push_nested(nested, event)
-        if run is not None and run.parent_tool_use_id is not None:
-            parent = getattr(event, "parent_tool_use_id", None)
-            if (
-                parent is not None
-                and parent != run.parent_tool_use_id
-                and not isinstance(event, RunStart | RunEnd | Dropped)
-            ):
-                # A line of another nested actor inside a nested actor's run: no run
-                # of the validator's keys (its own, or the session's main run) would
-                # hold it, so it gets its own, as a line outside any run does.
-                out += self._open_synthetic(run.session_id, getattr(event, "ts", None), parent,
-                                            nested=True)
-                return out + self._push_nested(self._nested[parent], event)
         if isinstance(event, RunStart):
-            parent = event.parent_tool_use_id
-            if (
-                parent is not None
-                and self._run is not None
-                and self._run.parent_tool_use_id != parent
-            ):
-                return self._open(event, nested=True)
-            if self._run is not None:
+            if run is not None and _nested_in(run, event.parent_tool_use_id or event.actor):
+                return [self._task_started(run, event)]
+            if run is not None:
                 out += self._close(
-                    RunEnd(self._run.session_id, event.ts, subtype="interrupted"), made_here=True
+                    RunEnd(run.session_id, event.ts, subtype="interrupted"), made_here=True
                 )
             out += self._open(event)
             for held in self._pending:
@@ -158,12 +143,20 @@ class Framer:
             self._pending.clear()
             return out
         if isinstance(event, RunEnd):
-            if self._run is None:
-                out += self._open_synthetic(event.session_id, event.ts, event.parent_tool_use_id)
+            if run is not None and _nested_in(run, event.parent_tool_use_id or event.actor):
+                # A nested actor is over: its lines are the run's, its end no line of
+                # its own (the source's task_notification says it, where it has one).
+                self._track_time(run, event.ts)
+                self._note_time(event)
+                return out
+            if run is None:
+                out += self._open_synthetic(event.session_id, event.ts, event.parent_tool_use_id,
+                                            event.actor)
             return out + self._close(event)
-        if self._run is None:
+        if run is None:
             if isinstance(event, Message | Delta):
-                out += self._open_synthetic(event.session_id, event.ts, event.parent_tool_use_id)
+                out += self._open_synthetic(event.session_id, event.ts, event.parent_tool_use_id,
+                                            getattr(event, "actor", None))
             else:
                 self._note_time(event)
                 self._pending.append(event)
@@ -173,10 +166,6 @@ class Framer:
     def finish(self) -> list[JSON]:
         """The input is over: flush what waits, and close the open runs."""
         out: list[JSON] = []
-        for parent, run in list(self._nested.items()):
-            end = RunEnd(run.session_id, None, subtype="interrupted",
-                         parent_tool_use_id=parent)
-            out += self._close(end, made_here=True, run=run)
         if self._pending and any(not isinstance(e, Dropped) for e in self._pending):
             first = self._pending[0]
             sid = getattr(first, "session_id", None) or self._fallback_session()
@@ -211,7 +200,7 @@ class Framer:
 
     @property
     def in_run(self) -> bool:
-        return self._run is not None or bool(self._nested)
+        return self._run is not None
 
     def state(self) -> JSON:
         """What a restart needs to go on mid-run, as plain JSON (translator.state);
@@ -242,30 +231,38 @@ class Framer:
         if isinstance(ts, str):
             self._last_ts = ts
 
-    def _nested_run(self, event: Event) -> _Run | None:
-        """The nested run an event belongs to, if its actor has one open."""
-        parent = getattr(event, "parent_tool_use_id", None)
-        return self._nested.get(parent) if parent is not None else None
+    def _task_started(self, run: _Run, start: RunStart) -> JSON:
+        """A nested actor begins inside ``run``: the run's system/task_started line,
+        a line of the actor that spawned it (the run's own, or a nested actor's)."""
+        self._track_time(run, start.ts)
+        parent = start.parent_tool_use_id
+        assert parent is not None
+        task: JSON = dict(start.task)
+        task_id = task.pop("task_id", None)
+        task.setdefault("tool_use_id", parent)
+        ext = dict(start.extension)
+        if "prompt" in ext and "prompt" not in task:
+            task["prompt"] = ext.pop("prompt")  # where the CLI's task_started has it
+        if start.agent_role is not None and "subagent_type" not in task:
+            task["subagent_type"] = start.agent_role
+        owner = run.tool_owner.get(parent) or run.parent_tool_use_id
+        line = catalog.envelope(
+            "system",
+            run.session_id,
+            run.seq,
+            self._ts(start.ts),
+            subtype="task_started",
+            parent_tool_use_id=owner,
+            task_id=task_id if isinstance(task_id, str) else None,
+            task=task,
+            extension=ext or None,
+        )
+        return self._emit(run, line)
 
-    def _push_nested(self, run: _Run, event: Event) -> list[JSON]:
-        if isinstance(event, RunStart):  # the same actor starts again: the old run was cut
-            assert event.parent_tool_use_id is not None
-            end = RunEnd(run.session_id, event.ts, subtype="interrupted",
-                         parent_tool_use_id=event.parent_tool_use_id)
-            return self._close(end, made_here=True, run=run) + self._open(event, nested=True)
-        if isinstance(event, RunEnd):
-            return self._close(event, run=run)
-        if type(event) is Message:
-            return [self._message(run, event)]
-        return self._line(event, run)
-
-    def _open(self, start: RunStart, nested: bool = False) -> list[JSON]:
-        run = _Run(start.session_id, start.parent_tool_use_id, synthetic=False)
-        if nested:
-            assert start.parent_tool_use_id is not None
-            self._nested[start.parent_tool_use_id] = run
-        else:
-            self._run = run
+    def _open(self, start: RunStart) -> list[JSON]:
+        run = _Run(start.session_id, start.parent_tool_use_id, synthetic=False,
+                   actor=start.parent_tool_use_id or start.actor)
+        self._run = run
         self._runs_here += 1
         self.stats.runs += 1
         self._track_time(run, start.ts)
@@ -297,15 +294,10 @@ class Framer:
         )
         return [self._emit(run, line)]
 
-    def _open_synthetic(
-        self, session_id: str, ts: str | None, parent: str | None, nested: bool = False
-    ) -> list[JSON]:
-        run = _Run(session_id, parent, synthetic=True)
-        if nested:
-            assert parent is not None
-            self._nested[parent] = run
-        else:
-            self._run = run
+    def _open_synthetic(self, session_id: str, ts: str | None, parent: str | None,
+                        actor: str | None = None) -> list[JSON]:
+        run = _Run(session_id, parent, synthetic=True, actor=parent or actor)
+        self._run = run
         self._runs_here += 1
         self.stats.runs += 1
         self.stats.synthetic_inits += 1
@@ -321,15 +313,13 @@ class Framer:
             extension={"synthetic": True},
         )
         out = [self._emit(run, line)]
-        if nested:
-            return out  # (lines wait only while no run is open: none wait now)
         held, self._pending = self._pending, []
         for event in held:
             out += self._line(event)
         return out
 
-    def _close(self, end: RunEnd, made_here: bool = False, run: _Run | None = None) -> list[JSON]:
-        run = run if run is not None else self._run
+    def _close(self, end: RunEnd, made_here: bool = False) -> list[JSON]:
+        run = self._run
         assert run is not None
         self._track_time(run, end.ts)
         subtype = end.subtype or "success"
@@ -342,10 +332,10 @@ class Framer:
             for u in run.usage.values():
                 usage.add(u)
         model_usage = end.model_usage
-        if model_usage is None and run.usage_model:
+        if model_usage is None and run.all_model:
             model_usage = {}
-            for msg_id, model in run.usage_model.items():
-                model_usage.setdefault(model, Usage()).add(run.usage[msg_id])
+            for msg_id, model in run.all_model.items():
+                model_usage.setdefault(model, Usage()).add(run.all_usage[msg_id])
         result = end.result
         if result is None and subtype in ("success", "interrupted", "refused") and run.last_texts:
             # The last text block of the last message, as Claude Code prints it (a
@@ -382,10 +372,7 @@ class Framer:
             extension=ext or None,
         )
         out = [self._emit(run, line)]
-        if run is self._run:
-            self._run = None
-        elif run.parent_tool_use_id is not None:
-            self._nested.pop(run.parent_tool_use_id, None)
+        self._run = None
         return out
 
     @staticmethod
@@ -486,20 +473,29 @@ class Framer:
     def _message(self, run: _Run, msg: Message) -> JSON:
         """A message's line (the hot path: push calls it straight, not via _line)."""
         self._track_time(run, msg.ts)
-        if msg.parent_tool_use_id is None and not msg.foreign:
+        if msg.parent_tool_use_id is None and msg.actor is None:
             msg.parent_tool_use_id = run.parent_tool_use_id
         self._account(run, msg)
         return self._emit(run, self._message_line(run, msg))
 
     def _account(self, run: _Run, msg: Message) -> None:
         run.messages += 1
-        if (
-            msg.role != "assistant"
-            or msg.foreign
-            or msg.parent_tool_use_id != run.parent_tool_use_id
-        ):
+        if msg.role != "assistant":
             return
+        actor = msg.parent_tool_use_id or msg.actor
+        own = actor == run.actor or (actor is None and run.actor is None)
         key = msg.message_id or f"#anon{self._next_anon()}"
+        if msg.usage is not None and msg.model:
+            # Every actor's: the run's model_usage (the latest record of a message
+            # carries its final usage). Keyed by actor too: ids are per API call.
+            actor_key = key if own else f"{actor}/{key}"
+            run.all_usage[actor_key] = msg.usage
+            run.all_model[actor_key] = msg.model
+        for block in msg.content:
+            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                run.tool_owner[block["id"]] = msg.parent_tool_use_id or ""
+        if not own:
+            return
         run.turn_ids.add(key)
         if msg.usage is not None:
             run.usage[key] = msg.usage  # the latest record of a message carries its final usage
@@ -527,7 +523,7 @@ class Framer:
         }
         if msg.parent_tool_use_id is not None:
             line["parent_tool_use_id"] = msg.parent_tool_use_id
-        elif msg.role == "assistant" and not msg.foreign:
+        elif msg.role == "assistant" and msg.actor is None:
             line["agent"] = "primary"
         if msg.message_id is not None:
             line["message"] = {"id": msg.message_id, "role": msg.role, "content": msg.content}
@@ -538,3 +534,8 @@ class Framer:
         if msg.extension:
             line["extension"] = msg.extension
         return line
+
+
+def _nested_in(run: _Run, actor: str | None) -> bool:
+    """Is this actor (a spawning tool_use, or a name) nested inside ``run``?"""
+    return actor is not None and actor != run.actor

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamv1.translator import logs
-from streamv1.translator.events import JSON, Problem, Unrecognized
+from streamv1.translator.events import JSON, Event, Problem, Unrecognized
 from streamv1.translator.framing import Framer, FramerStats
 from streamv1.translator.reader import Damage, ParsedLine
 from streamv1.translator.scrub import scrubber
@@ -100,6 +100,10 @@ class Translation:
         #: (the tail daemon's) drops exactly the lines already in the output.
         self.framed = 0
         self.skip = 0
+        #: Where this input's events go when it is one file of a session whose
+        #: framing another translation does (a subagent file beside its parent's):
+        #: a list the session fills in, in the order it merges its files.
+        self.events_to: list[Event] | None = None
         if source is not None:
             self._start(source)
 
@@ -148,6 +152,13 @@ class Translation:
             return _failed(where, exc)
 
     def push(self, events: Any) -> None:
+        if self.events_to is not None:
+            self.events_to.extend(events)
+        else:
+            self.frame(events)
+
+    def frame(self, events: Any) -> None:
+        """Events → framed lines → written (where this translation frames its own)."""
         frame, write_lines = self.framer.push, self._write_lines
         for event in events:
             kind = type(event)
@@ -222,6 +233,17 @@ class Translation:
 
     def finish(self) -> None:
         """The input is over (EOF, or idle for the tail daemon): close what is open."""
+        self.finish_input()
+        if self.events_to is None:
+            self.close_framing()
+
+    def close_framing(self) -> None:
+        """No more events: the open run ends, and what waits goes out."""
+        self._write_lines(self.framer.finish())
+
+    def finish_input(self) -> None:
+        """The input's records are over: what its adapter held back goes out (its
+        runs' ends), but the framing stays open for the other files of its session."""
         if self.adapter is None:
             if self.held:
                 self._give_up()
@@ -237,7 +259,6 @@ class Translation:
             except Exception as exc:
                 events = _failed(Where(self.path, self.lines), exc)
             self.push(events)
-        self._write_lines(self.framer.finish())
 
     @property
     def run_open(self) -> bool:

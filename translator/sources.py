@@ -170,6 +170,12 @@ class Source:
     #: What each record type becomes: docs/mapping.md's table for this source is
     #: made from it, and each row has its example in the table test.
     mapping: tuple[Row, ...] = ()
+    #: The session a file on disk is one file of, where this source keeps a session
+    #: in several files (Claude Code: the main file and its subagents' files): a key
+    #: the files of one session share (their folder included, so a copy elsewhere
+    #: is another session). Files with one key are converted as one stream, the
+    #: file whose name is the session's first. None: the file stands alone.
+    session_of: Callable[[str], str | None] = lambda path: None
 
 
 @cache
@@ -189,3 +195,41 @@ def sniff(record: dict[str, Any]) -> tuple[Source | None, int]:
         if s > score:
             best, score = source, s
     return best, score
+
+
+def session_of(path: str) -> str | None:
+    """The session key some source gives a file on disk (:attr:`Source.session_of`)."""
+    for source in sources().values():
+        key = source.session_of(path)
+        if key is not None:
+            return key
+    return None
+
+
+#: How much of a file :func:`first_time` looks at.
+_HEAD = 65536
+
+
+def first_time(path: str) -> str:
+    """The first record time among a file's first lines (``timestamp`` or ``ts``,
+    normalized), "" when there is none: the order sessions are written in."""
+    import orjson
+
+    from streamv1.translator.timefmt import normalize_ts
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEAD)
+    except OSError:
+        return ""
+    for raw in head.split(b"\n")[:200]:
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            for key in ("timestamp", "ts"):
+                ts = normalize_ts(record.get(key))
+                if ts is not None:
+                    return ts
+    return ""

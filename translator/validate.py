@@ -11,11 +11,14 @@ Framing rules (ADR-0050 §2 and the schema's description):
 * never an ANSI escape, not as a byte and not inside a decoded string.
 
 Runs of several sessions may interleave (the tail daemon's unified stream): a run
-is known by its ``session_id`` and, for a nested actor's own run (a subagent file's
-turn: its init carries ``parent_tool_use_id``), that id too. A nested actor's line
-belongs to its own run when one is open, else to its session's main run (print
-mode shows subagent lines inside the parent's run). ``--allow-open`` accepts runs
-still open at the end (a live stream cut at an arbitrary moment).
+is known by its ``session_id`` alone, as a consumer of the contract reads it. A
+nested actor's lines (``parent_tool_use_id``) are lines of the open run of their
+session, in its seq, as print mode shows subagents; a system/init or a result
+arriving while that session's run is open is a second run inside the first, and
+rejected. (A nested actor with no run around it, a subagent file converted alone,
+is a run of its own: its init may carry ``parent_tool_use_id``.)
+``--allow-open`` accepts runs still open at the end (a live stream cut at an
+arbitrary moment).
 
 The schema itself is checked by the ``jsonschema`` package (Draft 2020-12).
 """
@@ -152,8 +155,8 @@ class StreamChecker:
         self.lines = 0
         self.runs = 0
         self.allow_open = allow_open
-        # (session_id, parent_tool_use_id or None) → {"seq", "line"}
-        self._open: dict[tuple[Any, Any], dict[str, Any]] = {}
+        # session_id → {"seq", "line", "parent"}: the open run of each session
+        self._open: dict[Any, dict[str, Any]] = {}
 
     def check(self, number: int, raw: bytes, terminated: bool) -> Iterator[Violation]:
         self.lines += 1
@@ -189,19 +192,18 @@ class StreamChecker:
         parent = _key(obj.get("parent_tool_use_id"))
         seq = obj.get("seq")
         if kind == "system" and obj.get("subtype") == "init":
-            key = (sid, parent)
-            if key in self._open:
+            if sid in self._open:
                 yield v(
                     number,
-                    f"system/init while the run from line {self._open[key]['line']} has no result",
+                    f"system/init while the run of session {_said(sid)} from line "
+                    f"{self._open[sid]['line']} has no result",
                 )
-            self._open[key] = {"seq": 0, "line": number}
+            self._open[sid] = {"seq": 0, "line": number, "parent": parent}
             self.runs += 1
             if seq != 0:
                 yield v(number, f"system/init has seq {_said(seq)}, not 0")
             return
-        key = (sid, parent) if (sid, parent) in self._open else (sid, None)
-        run = self._open.get(key)
+        run = self._open.get(sid)
         if run is None:
             yield v(
                 number,
@@ -216,9 +218,9 @@ class StreamChecker:
         if kind == "result":
             if not isinstance(obj.get("is_error"), bool):
                 yield v(number, "result without a boolean is_error")
-            if parent != key[1]:
+            if parent != run["parent"]:
                 yield v(number, "result of a nested actor inside its parent's run")
-            del self._open[key]
+            del self._open[sid]
 
     def finish(self) -> Iterator[Violation]:
         if self.lines == 0:
