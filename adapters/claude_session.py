@@ -478,6 +478,11 @@ class ClaudeSessionAdapter:
             if self._meta:
                 self._pending.extension["subagent"] = self._meta
         self._turn = _Turn()
+        # The run begins when its prompt is written, not when the model first answers
+        # (live, a consumer sees the prompt at once): the model is on the init only
+        # where the source has said it by then (a subagent's sidecar).
+        model = self._meta.get("model") if self._subagent else None
+        self._ensure_started(out, model if isinstance(model, str) else None)
 
     def _task(self) -> JSON:
         """What a subagent file says of its task, for the task_started line it
@@ -982,10 +987,11 @@ def _spawner_in(raw: bytes, agent_id: str) -> str | None:
 
 MAPPING = (
     Row("prompt", "`user`, a prompt (string or text/image content; not `isMeta`, no tool_result)",
-        "starts a run: synthetic `system/init` with `cwd`, `agent.model` (from the run's first "
-        "assistant record; the init waits for it), the prompt in `extension.prompt` and the "
-        "record's other keys in `extension`. Not echoed as a user line (print mode does not "
-        "echo it either)"),
+        "starts a run at once (live, the prompt is seen when written): synthetic "
+        "`system/init` with `cwd`, the prompt in `extension.prompt` and the record's other "
+        "keys in `extension`; `agent.model` only where known by then (a subagent's sidecar "
+        "`model`): each API call's model is on its assistant line and in the result's "
+        "`model_usage`. Not echoed as a user line (print mode does not echo it either)"),
     Row("command", "`user` `<command-name>…` (and `system/local_command` with one)",
         "a prompt: a slash command starts a run"),
     Row("tool_result", "`user` with tool_result blocks",

@@ -26,29 +26,41 @@ def block_key(block: dict[str, Any]) -> tuple[Any, ...]:
     return (kind,)
 
 
+def actor_blocks(lines: list[dict[str, Any]]) -> dict[str, list[tuple[Any, ...]]]:
+    """Per nested actor (its parent_tool_use_id): the tool calls and tool results its
+    lines carry, in order (what both views show of a subagent)."""
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for line in lines:
+        parent = line.get("parent_tool_use_id")
+        if parent is None or line["type"] not in ("assistant", "user"):
+            continue
+        for block in line["message"]["content"]:
+            if block.get("type") in ("tool_use", "tool_result"):
+                out.setdefault(parent, []).append(block_key(block))
+    return out
+
+
 def runs(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per main-thread run, in the order the runs began: session_id, the main-thread
     block sequence, the result and the init's time. Runs are keyed as the validator
-    keys them ((session_id, parent_tool_use_id)), so a nested actor's own run that
-    interleaves with its parent's (an inline subagent) is told apart; its lines and
-    the subagent lines inside a print-mode run are not the main thread's."""
+    keys them (by session_id); the lines of nested actors inside a run are not the
+    main thread's."""
     out: list[dict[str, Any]] = []
-    open_runs: dict[tuple[Any, Any], dict[str, Any]] = {}
+    open_runs: dict[Any, dict[str, Any]] = {}
     for line in lines:
-        key = (line["session_id"], line.get("parent_tool_use_id"))
+        key = line["session_id"]
         if line["type"] == "system" and line.get("subtype") == "init":
             run = {
                 "session_id": line["session_id"],
                 "blocks": [],
                 "result": None,
                 "ts": line.get("ts"),
-                "nested": key[1] is not None or line.get("agent", {}).get("role") is not None,
+                "nested": "parent_tool_use_id" in line
+                or line.get("agent", {}).get("role") is not None,
             }
             open_runs[key] = run
             out.append(run)
             continue
-        if key not in open_runs:
-            key = (key[0], None)
         current = open_runs.get(key)
         assert current is not None, line
         if line["type"] in ("assistant", "user") and "parent_tool_use_id" not in line:

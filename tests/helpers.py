@@ -36,6 +36,41 @@ def convert_file(path: Path, source: str | None = None, to: str = "stream_v1"
     return convert_bytes(path.read_bytes(), str(path), source, to)
 
 
+def convert_session_files(paths: list[Path], to: str = "stream_v1",
+                          source: str | None = None) -> tuple[bytes, Totals]:
+    """Files converted together as ``streamv1 convert`` converts them: grouped by
+    session, each session one stream, sessions in time order."""
+    from streamv1.translator import batch
+
+    out = io.BytesIO()
+    jobs = [batch.Job(str(p)) for p in paths]
+    options = batch.Options(source=source, fixed_now=FIXED_NOW, to=to)
+    totals = batch.run(jobs, out, options, workers=1, progress=False)
+    return out.getvalue(), totals
+
+
+def tree_violations(lines: list[dict[str, Any]]) -> list[str]:
+    """The nested actors make a tree: each line's parent_tool_use_id names a tool
+    call seen before it in its session, and none is its own parent."""
+    seen: dict[Any, set[str]] = {}
+    found = []
+    for number, line in enumerate(lines, 1):
+        session = line.get("session_id")
+        parent = line.get("parent_tool_use_id")
+        calls = seen.setdefault(session, set())
+        message = line.get("message")
+        blocks = message.get("content") if isinstance(message, dict) else None
+        own = [b.get("id") for b in blocks or [] if isinstance(b, dict)
+               and b.get("type") == "tool_use"]
+        if parent is not None:
+            if parent in own:
+                found.append(f"{number}: {parent} is its own parent")
+            elif parent not in calls and not (line.get("subtype") == "init"):
+                found.append(f"{number}: parent_tool_use_id {parent} names no tool call before it")
+        calls.update(i for i in own if isinstance(i, str))
+    return found
+
+
 def lines_of(data: bytes) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in data.splitlines()]
 

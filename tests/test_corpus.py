@@ -10,10 +10,17 @@ from typing import Any
 
 import orjson
 import pytest
-from agreement import RESULT_KEYS, runs
+from agreement import RESULT_KEYS, actor_blocks, runs
 from conftest import CORPUS_2_1_332, PUBLIC, need
 from corpora import all_inputs, durable_files, input_path, scenario_dir, scenario_ids, stream_files
-from helpers import convert_file, framing_violations, lines_of, schema_violations
+from helpers import (
+    convert_file,
+    convert_session_files,
+    framing_violations,
+    lines_of,
+    schema_violations,
+    tree_violations,
+)
 
 from streamv1.translator.validate import validate_stream
 
@@ -51,22 +58,41 @@ def test_every_capture_converts_and_validates(name: str) -> None:
     assert schema_violations(out) == []
 
 
-def _durable_runs(files: list[Path]) -> list[dict[str, Any]]:
-    """The main-thread runs of several durable files, in the order they began (a
-    fork's file sorts before its parent's by name)."""
-    found = [r for path in files for r in runs(lines_of(convert_file(path)[0]))]
-    return sorted(found, key=lambda r: r["ts"] or "")
+def _records(data: bytes) -> list[dict[str, Any]]:
+    """A print-mode stdout's records: JSON lines, or one JSON array (``json``)."""
+    if data.lstrip().startswith(b"["):
+        return [r for r in orjson.loads(data) if isinstance(r, dict)]
+    return [r for r in map(orjson.loads, data.splitlines()) if isinstance(r, dict)]
 
 
 @pytest.mark.parametrize("scenario", scenario_ids())
 def test_print_mode_and_durable_file_agree(scenario: str) -> None:
+    """Both views of one run tell one story: the same runs (as many results as the
+    CLI printed), the same main-thread blocks and results, and every tool call and
+    tool result a nested actor shows in print mode is in the durable view under the
+    same parent_tool_use_id. Both views frame by session_id alone; the durable
+    view's nested actors are a tree."""
     folder = scenario_dir(scenario)
     streams = stream_files(folder)
     durable = durable_files(folder)
     if not streams or not durable:
         pytest.skip("this scenario has no print-mode stdout (interactive)")
-    a = runs(lines_of(b"".join(convert_file(p)[0] for p in streams)))
-    b = _durable_runs(durable)
+    printed = b"".join(convert_file(p)[0] for p in streams)
+    stored, _ = convert_session_files(durable)
+    assert framing_violations(printed, "print mode") == []
+    assert framing_violations(stored, "durable") == []
+    raw_results = sum(1 for p in streams for rec in _records(p.read_bytes())
+                      if rec.get("type") == "result")
+    stored_lines = lines_of(stored)
+    if raw_results:
+        assert sum(1 for x in stored_lines if x["type"] == "result") == raw_results
+    assert tree_violations(stored_lines) == []
+    for actor, blocks in actor_blocks(lines_of(printed)).items():
+        durable_blocks = actor_blocks(stored_lines).get(actor, [])
+        missing = [b for b in blocks if b not in durable_blocks]
+        assert missing == [], f"actor {actor}"
+    a = runs(lines_of(printed))
+    b = runs(stored_lines)
     assert [r["session_id"] for r in a] == [r["session_id"] for r in b]
     assert len(a) == len(b) > 0
     for i, (x, y) in enumerate(zip(a, b, strict=True)):

@@ -96,7 +96,7 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     "prompt": (
         [prompt("hi"), reply("m1", text("hello"))],
         [{"type": "system", "subtype": "init", "extension.prompt": "hi", "cwd": "/p",
-          "agent.model": "claude-x"},
+          "agent.model": None},
          {"type": "assistant", "message.content": [text("hello")]},
          {"type": "result", "subtype": "success", "num_turns": 1, "result": "hello"}],
     ),
