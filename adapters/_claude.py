@@ -163,6 +163,16 @@ def is_interrupt(text: str | None) -> bool:
     """Is this a user message's text the interrupt marker?"""
     return text is not None and text.startswith(INTERRUPT)
 
+
+#: The marker of a turn stopped while a tool ran (an SDK host's ``interrupt``, Esc
+#: during a tool): the CLI ends it ``error_during_execution`` (``terminal_reason:
+#: aborted_tools``), not as a cut-off answer (captures: x_sdk_interrupt_tool).
+TOOL_INTERRUPT = "[Request interrupted by user for tool use]"
+
+
+def is_tool_interrupt(text: str | None) -> bool:
+    return text is not None and text.startswith(TOOL_INTERRUPT)
+
 _LOCAL_STDOUT = re.compile(r"\A\s*<local-command-stdout>(.*)</local-command-stdout>\s*\Z", re.S)
 
 

@@ -189,6 +189,7 @@ class _Turn:
         self.interrupted: str | None = None
         self.count = cc.TurnCount()
         self.api_error = False  # the model's last word is the CLI's API-error message
+        self.unfinished = False  # the model's last block calls a tool (no answer is its)
         self.structured: Any = None  # --json-schema output, as the CLI recorded it
         self.has_structured = False
         self.budget: tuple[float, float] | None = None  # (total, used) of --max-budget-usd
@@ -247,6 +248,9 @@ class ClaudeSessionAdapter:
         self._held_sides: list[_Side] = []  # unlinked, ended, waiting for the parent's end
         self._dequeued: str | None = None  # time the CLI took its current prompt
         self._inherited = False  # in a fork's copy of its parent's turns
+        # A fork subagent's file begins with its parent's spawning message, copied,
+        # then the tool result that is the fork's prompt: that copy is not activity.
+        self._fork_context = self._meta.get("isFork") is True
         self._cost_total = 0.0  # the last cost-state's cumulative cost
 
     # -- the adapter contract -------------------------------------------------
@@ -319,6 +323,14 @@ class ClaudeSessionAdapter:
         ):
             out.append(Dropped(f"inherited/{kind}", self._session))
             return
+        if self._fork_context and kind in ("user", "assistant"):
+            if kind == "assistant":
+                out.append(Dropped("inherited/assistant", self._session))
+                return
+            self._fork_context = False
+            message = cc.message_of(rec, "user")
+            self._prompt(rec, message.get("content"), ts, out)  # the fork's directive
+            return
         if kind == "user":
             self._user(rec, ts, out)
         elif kind == "assistant":
@@ -327,6 +339,10 @@ class ClaudeSessionAdapter:
             self._system(rec, ts, out)
         elif kind == "cost-state":
             self._cost_state(rec, out)
+        elif kind == "fork-context-ref":
+            # A fork subagent's file: it shares its parent's context by reference.
+            self._fork_context = self._turn is None and bool(self._subagent)
+            out.append(Dropped(kind, self._session))
         elif isinstance(kind, str) and kind in METADATA_TYPES:
             if kind == "attachment":
                 kind = self._attachment(rec)
@@ -428,6 +444,8 @@ class ClaudeSessionAdapter:
         if cc.is_interrupt(text):
             if turn is not None:
                 turn.interrupted = text
+                if cc.is_tool_interrupt(text):
+                    turn.count.user_records += 1  # the CLI counts this one (3 in the capture)
                 self._end(out, ts)
             else:
                 out.append(Note("interrupted", self._sid, ts, {"body": text}))
@@ -565,6 +583,8 @@ class ClaudeSessionAdapter:
         turn.replied = True
         turn.api_call = turn.api_call or line.usage is not None
         turn.last_is_model = True
+        if line.content:
+            turn.unfinished = line.content[-1].get("type") in _UNFINISHED_BLOCKS
         turn.api_error = cc.is_api_error(rec)
         if line.stop_reason is not None:
             turn.last_stop = line.stop_reason
@@ -697,7 +717,7 @@ class ClaudeSessionAdapter:
             out.append(Dropped("user/isMeta", self._session))
         ext: JSON = dict(extension or {})
         subtype, is_error = _subtype(turn, inferred, spent)
-        if subtype == "interrupted" and turn.interrupted is not None:
+        if turn.interrupted is not None and subtype in ("interrupted", "error_during_execution"):
             ext["interrupt"] = turn.interrupted
         elif subtype == "interrupted":
             ext["cut_off"] = True
@@ -715,8 +735,11 @@ class ClaudeSessionAdapter:
             # message shows it trimmed); for /compact, whose output is a user line, "".
             result = turn.command_output if turn.command_output is not None else ""
         # No API call in a run whose end is proven (or a local command): it used none.
+        # Not where the model's reply was never written (x_pause_turn_end: a reply
+        # with no content has no record): what it cost is not known.
         usage = None
-        if not turn.api_call and (not inferred or not turn.expects_reply):
+        if not turn.api_call and (turn.replied or not turn.expects_reply) and (
+                not inferred or not turn.expects_reply):
             usage = Usage()
         out.append(
             RunEnd(
@@ -891,6 +914,8 @@ def _subtype(turn: _Turn, inferred: bool, spent: float | None) -> tuple[str, boo
     complete = _complete(turn)
     if turn.max_turns is not None:
         return "error_max_turns", None
+    if cc.is_tool_interrupt(turn.interrupted):
+        return "error_during_execution", None  # the CLI's aborted_tools
     if turn.interrupted is not None:
         return "interrupted", None
     if turn.budget is not None and spent is not None and not complete:
@@ -899,16 +924,27 @@ def _subtype(turn: _Turn, inferred: bool, spent: float | None) -> tuple[str, boo
             return "error_max_budget_usd", None
     if inferred and not complete:
         return "interrupted", None
-    if not inferred and turn.unanswered:
+    if not inferred and (turn.unanswered or turn.unfinished or not (turn.replied or
+                                                                   not turn.expects_reply)):
+        # The CLI ended a turn the model had not finished: a tool call never
+        # answered, a last word that is a server tool call (a pause_turn it did not
+        # continue), no reply at all (captures: x_pause_turn_end,
+        # x_pause_turn_server_tool; a pause_turn ending on text is success: x_pause_turn).
         return "error_during_execution", None
     # An API error the CLI gave up on: print mode says success with is_error true.
     return "success", True if turn.api_error else None
 
 
+#: Content blocks that, as the model's last word, leave its turn to another call
+#: (a tool_use is an unanswered call until its result comes).
+_UNFINISHED_BLOCKS = frozenset({"server_tool_use"})
+
+
 def _complete(turn: _Turn) -> bool:
     if not turn.replied:
         return not turn.expects_reply
-    return turn.last_is_model and not turn.unanswered and turn.last_stop != "tool_use"
+    return (turn.last_is_model and not turn.unanswered and not turn.unfinished
+            and turn.last_stop != "tool_use")
 
 
 #: A message record's keys that are not its line's extension.
@@ -998,9 +1034,18 @@ MAPPING = (
         "`user`: blocks as written; `toolUseResult` → `tool_use_result` (object, string or "
         "list, as written); `permissionDecision`, `uuid`, … in `extension`. Counts toward "
         "`num_turns`"),
-    Row("interrupt", "`user` `[Request interrupted by user…]`",
+    Row("interrupt", "`user` `[Request interrupted by user]` (Esc, SIGINT)",
         "ends the run: `result/interrupted`, `is_error: true`, the marker in "
         "`extension.interrupt`"),
+    Row("tool_interrupt", "`user` `[Request interrupted by user for tool use]` (an SDK "
+        "host's `interrupt`, Esc while a tool runs)",
+        "ends the run as the CLI does (`terminal_reason: aborted_tools`): "
+        "`result/error_during_execution`, `is_error: true`, no `result` text, the marker in "
+        "`extension.interrupt`; the marker counts toward `num_turns`"),
+    Row("unfinished", "`cost-state` or `system/turn_duration` after a `pause_turn` whose last "
+        "block is a server tool call, or after no reply at all",
+        "`result/error_during_execution` (the CLI did not call again; a `pause_turn` ending "
+        "on text is `success`). No reply record: `usage` left out (not known)"),
     Row("local_output", "`user` `<local-command-stdout>`, `<local-command-stderr>`, "
         "`<bash-stdout>`, `<bash-stderr>`",
         "`user` text line, as print mode replays it. A run with no model reply is a local "
@@ -1068,6 +1113,10 @@ MAPPING = (
         "finished)", "`system/task_notification` (`task_id`, `status`, `task.tool_use_id`, "
         "`task.summary` = `<result>`, `task.usage`, other tags in `task`) in the run it "
         "ends, then the prompt starts the next run"),
+    Row("fork_agent", "a fork subagent's file (`fork-context-ref`, sidecar `isFork`): its "
+        "first `assistant` (the parent's spawning message, copied) and the `user` tool result "
+        "after it", "the copy is dropped on purpose (`inherited/assistant`, "
+        "`fork-context-ref`); the tool result is the fork's prompt (its `task_started`)"),
     Row("fork_copy", "a fork's copy of its parent's turns (`--fork-session`: records stamped "
         "before the `queue-operation` dequeue that precedes them)",
         "dropped on purpose (`inherited/<type>`): those turns are the parent session's, "

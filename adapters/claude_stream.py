@@ -170,11 +170,20 @@ class ClaudeStreamAdapter:
                 raise cc.BodyError("system record without a subtype")
             if subtype == "init":
                 self._start(rec, session)
+            elif subtype == "session_state_changed":
+                self._route(out, _state(rec, session))
             else:
                 self._route(out, _note(rec, subtype, session))
         elif kind == "assistant" or kind == "user":
             msg = _message(rec, kind, session)
             text = cc.text_of(msg.content) if kind == "user" else None
+            if not self._runs and text is not None and cc.local_command_output(text) is not None:
+                # A local command's output echoed between runs (the /model a host's
+                # set_model ran, x_sdk_two_prompts): no run of its own (the CLI prints
+                # no result for it); a line of the next run.
+                self._route(out, Note("local_command_output", session, msg.ts, {"body": text},
+                                      msg.extension))
+                return
             if self._runs and msg.parent_tool_use_id is None and cc.is_interrupt(text):
                 # The CLI's interrupt marker: the run was stopped (as the durable view
                 # ends it); not a line of the conversation.
@@ -190,6 +199,14 @@ class ClaudeStreamAdapter:
         elif kind == "rate_limit_event":
             ext = rest(rec, ("type", "session_id"))
             self._route(out, Note("rate_limit", session, None, extension=ext))
+        elif kind in _HOST_PROTOCOL:
+            # An SDK host's protocol (answers to its initialize, set_model, interrupt;
+            # the CLI's prompt suggestions): no activity of a run, and none is opened
+            # for it (capture: x_sdk_two_prompts).
+            self._route(out, Dropped(kind, session))
+        elif kind == "control_request":
+            ext = rest(rec, ("type", "session_id"))
+            self._route(out, Note("control_request", session, None, extension=ext))
         else:
             name = kind if isinstance(kind, str) else "<no type>"
             self._route(out, Unrecognized(name, session, normalize_ts(rec.get("timestamp")), rec))
@@ -333,6 +350,20 @@ def _message(rec: dict[str, Any], kind: str, session: str) -> Message:
     )
 
 
+#: Record types of an SDK host's protocol, dropped on purpose (counted).
+_HOST_PROTOCOL = frozenset({"control_response", "control_cancel_request", "prompt_suggestion"})
+
+
+def _state(rec: dict[str, Any], session: str) -> Note:
+    """``system/session_state_changed`` (``running``, ``idle``, …): stream_v1's
+    ``system/state`` with ``session_state``."""
+    body = rest(rec, ("type", "subtype", "session_id", "state"))
+    ts = normalize_ts(body.pop("timestamp", None))
+    state = rec.get("state")
+    fields: JSON = {"session_state": state} if isinstance(state, str) else {}
+    return Note("state", session, ts, fields, body)
+
+
 def _note(rec: dict[str, Any], subtype: str, session: str) -> Note:
     body = rest(rec, ("type", "subtype", "session_id"))
     parent = string(body.pop("parent_tool_use_id", None))
@@ -465,7 +496,20 @@ MAPPING = (
     Row("system_other", "`system/status`, `compact_boundary`, `notification`, other subtypes",
         "same subtype: catalog fields (`status`, …) kept, the rest in `extension`"),
     Row("rate_limit", "`rate_limit_event`", "`system/rate_limit`, the record in `extension`"),
-    Row("unknown", "anything else (`command_lifecycle`, `control_response`, …)",
+    Row("state", "`system/session_state_changed` (`running`, `idle`, …)",
+        "`system/state` with `session_state`. Between two runs (an `idle` after a result, "
+        "a `running` before an init) it is a line of the next run; after the last run it is "
+        "dropped and counted (`between_runs/state`): no run is made for it"),
+    Row("host_protocol", "`control_response`, `control_cancel_request`, `prompt_suggestion` "
+        "(an SDK host's `--input-format stream-json` session)",
+        "dropped on purpose, counted: protocol answers and UI suggestions, never a run"),
+    Row("control_request", "`control_request` (the CLI asking its host: `can_use_tool`, …)",
+        "`system/control_request`, the record in `extension`; between runs, a line of the "
+        "next run"),
+    Row("local_echo", "`user` `<local-command-stdout>` between runs (a host's `set_model` "
+        "runs `/model`)", "`system/local_command_output` (`body`), a line of the next run: "
+        "the CLI prints no result for it"),
+    Row("unknown", "anything else (`command_lifecycle`, …)",
         "`system/unrecognized`, the record whole in `extension.record`"),
 )
 

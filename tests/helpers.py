@@ -65,7 +65,7 @@ def tree_violations(lines: list[dict[str, Any]]) -> list[str]:
         if parent is not None:
             if parent in own:
                 found.append(f"{number}: {parent} is its own parent")
-            elif parent not in calls and not (line.get("subtype") == "init"):
+            elif parent not in calls and line.get("subtype") != "init":
                 found.append(f"{number}: parent_tool_use_id {parent} names no tool call before it")
         calls.update(i for i in own if isinstance(i, str))
     return found

@@ -116,11 +116,31 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
           "usage.output_tokens": 10}],
     ),
     "interrupt": (
-        [prompt("go"), reply("m1", tool("t1"), stop="tool_use"),
-         user_text("[Request interrupted by user for tool use]")],
+        [prompt("go"), reply("m1", text("thinking about it"), stop=None),
+         user_text("[Request interrupted by user]")],
         [{"subtype": "init"}, {"type": "assistant"},
          {"type": "result", "subtype": "interrupted", "is_error": True,
+          "extension.interrupt": "[Request interrupted by user]"}],
+    ),
+    "tool_interrupt": (
+        [prompt("go"), reply("m1", tool("t1"), stop="tool_use"),
+         result_of("t1", "The user doesn't want to proceed with this tool use."),
+         user_text("[Request interrupted by user for tool use]"), cost(0.2)],
+        [{"subtype": "init"}, {"type": "assistant"}, {"type": "user"},
+         {"type": "result", "subtype": "error_during_execution", "is_error": True,
+          "result": None, "num_turns": 3,
           "extension.interrupt": "[Request interrupted by user for tool use]"}],
+    ),
+    "unfinished": (
+        [prompt("search"), reply("m1", text("Searching."), stop="pause_turn"),
+         reply("m1", {"type": "server_tool_use", "id": "s1", "name": "web_search",
+                      "input": {}}, stop="pause_turn"), cost(0.1),
+         prompt("again"), cost(0.2)],
+        [*kinds("system/init", "assistant", "assistant"),
+         {"type": "result", "subtype": "error_during_execution", "is_error": True,
+          "result": None},
+         {"subtype": "init"},
+         {"type": "result", "subtype": "error_during_execution", "usage": None}],
     ),
     "local_output": (
         [prompt("<command-name>/cost</command-name>"),
@@ -232,6 +252,7 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
           "task.tool_use_id": "t1", "task.subagent_type": "subagent",
           "task.prompt": "count files"},
          {"type": "assistant", "parent_tool_use_id": "t1", "seq": 3},
+         {"subtype": "task_notification", "task.tool_use_id": "t1", "status": None},
          {"type": "user", "parent_tool_use_id": None},
          {"type": "assistant"},
          {"type": "result", "parent_tool_use_id": None, "usage.output_tokens": 10,
@@ -271,6 +292,22 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
          reply("m1", text("3"), isSidechain=True, agentId="abc")],
         [{"subtype": "init", "agent.role": "subagent"}, {"type": "assistant"},
          {"type": "result", "usage.output_tokens": 5}],
+    ),
+    "fork_agent": (
+        [{"type": "fork-context-ref", "agentId": "abc", "parentSessionId": S,
+          "contextLength": 3},
+         reply("m0", tool("t0", "Agent", prompt="[fork-directive] count"), stop="tool_use",
+               isSidechain=True, agentId="abc"),
+         {**result_of("t0", [text("Fork started")], isSidechain=True, agentId="abc"),
+          "message": {"role": "user", "content": [
+              {"type": "tool_result", "tool_use_id": "t0", "content": [text("Fork started")]},
+              text("<fork-boilerplate>count the files</fork-boilerplate>")]}},
+         reply("m1", text("3 files"), isSidechain=True, agentId="abc")],
+        [{"subtype": "init", "agent.role": "subagent",
+          "extension.dropped.inherited/assistant": None},
+         {"type": "assistant", "message.content": [text("3 files")]},
+         {"type": "result", "extension.dropped.inherited/assistant": 1,
+          "extension.dropped.fork-context-ref": 1, "usage.output_tokens": 5}],
     ),
     "fork_copy": (
         [{"type": "queue-operation", "operation": "dequeue", "sessionId": S,
@@ -466,6 +503,41 @@ STREAM: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
         [{"subtype": "init"}, {"subtype": "rate_limit", "extension.rate_limit_info": {}},
          {"type": "result"}],
     ),
+    "state": (
+        [{"type": "system", "subtype": "session_state_changed", "state": "running",
+          "session_id": S},
+         INIT, s_msg("assistant", [text("hi")]), s_result(),
+         {"type": "system", "subtype": "session_state_changed", "state": "idle",
+          "session_id": S}],
+        [{"subtype": "init"}, {"subtype": "state", "session_state": "running", "seq": 1},
+         {"type": "assistant"},
+         {"type": "result", "extension.dropped": None}],
+    ),
+    "host_protocol": (
+        [{"type": "control_response", "response": {"subtype": "success"}},
+         INIT, s_msg("assistant", [text("hi")]), s_result(),
+         {"type": "prompt_suggestion", "suggestion": "next", "session_id": S}],
+        [{"subtype": "init"}, {"type": "assistant"},
+         {"type": "result", "extension.dropped.control_response": 1}],
+    ),
+    "control_request": (
+        [INIT, {"type": "control_request", "request_id": "r1",
+                "request": {"subtype": "can_use_tool"}, "session_id": S}, s_result()],
+        [{"subtype": "init"},
+         {"subtype": "control_request", "extension.request.subtype": "can_use_tool"},
+         {"type": "result"}],
+    ),
+    "local_echo": (
+        [INIT, s_msg("assistant", [text("hi")]), s_result(),
+         s_msg("user", [text("<local-command-stdout>Set model to x</local-command-stdout>")],
+               isReplay=True),
+         INIT, s_msg("assistant", [text("again")]), s_result(result="again")],
+        [{"subtype": "init"}, {"type": "assistant"}, {"type": "result"},
+         {"subtype": "init"},
+         {"subtype": "local_command_output",
+          "body": "<local-command-stdout>Set model to x</local-command-stdout>"},
+         {"type": "assistant"}, {"type": "result", "result": "again"}],
+    ),
     "unknown": (
         [INIT, {"type": "command_lifecycle", "session_id": S}, s_result()],
         [{"subtype": "init"}, {"subtype": "unrecognized", "kind": "command_lifecycle"},
@@ -631,7 +703,7 @@ def _cases() -> list[tuple[str, str]]:
 def test_mapping_row(source: str, key: str) -> None:
     records, expected = TABLES[source][key]
     data = b"".join(orjson.dumps(r) + b"\n" for r in records)
-    name = "agent-abc.jsonl" if key == "agent_file" else f"{S}.jsonl"
+    name = "agent-abc.jsonl" if key in ("agent_file", "fork_agent") else f"{S}.jsonl"
     out, _ = convert_bytes(data, name, source)
     lines = lines_of(out)
     assert len(lines) == len(expected), [(x["type"], x.get("subtype")) for x in lines]

@@ -32,7 +32,7 @@ from streamv1.translator.convert import (
 )
 from streamv1.translator.reader import MAX_LINE_BYTES
 from streamv1.translator.shapes import encoder_for
-from streamv1.translator.sources import Source, first_time, session_of, sources
+from streamv1.translator.sources import Source, first_time, input_clock, session_of, sources
 from streamv1.translator.timefmt import normalize_ts, now_ts
 
 if TYPE_CHECKING:
@@ -61,11 +61,13 @@ class Options:
     redact: bool = True  # mask secrets (--no-redact turns it off)
     max_line: int = MAX_LINE_BYTES  # longer lines are reported and skipped (--max-line-bytes)
 
-    def clock(self) -> Callable[[], str]:
+    def clock(self, path: str = "-") -> Callable[[], str]:
+        """The time for lines whose source has none: ``--now``, else derived from
+        the input file (:func:`sources.input_clock`); the clock only for a pipe."""
         fixed = normalize_ts(self.fixed_now) if self.fixed_now else None
-        if fixed is None:
-            return now_ts
-        return lambda: fixed
+        if fixed is not None:
+            return lambda: fixed
+        return now_ts if path == "-" else input_clock(path, now_ts)
 
     def source_obj(self) -> Source | None:
         return sources()[self.source] if self.source else None
@@ -99,7 +101,7 @@ def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals,
                 totals,
                 source=options.source_obj(),
                 flush=sink.flush if live else None,
-                clock=options.clock(),
+                clock=options.clock("-" if live else job.path),
                 session_id=options.session_id,
                 encoder=encoder_for(options.to, options.extra_types),
                 max_line=options.max_line,
@@ -161,7 +163,7 @@ def convert_unit(unit: list[Job], sink: IO[bytes], options: Options, totals: Tot
             sink.write,
             totals,
             source=options.source_obj(),
-            clock=options.clock(),
+            clock=options.clock(inputs[0].path),
             session_id=options.session_id,
             encoder=encoder_for(options.to, options.extra_types),
             max_line=options.max_line,

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO
 
-from streamv1.translator.events import Event, Message
 from streamv1.translator.pipeline import InputError, Interrupted, Totals, Translation
 from streamv1.translator.reader import MAX_LINE_BYTES, ParsedLine, read_parsed
+from streamv1.translator.session import Part, SessionMerge
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.sources import Source
 from streamv1.translator.timefmt import now_ts
@@ -74,21 +74,6 @@ class SessionInput:
     path: str
 
 
-@dataclass(slots=True, eq=False)
-class _Part:
-    """A file of a session being merged: its translation's events for its next
-    record (``batch``), and the time they are ordered by."""
-
-    path: str
-    lines: Iterator[ParsedLine]
-    translation: Translation
-    rank: int
-    batch: list[Event] = field(default_factory=list)
-    key: str = ""
-    ended: bool = False
-    any_text: bool = False
-
-
 def convert_session(
     inputs: list[SessionInput],
     write: Callable[[bytes], object],
@@ -102,95 +87,70 @@ def convert_session(
     on_error: Callable[[str, str], None] | None = None,
 ) -> None:
     """Convert the files of one session (the first is its main file) into one
-    stream: every file's events meet in the first file's framer, in time order.
-
-    At each step the file whose next record is the earliest goes first (ties: the
-    order given); a nested actor's line waits until the tool call that spawned it
-    has been framed, while any other file could still bring it. So a subagent's
-    lines are lines of the run it was spawned in, after its spawning call, and the
-    result is written when every file is over. Memory stays flat: one record's
-    events wait per file. A file that cannot be read is said through ``on_error``
-    (its path, why) and left out; the others go on."""
+    stream (:class:`translator.session.SessionMerge`): records are read one at a
+    time from the file whose next batch is due, so memory stays flat, and a nested
+    actor's batch waits for its spawning call while a file not read to its end
+    could still bring it. The result is written when every file is over. A file
+    that cannot be read is said through ``on_error`` (its path, why) and left out;
+    the others go on."""
     if len(inputs) == 1:
         convert_stream(inputs[0].stream, inputs[0].path, write, totals, source, None, clock,
                        session_id, encoder, max_line, redact)
         return
-    main = Translation(inputs[0].path, write, totals, source, clock, session_id, encoder, redact)
-    parts = [_Part(inputs[0].path, read_parsed(inputs[0].stream, inputs[0].path,
-                                               max_line=max_line), main, 0)]
-    for rank, given in enumerate(inputs[1:], 1):
-        other = Translation(given.path, write, totals, source, clock, session_id, encoder,
-                            redact)
-        parts.append(_Part(given.path, read_parsed(given.stream, given.path, max_line=max_line),
-                           other, rank))
-    for part in parts:
-        part.translation.events_to = part.batch
-    seen_tools: set[str] = set()
-    live = [p for p in parts if _advance(p, on_error)]
+    translations = [Translation(given.path, write, totals, source, clock, session_id, encoder,
+                                redact) for given in inputs]
+    merge = SessionMerge(translations[0])
+    for translation in translations[1:]:
+        merge.join(translation)
+    readers = {id(part): _Reader(read_parsed(given.stream, given.path, max_line=max_line))
+               for part, given in zip(merge.parts, inputs, strict=True)}
+
+    def may_bring(part: Part) -> bool:
+        return not readers[id(part)].ended
+
     try:
-        while live:
-            part = _pick(live, seen_tools)
-            batch = list(part.batch)
-            part.batch.clear()
-            for event in batch:
-                if type(event) is Message:
-                    for block in event.content:
-                        if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                            seen_tools.add(block["id"])
-            main.frame(batch)
-            if not _advance(part, on_error):
-                live.remove(part)
+        for part in merge.parts:
+            _advance(part, readers[id(part)], on_error)
+        while merge.step(may_bring):
+            for part in merge.parts:
+                if not part.batches:
+                    _advance(part, readers[id(part)], on_error)
     except Interrupted:
         with contextlib.suppress(InputError):
-            main.close_framing()
+            translations[0].close_framing()
         raise
     finally:
-        for part in parts:
-            totals.lines_in += part.translation.lines
-    main.close_framing()
+        for translation in translations:
+            totals.lines_in += translation.lines
+    translations[0].close_framing()
 
 
-def _advance(part: _Part, on_error: Callable[[str, str], None] | None) -> bool:
+@dataclass(slots=True)
+class _Reader:
+    lines: Iterator[ParsedLine]
+    ended: bool = False
+    any_text: bool = False
+
+
+def _advance(part: Part, reader: _Reader, on_error: Callable[[str, str], None] | None) -> None:
     """Read the part's records until one makes events (or its end, where its
-    adapter's last events come): False when it has nothing more."""
+    adapter's last events come)."""
     translation = part.translation
     try:
-        while not part.batch and not part.ended:
-            parsed = next(part.lines, None)
+        while not part.batches and not reader.ended:
+            parsed = next(reader.lines, None)
             if parsed is None:
-                part.ended = True
-                if not part.any_text:
+                reader.ended = True
+                if not reader.any_text:
                     raise InputError("empty input: no lines to convert")
                 translation.finish_input()
                 break
             if parsed.records or parsed.damage:
-                part.any_text = True
+                reader.any_text = True
             translation.feed(parsed)
     except InputError as exc:
-        part.ended = True
-        part.batch.clear()
+        reader.ended = True
+        part.batches.clear()
         translation.totals.failed_inputs += 1
         if on_error is not None:
-            on_error(part.path, str(exc))
-        return False
-    for event in part.batch:
-        ts = getattr(event, "ts", None)
-        if isinstance(ts, str):
-            part.key = ts
-            break
-    return bool(part.batch)
-
-
-def _pick(live: list[_Part], seen_tools: set[str]) -> _Part:
-    """The part whose next events go now: the earliest, among those not waiting
-    for the tool call that spawned them (all of them, when every one waits)."""
-    ready = [p for p in live if not _waits(p, seen_tools)] if len(live) > 1 else live
-    return min(ready or live, key=lambda p: (p.key, p.rank))
-
-
-def _waits(part: _Part, seen_tools: set[str]) -> bool:
-    for event in part.batch:
-        parent = getattr(event, "parent_tool_use_id", None)
-        if parent is not None and parent not in seen_tools:
-            return True
-    return False
+            on_error(translation.path, str(exc))

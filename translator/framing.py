@@ -13,7 +13,10 @@ knows the catalog and nothing about sources:
   and left out otherwise.
 
 Lines that belong to no run yet (a damaged first line, a note between two turns)
-wait for the next run's init, so they are framed like every other line.
+wait for the next run's init, so they are framed like every other line. After the
+input's last run, system notes with no run to go to are counted as dropped
+(``between_runs/<subtype>``), not given a run of their own; anything else (an
+error, a message) still opens one, so nothing is lost.
 
 A session is the unit: a nested actor (a subagent, in its own file or inline in
 its parent's) is lines of the run it was spawned in, as the CLI's print mode and
@@ -93,6 +96,9 @@ class _Run:
     #: tool_use id → the actor (its parent_tool_use_id, "" for the run's own) whose
     #: message called it: a nested actor's task_started is a line of its spawner.
     tool_owner: dict[str, str] = field(default_factory=dict)
+    #: Nested actors begun in this run whose end no task_notification has said yet:
+    #: spawning tool_use id → task_id.
+    actors: dict[str, str | None] = field(default_factory=dict)
 
 
 #: The framer's checkpointed fields; their layout is ``Framer.STATE_VERSION``.
@@ -128,6 +134,8 @@ class Framer:
     def push(self, event: Event) -> list[JSON]:
         run = self._run
         if run is not None and type(event) is Message:
+            if run.actors and event.role == "user":
+                return [*self._ended_actors(run, event), self._message(run, event)]
             return [self._message(run, event)]  # the common case, first
         out: list[JSON] = []
         if isinstance(event, RunStart):
@@ -166,6 +174,17 @@ class Framer:
     def finish(self) -> list[JSON]:
         """The input is over: flush what waits, and close the open runs."""
         out: list[JSON] = []
+        if self._pending and self._runs_here and all(
+            isinstance(e, Dropped | Note) for e in self._pending
+        ):
+            # After the input's last run, status lines with no run to go to (a state
+            # change to idle, a host's echo): counted, never a run made for them.
+            for event in self._pending:
+                if isinstance(event, Dropped):
+                    self.stats.dropped[event.kind] += 1
+                elif isinstance(event, Note):
+                    self.stats.dropped[f"between_runs/{event.subtype}"] += 1
+            self._pending.clear()
         if self._pending and any(not isinstance(e, Dropped) for e in self._pending):
             first = self._pending[0]
             sid = getattr(first, "session_id", None) or self._fallback_session()
@@ -246,6 +265,7 @@ class Framer:
         if start.agent_role is not None and "subagent_type" not in task:
             task["subagent_type"] = start.agent_role
         owner = run.tool_owner.get(parent) or run.parent_tool_use_id
+        run.actors[parent] = task_id if isinstance(task_id, str) else None
         line = catalog.envelope(
             "system",
             run.session_id,
@@ -258,6 +278,32 @@ class Framer:
             extension=ext or None,
         )
         return self._emit(run, line)
+
+    def _ended_actors(self, run: _Run, msg: Message) -> list[JSON]:
+        """A tool result answering the call that spawned a nested actor whose end
+        the source did not say (a subagent's own subagent: its file has no record of
+        the end): the actor is over, and a task_notification says so, just before
+        the result, with what is known (its task_id, its spawning call), no status."""
+        out: list[JSON] = []
+        for block in msg.content:
+            if block.get("type") != "tool_result":
+                continue
+            tool = block.get("tool_use_id")
+            if not isinstance(tool, str) or tool not in run.actors:
+                continue
+            task_id = run.actors.pop(tool)
+            line = catalog.envelope(
+                "system",
+                run.session_id,
+                run.seq,
+                self._ts(msg.ts),
+                subtype="task_notification",
+                parent_tool_use_id=msg.parent_tool_use_id or run.parent_tool_use_id,
+                task_id=task_id,
+                task={"tool_use_id": tool},
+            )
+            out.append(self._emit(run, line))
+        return out
 
     def _open(self, start: RunStart) -> list[JSON]:
         run = _Run(start.session_id, start.parent_tool_use_id, synthetic=False,
@@ -400,6 +446,8 @@ class Framer:
             self.stats.dropped[event.kind] += 1
             return []
         if type(event) is Message:
+            if run.actors and event.role == "user":
+                return [*self._ended_actors(run, event), self._message(run, event)]
             return [self._message(run, event)]
         ts = getattr(event, "ts", None)
         self._track_time(run, ts)
@@ -422,6 +470,10 @@ class Framer:
             record = {"type": "system", "subtype": "init", **event.fields, **event.extension}
             event = Unrecognized("system/init", sid, ts, record, event.parent_tool_use_id)
         if isinstance(event, Note):
+            if event.subtype == "task_notification" and run.actors:
+                task = event.fields.get("task")
+                if isinstance(task, dict) and isinstance(task.get("tool_use_id"), str):
+                    run.actors.pop(task["tool_use_id"], None)  # its end, said
             fields, rest = catalog.system_fields(event.fields)
             ext = {**rest, **event.extension}
             line = catalog.envelope(

@@ -10,7 +10,7 @@ run open mid-turn survives a restart.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,10 +100,10 @@ class Translation:
         #: (the tail daemon's) drops exactly the lines already in the output.
         self.framed = 0
         self.skip = 0
-        #: Where this input's events go when it is one file of a session whose
-        #: framing another translation does (a subagent file beside its parent's):
-        #: a list the session fills in, in the order it merges its files.
-        self.events_to: list[Event] | None = None
+        #: Where this input's events go when it is one file of a session merged
+        #: into one stream (:mod:`translator.session`): one batch per record, framed
+        #: by the session in time order across its files. None: framed here, now.
+        self.batches: deque[list[Event]] | None = None
         if source is not None:
             self._start(source)
 
@@ -152,10 +152,10 @@ class Translation:
             return _failed(where, exc)
 
     def push(self, events: Any) -> None:
-        if self.events_to is not None:
-            self.events_to.extend(events)
-        else:
+        if self.batches is None:
             self.frame(events)
+        elif events:
+            self.batches.append(list(events))
 
     def frame(self, events: Any) -> None:
         """Events → framed lines → written (where this translation frames its own)."""
@@ -234,7 +234,7 @@ class Translation:
     def finish(self) -> None:
         """The input is over (EOF, or idle for the tail daemon): close what is open."""
         self.finish_input()
-        if self.events_to is None:
+        if self.batches is None:
             self.close_framing()
 
     def close_framing(self) -> None:

@@ -233,3 +233,29 @@ def first_time(path: str) -> str:
                 if ts is not None:
                     return ts
     return ""
+
+
+def input_clock(path: str, fallback: Callable[[], str]) -> Callable[[], str]:
+    """The time for lines whose source has none (a print-mode init, a file of
+    summaries), for an input read from a file: its first record time, else the
+    file's modification time, never the clock at conversion, so converting the
+    same bytes twice gives the same bytes. Looked up once, when first needed;
+    ``fallback`` where the file gives nothing (it is gone)."""
+    found: list[str] = []
+
+    def clock() -> str:
+        if not found:
+            import os
+
+            from streamv1.translator.timefmt import normalize_ts
+
+            ts = first_time(path)
+            if not ts:
+                try:
+                    ts = normalize_ts(int(os.stat(path).st_mtime * 1000)) or ""
+                except OSError:
+                    ts = ""
+            found.append(ts or fallback())
+        return found[0]
+
+    return clock

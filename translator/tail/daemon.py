@@ -41,6 +41,7 @@ from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
 from streamv1.translator.events import JSON
 from streamv1.translator.pipeline import InputError, Totals
 from streamv1.translator.shapes import Encoder
+from streamv1.translator.sources import input_clock
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate
 from streamv1.translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
@@ -201,7 +202,7 @@ class TailDaemon:
         idle_close: float = 600.0,
         rescan_every: float = 30.0,
         commit_every: float = 0.5,
-        clock: Callable[[], str] = now_ts,
+        clock: Callable[[], str] | None = None,
         now: Callable[[], float] = time.monotonic,
         encoder: Callable[[], Encoder] | None = None,
         redact: bool = True,
@@ -227,8 +228,12 @@ class TailDaemon:
         self.rescan_every = rescan_every
         self.commit_every = commit_every
         self.max_fds = max_fds if max_fds is not None else fd_budget()
+        #: The time for lines whose source has none: given (tests, --now), else each
+        #: file's own (sources.input_clock), as convert derives it; the clock for
+        #: the live streams.
         self._clock = clock
         self._now = now
+        clock = clock if clock is not None else now_ts
         self.totals = Totals()
         self.followers: dict[str, FileFollower] = {}
         self._entries: dict[str, str] = {}  # encoded checkpoint marks
@@ -631,7 +636,8 @@ class TailDaemon:
         return follower
 
     def _follower(self, path: str) -> FileFollower:
-        follower = FileFollower(path, self.totals, self._clock, self._now, self._encoder,
+        clock = self._clock if self._clock is not None else input_clock(path, now_ts)
+        follower = FileFollower(path, self.totals, clock, self._now, self._encoder,
                                 self._redact)
         translation = follower.translation
         gate = TranscriptGate(self.claims, translation.extra)

@@ -1,0 +1,106 @@
+"""One session, one stream: the events of a session's files meet in one framer.
+
+A session is the unit of framing (ADR-0050: a nested actor's lines are lines of the
+run it was spawned in). Each file of a session keeps its own reader and adapter
+(its :class:`~translator.pipeline.Translation`); the first file's framer frames
+them all. Each translation hands its events here, one batch per record, and the
+merge frames the batches in time order: at each step the earliest (ties: the
+order the files were joined in, the main file first), except that a nested
+actor's batch waits for the tool call that spawned it while another file could
+still bring that call. So a subagent's lines come after its spawning call and
+inside the run it was spawned in, in batch conversion and in the daemon alike.
+
+The merge knows events, not sources: a batch's time is its first event's ``ts``,
+its actor's spawner is its events' ``parent_tool_use_id``, a tool call is a
+``tool_use`` block of a message.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from streamv1.translator.events import Event, Message
+from streamv1.translator.pipeline import Translation
+
+
+@dataclass(slots=True, eq=False)
+class Part:
+    """A file of a session: its translation's batches not framed yet, and the time
+    they are ordered by (the last time seen, for a batch that has none)."""
+
+    translation: Translation
+    rank: int
+    batches: deque[list[Event]] = field(default_factory=deque)
+    key: str = ""
+
+    def head_key(self) -> str:
+        for event in self.batches[0]:
+            ts = getattr(event, "ts", None)
+            if isinstance(ts, str):
+                self.key = ts
+                break
+        return self.key
+
+
+class SessionMerge:
+    """The files of one session, framed by the first one's translation."""
+
+    def __init__(self, owner: Translation) -> None:
+        self.owner = owner
+        self.parts: list[Part] = []
+        #: Tool calls framed so far: a nested actor's batch waits for its spawner's.
+        self.seen_tools: set[str] = set()
+        self.join(owner)
+
+    def join(self, translation: Translation) -> Part:
+        """One more file of the session: its events come here from now on."""
+        part = Part(translation, len(self.parts))
+        translation.batches = part.batches
+        self.parts.append(part)
+        return part
+
+    def leave(self, translation: Translation) -> None:
+        """A file that is no longer followed: what it handed in is framed first."""
+        self.drain()
+        for part in [p for p in self.parts if p.translation is translation]:
+            self.parts.remove(part)
+            translation.batches = None
+
+    @property
+    def pending(self) -> bool:
+        return any(p.batches for p in self.parts)
+
+    def step(self, may_bring: Callable[[Part], bool]) -> bool:
+        """Frame the next batch; False when none waits. ``may_bring(part)``: could
+        that part still hand in a tool call it has not handed in yet?"""
+        ready = [p for p in self.parts if p.batches]
+        if not ready:
+            return False
+        if len(ready) > 1 or any(may_bring(p) for p in self.parts if not p.batches):
+            waiting = [p for p in ready if self._waits(p, may_bring)]
+            ready = [p for p in ready if p not in waiting] or ready
+        part = min(ready, key=lambda p: (p.head_key(), p.rank))
+        batch = part.batches.popleft()
+        for event in batch:
+            if type(event) is Message:
+                for block in event.content:
+                    if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                        self.seen_tools.add(block["id"])
+        self.owner.frame(batch)
+        return True
+
+    def drain(self) -> None:
+        """Frame every batch handed in (live: what each file has said so far; a
+        batch waits for its spawning call only while another file's batches might
+        hold it)."""
+        while self.step(lambda part: False):
+            pass
+
+    def _waits(self, part: Part, may_bring: Callable[[Part], bool]) -> bool:
+        for event in part.batches[0]:
+            parent = getattr(event, "parent_tool_use_id", None)
+            if parent is not None and parent not in self.seen_tools:
+                return any((q.batches or may_bring(q)) for q in self.parts if q is not part)
+        return False
