@@ -878,6 +878,15 @@ class ClaudeSessionAdapter:
         parent to name it. (Notes between turns are not a run: they wait for one.)"""
         return self._unlinked is not None or self._pending is not None
 
+    def learn_spawner(self, agent_id: str, tool_use_id: str) -> list[Event]:
+        """Told by the session that the agent ``agent_id`` was spawned by
+        ``tool_use_id`` (its parent's file says so): if that is this file's agent
+        and its lines wait for it, they go out now, linked."""
+        if self._unlinked is None or self._parent is not None or agent_id != self._agent_id:
+            return []
+        self._parent = tool_use_id
+        return self._release()
+
     def _look_for_parent(self) -> bool:
         if self._parent is None and self._agent_id:
             self._parent = _search_spawner(

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import ROOT
-from helpers import framing_violations, schema_violations
+from helpers import framing_violations, lines_of, schema_violations
 
 STREAM = ROOT / "testdata" / "claude-stream" / "bash.jsonl"
 SESSION = ROOT / "testdata" / "claude-session" / "print_mode_bash.jsonl"
@@ -70,14 +70,17 @@ def test_a_pipe_is_converted_live(streamv1_bin: str) -> None:
 
 
 def test_out_dir_mirrors_relative_paths(streamv1_bin: str, tmp_path: Path) -> None:
+    """One output file a session, at its main file's relative path: a subagent's
+    file is inside it (its lines are lines of the parent's run), not one of its own."""
     src = ROOT / "testdata" / "claude-session" / "subagent_layout"
     proc = run(streamv1_bin, "convert", str(src), "--out-dir", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
-    made = sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*.jsonl"))
-    expected = sorted(
-        str(p.relative_to(src)) for p in src.rglob("*.jsonl") if ".expected." not in p.name
-    )
-    assert [m for m in made if ".expected." not in m] == expected
+    made = sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*.jsonl")
+                  if ".expected." not in p.name)  # (the goldens beside them: inputs too)
+    assert made == ["7ab05073-03bd-480e-bfab-7ae89322bf51.jsonl"]
+    lines = lines_of((tmp_path / "out" / made[0]).read_bytes())
+    assert {x.get("parent_tool_use_id") for x in lines} == {None, "toolu_01Ol0AGLKlFXti4j8cFdnOcj"}
+    assert framing_violations((tmp_path / "out" / made[0]).read_bytes()) == []
 
 
 def test_output_file(streamv1_bin: str, tmp_path: Path) -> None:

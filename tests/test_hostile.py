@@ -282,8 +282,10 @@ def test_stream_v1_input_that_does_not_fit_the_schema_is_made_to_fit() -> None:
     ]
 
 
-def test_a_line_of_another_nested_actor_in_a_nested_actors_run_gets_its_own_run() -> None:
-    """stream_v1 input: a subagent's run open, and a line of another subagent."""
+def test_a_line_of_another_nested_actor_in_a_nested_actors_run_is_a_line_of_that_run() -> None:
+    """stream_v1 input: a subagent's run open (converted alone), and a line of
+    another nested actor: a line of the one open run of the session, as the
+    validator keys runs (by session), never a second init inside it."""
     init = {"type": "system", "subtype": "init", "session_id": "s", "seq": 0,
             "ts": "2026-12-01T10:00:00.000Z", "parent_tool_use_id": "t1"}
     other = {"type": "user", "session_id": "s", "seq": 1, "ts": "2026-12-01T10:00:01.000Z",
@@ -291,8 +293,10 @@ def test_a_line_of_another_nested_actor_in_a_nested_actors_run_gets_its_own_run(
     data = b"".join(orjson.dumps(x) + b"\n" for x in (init, other))
     out, _ = convert_bytes(data, "p.jsonl", "stream_v1")
     assert framing_violations(out) == [] and schema_violations(out) == []
-    inits = [x for x in lines_of(out) if x.get("subtype") == "init"]
-    assert [x.get("parent_tool_use_id") for x in inits] == ["t1", "t2"]
+    lines = lines_of(out)
+    inits = [x for x in lines if x.get("subtype") == "init"]
+    assert [x.get("parent_tool_use_id") for x in inits] == ["t1"]
+    assert [x.get("parent_tool_use_id") for x in lines if x["type"] == "user"] == ["t2"]
 
 
 # -- point 8: bounded memory and time -------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import pytest
 from conftest import ROOT
-from helpers import FIXED_NOW, convert_file, framing_violations
+from helpers import FIXED_NOW, convert_file, convert_session_files, framing_violations
 
 from streamv1.translator.tail.daemon import OutputSink, TailDaemon
 
@@ -54,18 +54,24 @@ def tail_output(path: Path) -> bytes:
     return stripped
 
 
+_SEQ = re.compile(rb',"seq":\d+')
+
+
 def by_actor(data: bytes) -> dict[tuple[str, str | None], list[bytes]]:
-    """Lines per source file: a session's main file, or one subagent's file."""
+    """Lines per session and actor (the main thread, or one nested actor), their
+    seq left out: the daemon may interleave two actors' lines of one run otherwise
+    than convert (it frames what each file brought by then), never one actor's."""
     groups: dict[tuple[str, str | None], list[bytes]] = defaultdict(list)
     for raw in data.splitlines():
         line = orjson.loads(raw)
-        groups[(line["session_id"], line.get("parent_tool_use_id"))].append(raw)
+        groups[(line["session_id"], line.get("parent_tool_use_id"))].append(
+            _SEQ.sub(b"", raw, count=1))
     return dict(groups)
 
 
 def expected(files: list[Path]) -> dict[tuple[str, str | None], list[bytes]]:
-    out = b"".join(convert_file(f, "claude-session")[0] for f in files)
-    return by_actor(out)
+    """What ``convert`` writes for these files, together (one stream a session)."""
+    return by_actor(convert_session_files(files, source="claude-session")[0])
 
 
 def daemon(tmp: Path, clock: Clock, **kw: Any) -> TailDaemon:
@@ -120,11 +126,15 @@ def test_idle_close_ends_a_run_as_batch_does_at_eof(tmp_path: Path) -> None:
 
 
 def test_new_subagent_file_mid_run(tmp_path: Path) -> None:
+    """A subagent's file that appears while its parent's run is open (after the
+    spawning call, before its answer, as Claude Code writes them) feeds that run."""
     proj = tmp_path / "projects" / "p"
     proj.mkdir(parents=True)
     main = proj / f"{SID}.jsonl"
     src = (LAYOUT / f"{SID}.jsonl").read_bytes().splitlines(keepends=True)
-    main.write_bytes(b"".join(src[:20]))
+    cut = next(i for i, x in enumerate(src) if b'"type":"tool_result"' in x
+               and b'"toolUseResult"' in x)
+    main.write_bytes(b"".join(src[:cut]))
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=5)
     d.tick()
@@ -133,7 +143,7 @@ def test_new_subagent_file_mid_run(tmp_path: Path) -> None:
         if ".expected." not in f.name:
             shutil.copy(f, proj / SID / "subagents" / f.name)
     with main.open("ab") as fh:
-        fh.write(b"".join(src[20:]))
+        fh.write(b"".join(src[cut:]))
     new = {str(p) for p in (proj / SID / "subagents").glob("*.jsonl")} | {str(main)}
     d.tick(changed=new)
     clock.t += 6
@@ -143,6 +153,7 @@ def test_new_subagent_file_mid_run(tmp_path: Path) -> None:
     want = expected([main, *sorted((proj / SID / "subagents").glob("*.jsonl"))])
     assert got == want
     assert ("7ab05073-03bd-480e-bfab-7ae89322bf51", "toolu_01Ol0AGLKlFXti4j8cFdnOcj") in got
+    assert framing_violations(tail_output(tmp_path / "out.jsonl")) == []
 
 
 def test_truncated_and_replaced_files_are_followed_anew(tmp_path: Path) -> None:
@@ -261,18 +272,25 @@ def prepare(tmp: Path) -> list[Path]:
 
 def plan_chunks(rng: random.Random) -> list[tuple[int, bytes]]:
     """Every file of WRITES in random chunk sizes (partial lines included),
-    interleaved across files, as Claude Code writes them: a subagent's file is whole
-    before its parent's tool_result (which ends the subagent's run in the daemon,
-    as EOF does in batch)."""
+    interleaved across files, as Claude Code writes them: a subagent's file begins
+    after the call that spawns it is written, and is whole before its parent's
+    tool_result for it."""
     data = [_source_bytes(k) for k in range(len(WRITES))]
     pos = [0] * len(WRITES)
     chunks: list[tuple[int, bytes]] = []
     answers = {}
+    spawned = {}
     for parent, agent in SPAWNS:
         at = data[parent].index(f'{_TOOL}","type":"tool_result'.encode())
         answers[parent] = (agent, data[parent].rindex(b"\n", 0, at) + 1)
+        call = data[parent].index(f'"id":"{_TOOL}"'.encode())
+        spawned[agent] = (parent, data[parent].index(b"\n", call) + 1)
 
     def room(k: int) -> int:
+        if k in spawned:
+            parent, at = spawned[k]
+            if pos[parent] < at:
+                return 0  # the CLI spawns a subagent after writing the call that spawns it
         if k in answers:
             agent, at = answers[k]
             if pos[agent] < len(data[agent]):

@@ -32,7 +32,14 @@ from streamv1.translator.convert import (
 )
 from streamv1.translator.reader import MAX_LINE_BYTES
 from streamv1.translator.shapes import encoder_for
-from streamv1.translator.sources import Source, first_time, input_clock, session_of, sources
+from streamv1.translator.sources import (
+    Source,
+    first_time,
+    input_clock,
+    is_main_file,
+    session_of,
+    sources,
+)
 from streamv1.translator.timefmt import normalize_ts, now_ts
 
 if TYPE_CHECKING:
@@ -187,16 +194,12 @@ def sessions(jobs: list[Job]) -> list[list[Job]]:
             alone.append([job])
         else:
             keyed.setdefault(session, []).append(job)
-    groups = alone + [sorted(g, key=lambda j: (not _is_main(j.path, s), j.path))
+    groups = alone + [sorted(g, key=lambda j: (not is_main_file(j.path, s), j.path))
                       for s, g in keyed.items()]
     stdin = [g for g in groups if g[0].path == "-"]
     files = [g for g in groups if g[0].path != "-"]
     files.sort(key=lambda g: (first_time(g[0].path), g[0].path))
     return stdin + files
-
-
-def _is_main(path: str, session: str) -> bool:
-    return path == session + ".jsonl"
 
 
 class _Counted:

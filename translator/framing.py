@@ -158,8 +158,9 @@ class Framer:
                 self._note_time(event)
                 return out
             if run is None:
-                out += self._open_synthetic(event.session_id, event.ts, event.parent_tool_use_id,
-                                            event.actor)
+                if event.parent_tool_use_id is not None or event.actor is not None:
+                    return out  # a nested actor's end after its run ended: nothing is open
+                out += self._open_synthetic(event.session_id, event.ts, None)
             return out + self._close(event)
         if run is None:
             if isinstance(event, Message | Delta):
@@ -220,6 +221,16 @@ class Framer:
     @property
     def in_run(self) -> bool:
         return self._run is not None
+
+    @property
+    def last_ts(self) -> str | None:
+        """The latest time framed (what an untimed line after it takes)."""
+        return self._last_ts
+
+    def tool_calls(self) -> set[str]:
+        """The tool calls framed in the open run (a nested actor spawned by one of
+        them may still begin)."""
+        return set(self._run.tool_owner) if self._run is not None else set()
 
     def state(self) -> JSON:
         """What a restart needs to go on mid-run, as plain JSON (translator.state);

@@ -104,6 +104,9 @@ class Translation:
         #: into one stream (:mod:`translator.session`): one batch per record, framed
         #: by the session in time order across its files. None: framed here, now.
         self.batches: deque[list[Event]] | None = None
+        #: The session merge this translation frames for (its files' batches), if
+        #: any: its end drains them before the run is closed.
+        self.merge: Any = None
         if source is not None:
             self._start(source)
 
@@ -234,7 +237,10 @@ class Translation:
     def finish(self) -> None:
         """The input is over (EOF, or idle for the tail daemon): close what is open."""
         self.finish_input()
-        if self.batches is None:
+        if self.merge is not None:
+            self.merge.drain()
+            self.close_framing()
+        elif self.batches is None:
             self.close_framing()
 
     def close_framing(self) -> None:

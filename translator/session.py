@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from streamv1.translator.events import Event, Message
+from streamv1.translator.events import Event, Message, Note
 from streamv1.translator.pipeline import Translation
 
 
@@ -50,13 +50,15 @@ class SessionMerge:
     def __init__(self, owner: Translation) -> None:
         self.owner = owner
         self.parts: list[Part] = []
-        #: Tool calls framed so far: a nested actor's batch waits for its spawner's.
-        self.seen_tools: set[str] = set()
+        #: Tool calls framed so far (those of the owner's open run, when the merge is
+        #: made mid-run): a nested actor's batch waits for its spawner's.
+        self.seen_tools: set[str] = owner.framer.tool_calls()
+        owner.merge = self
         self.join(owner)
 
     def join(self, translation: Translation) -> Part:
         """One more file of the session: its events come here from now on."""
-        part = Part(translation, len(self.parts))
+        part = Part(translation, len(self.parts), key=translation.framer.last_ts or "")
         translation.batches = part.batches
         self.parts.append(part)
         return part
@@ -67,6 +69,15 @@ class SessionMerge:
         for part in [p for p in self.parts if p.translation is translation]:
             self.parts.remove(part)
             translation.batches = None
+
+    def dissolve(self) -> None:
+        """The owner is no longer followed: what waits is framed, and each file
+        frames its own lines from now on."""
+        self.drain()
+        for part in self.parts:
+            part.translation.batches = None
+        self.owner.merge = None
+        self.parts.clear()
 
     @property
     def pending(self) -> bool:
@@ -95,8 +106,35 @@ class SessionMerge:
         """Frame every batch handed in (live: what each file has said so far; a
         batch waits for its spawning call only while another file's batches might
         hold it)."""
+        self._introduce()
         while self.step(lambda part: False):
             pass
+
+    def _introduce(self) -> None:
+        """A file whose adapter holds its actor's lines until it learns the actor's
+        spawner (a subagent without a sidecar) learns it from a task_notification
+        another file is about to frame (its ``task_id`` and spawning call), so its
+        lines are framed in their time, before that notification."""
+        holding = [p for p in self.parts
+                   if getattr(p.translation.adapter, "learn_spawner", None) is not None
+                   and getattr(p.translation.adapter, "holding", False)]
+        if not holding:
+            return
+        for part in self.parts:
+            for batch in part.batches:
+                for event in batch:
+                    if not (isinstance(event, Note) and event.subtype == "task_notification"):
+                        continue
+                    task, task_id = event.fields.get("task"), event.fields.get("task_id")
+                    tool = task.get("tool_use_id") if isinstance(task, dict) else None
+                    if not (isinstance(task_id, str) and isinstance(tool, str)):
+                        continue
+                    for other in holding:
+                        if other is not part:
+                            learn = getattr(other.translation.adapter, "learn_spawner", None)
+                            released = learn(task_id, tool) if learn is not None else None
+                            if released:
+                                other.translation.push(released)
 
     def _waits(self, part: Part, may_bring: Callable[[Part], bool]) -> bool:
         for event in part.batches[0]:

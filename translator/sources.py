@@ -173,8 +173,9 @@ class Source:
     #: The session a file on disk is one file of, where this source keeps a session
     #: in several files (Claude Code: the main file and its subagents' files): a key
     #: the files of one session share (their folder included, so a copy elsewhere
-    #: is another session). Files with one key are converted as one stream, the
-    #: file whose name is the session's first. None: the file stands alone.
+    #: is another session): the session's main file's path without its suffix.
+    #: Files with one key are converted as one stream, the main file's framing
+    #: theirs. None: the file stands alone.
     session_of: Callable[[str], str | None] = lambda path: None
 
 
@@ -195,6 +196,13 @@ def sniff(record: dict[str, Any]) -> tuple[Source | None, int]:
         if s > score:
             best, score = source, s
     return best, score
+
+
+def is_main_file(path: str, key: str) -> bool:
+    """Is ``path`` the main file of the session ``key`` (:attr:`Source.session_of`)?"""
+    import os
+
+    return os.path.splitext(path)[0] == key
 
 
 def session_of(path: str) -> str | None:

@@ -40,8 +40,9 @@ from streamv1.translator import logs
 from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
 from streamv1.translator.events import JSON
 from streamv1.translator.pipeline import InputError, Totals
+from streamv1.translator.session import SessionMerge
 from streamv1.translator.shapes import Encoder
-from streamv1.translator.sources import input_clock
+from streamv1.translator.sources import input_clock, is_main_file, session_of
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate
 from streamv1.translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
@@ -255,6 +256,16 @@ class TailDaemon:
         self._answered: set[tuple[str, str]] = set()  # (session, tool_use id)
         self._answered_agents: set[tuple[str, str]] = set()  # (parent's file, agent id)
         self._agent_runs: dict[tuple[str, str], str] = {}  # (session, tool_use) → agent file
+        # One session, one stream: the files of a session (a main file and its
+        # subagents') are framed by the main file's translation, their records merged
+        # in time order (translator.session). Made when a second file of a session is
+        # followed; key → (the merge, the main file's path). path → its session key.
+        self._sessions: dict[str, tuple[SessionMerge, str]] = {}
+        self._session_key: dict[str, str] = {}
+        self._members: dict[str, set[str]] = {}  # key → its files followed
+        self._mains: dict[str, str] = {}  # key → its main file, when followed
+        self._deferring = False  # inside a round's reads: sessions framed at its end
+        self._due: set[str] = set()
         self.log = logs.get()
         # The live part (ADR-0053): streams in through the socket, one source per session.
         self.counters = Counters()
@@ -397,20 +408,38 @@ class TailDaemon:
             self._last_rescan = now
             targets = list(self.followers)
         elif changed:
-            targets = [p for p in changed if p in self.followers]
-            for path in changed:
-                wanted = path not in self.followers and self._wanted(path)
-                if wanted and self._add(path, new=True) is not None:
-                    targets.append(path)
+            # New files first: one of a session followed already joins it before that
+            # session's lines of this round are framed (a subagent's file, appearing
+            # with the lines of its parent's that follow it).
+            added = [path for path in sorted(changed)
+                     if path not in self.followers and self._wanted(path)
+                     and self._add(path, new=True) is not None]
+            targets = [p for p in changed if p in self.followers and p not in added] + added
         else:
             targets = []  # a quiet round: idle checks only; rescans catch missed events
         if self._repoll:
             targets += [p for p in self._repoll if p not in targets]
             self._repoll.clear()
-        for path in targets:
-            follower = self.followers.get(path)
-            if follower is not None:
-                written += self._poll(follower)
+        if self._sessions and targets:
+            # Every file of a session whose file changed is read in the same round:
+            # its records are then merged with all that is on disk by now (a
+            # subagent's last lines, written before its parent's answer to it).
+            more = [m for t in targets if (k := self._session_key.get(t)) in self._sessions
+                    for m in sorted(self._members.get(k, ())) if m not in targets]
+            targets += list(dict.fromkeys(more))
+        # A round's reads first, then each session's records framed in time order
+        # across its files (what one file brought before another's earlier line).
+        self._deferring = True
+        try:
+            for path in targets:
+                follower = self.followers.get(path)
+                if follower is not None:
+                    written += self._poll(follower)
+        finally:
+            self._deferring = False
+        for key in sorted(self._due):
+            written += self._frame_session(key)
+        self._due.clear()
         written += self._end_answered_agents()
         written += self._close_idle(now)
         self._commit()
@@ -471,12 +500,85 @@ class TailDaemon:
         return 0
 
     def _flush(self, follower: FileFollower) -> int:
+        n = 0
         lines = follower.out
-        if not lines:
-            return 0
-        n = self._write(lines)
-        lines.clear()
+        if lines:
+            n = self._write(lines)
+            lines.clear()
+        key = self._session_key.get(follower.path)
+        if key is not None and key in self._sessions:
+            if self._deferring:
+                self._due.add(key)
+            else:
+                n += self._frame_session(key)
         return n
+
+    def _frame_session(self, key: str) -> int:
+        """What a session's files handed in, framed by its main file's translation
+        (time order across them), written."""
+        found = self._sessions.get(key)
+        if found is None:
+            return 0
+        merge, main = found
+        if not merge.pending:
+            return 0
+        merge.drain()
+        owner = self.followers.get(main)
+        if owner is None:
+            return 0
+        owner.dirty = True  # its framer's state moved (lines, or counts only)
+        if not owner.out:
+            return 0
+        n = self._write(owner.out)
+        owner.out.clear()
+        return n
+
+    def _join_session(self, path: str, follower: FileFollower) -> None:
+        """A file of a session whose main file is followed: its lines are lines of
+        that session's runs (a subagent's, inside its parent's)."""
+        key = session_of(path)
+        if key is None:
+            return
+        self._session_key[path] = key
+        self._members.setdefault(key, set()).add(path)
+        if is_main_file(path, key):
+            self._mains[key] = path
+            return  # the owner: a merge is made when a second file joins
+        main = self._mains.get(key)
+        if main is None or main not in self.followers:
+            return  # its main file is not followed: it stands alone, as convert frames it
+        found = self._sessions.get(key)
+        if found is None:
+            found = (SessionMerge(self.followers[main].translation), main)
+            self._sessions[key] = found
+        found[0].join(follower.translation)
+
+    def _leave_session(self, path: str, follower: FileFollower | None) -> None:
+        key = self._session_key.pop(path, None)
+        if key is None:
+            return
+        members = self._members.get(key, set())
+        members.discard(path)
+        if not members:
+            self._members.pop(key, None)
+        if self._mains.get(key) == path:
+            del self._mains[key]
+        found = self._sessions.get(key)
+        if found is None or follower is None:
+            return
+        merge, main = found
+        if path == main:
+            merge.dissolve()
+            del self._sessions[key]
+        else:
+            merge.leave(follower.translation)
+        self._frame_leftovers(main)
+
+    def _frame_leftovers(self, main: str) -> None:
+        owner = self.followers.get(main)
+        if owner is not None and owner.out:
+            self._write(owner.out)
+            owner.out.clear()
 
     def _write(self, lines: list[bytes]) -> int:
         """To the output, then to every subscriber (who may lose some; the output never)."""
@@ -527,7 +629,7 @@ class TailDaemon:
         self._parked = {f.path for f in parked if f.fd is None and f.run_open}
         for follower in holding + [f for f in parked if f.fd is None]:
             if self.idle_close > 0 and follower.run_open:
-                if now - follower.last_data >= self.idle_close:
+                if now - self._last_data(follower) >= self.idle_close:
                     follower.close_runs()
                     written += self._flush(follower)
                     self._parked.discard(follower.path)
@@ -543,6 +645,18 @@ class TailDaemon:
             for follower in holding[: len(holding) - self.max_fds * 3 // 4]:
                 self._give_back(follower)
         return written
+
+    def _last_data(self, follower: FileFollower) -> float:
+        """When the follower's run last heard of anything: for a session's main
+        file, the latest of its files (a subagent working keeps its parent's run
+        open)."""
+        key = self._session_key.get(follower.path, "")
+        found = self._sessions.get(key)
+        if found is None or found[1] != follower.path:
+            return follower.last_data
+        return max([follower.last_data] + [
+            f.last_data for p in self._members.get(key, ()) if (f := self.followers.get(p))
+        ])
 
     def _give_back(self, follower: FileFollower) -> None:
         """Close a follower's descriptor; an open run stays watched for idleness."""
@@ -631,6 +745,7 @@ class TailDaemon:
             state = "from its start"
         self._resume.pop(path, None)
         self.followers[path] = follower
+        self._join_session(path, follower)
         self.log.info(f"file discovered ({state})", path=path)
         self._flush(follower)  # what a replay released (a run held back before)
         return follower
@@ -694,6 +809,7 @@ class TailDaemon:
                 self._close_lost(path, mark)
 
     def _forget(self, path: str) -> None:
+        self._leave_session(path, self.followers.get(path))
         follower = self.followers.pop(path, None)
         if follower is not None:
             follower.close_fd()
