@@ -69,6 +69,18 @@ def by_actor(data: bytes) -> dict[tuple[str, str | None], list[bytes]]:
     return dict(groups)
 
 
+def first_mismatch(got: dict[Any, list[bytes]], want: dict[Any, list[bytes]]) -> str:
+    """Where two by_actor() maps first differ, shortly (for an assertion message)."""
+    for key in sorted(set(got) | set(want), key=str):
+        a, b = got.get(key, []), want.get(key, [])
+        for i in range(max(len(a), len(b))):
+            x = a[i] if i < len(a) else b"<none>"
+            y = b[i] if i < len(b) else b"<none>"
+            if x != y:
+                return f"{key} line {i} of {len(a)}/{len(b)}:\n got  {x[:400]!r}\n want {y[:400]!r}"
+    return "same"
+
+
 def expected(files: list[Path]) -> dict[tuple[str, str | None], list[bytes]]:
     """What ``convert`` writes for these files, together (one stream a session)."""
     return by_actor(convert_session_files(files, source="claude-session")[0])

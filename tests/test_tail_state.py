@@ -19,7 +19,18 @@ from typing import Any
 import pytest
 from conftest import ROOT
 from helpers import convert_file, framing_violations
-from test_tail import LAYOUT, SESSION, SID, Clock, by_actor, daemon, expected, fixed, tail_output
+from test_tail import (
+    LAYOUT,
+    SESSION,
+    SID,
+    Clock,
+    by_actor,
+    daemon,
+    expected,
+    first_mismatch,
+    fixed,
+    tail_output,
+)
 
 from streamv1.translator import discover
 from streamv1.translator.tail import checkpoint as cp
@@ -51,7 +62,8 @@ def layout(proj: Path, main_lines: int | None = None, meta: bool = True) -> tupl
 
 def same_as_convert(out: Path, files: list[Path]) -> None:
     data = tail_output(out)
-    assert by_actor(data) == expected(files)
+    got, want = by_actor(data), expected(files)
+    assert got == want, first_mismatch(got, want)
     assert framing_violations(data) == []
 
 
@@ -432,18 +444,21 @@ def test_a_second_daemon_on_the_same_state_says_so_and_exits_1(
 
 
 def test_a_subagent_run_ends_when_its_parent_answers(tmp_path: Path) -> None:
+    """A subagent's lines are lines of its parent's run; the parent's answer to it
+    (its task_notification, then the tool result) and the run's end come as batch
+    conversion writes them, with no idle-close."""
     proj = tmp_path / "projects" / "p"
     main, agent = layout(proj, main_lines=17)
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=600)
     d.tick()
     got = by_actor(tail_output(tmp_path / "out.jsonl"))
-    assert b'"type":"result"' not in b"".join(got[(SID, TOOL)])  # the agent may go on
+    assert b'"type":"result"' not in b"".join(got[(SID, None)])  # the parent's run is open
+    assert not any(b'"subtype":"init"' in x for x in got[(SID, TOOL)])  # no run of its own
     with main.open("ab") as fh:
         fh.write(b"".join(lines(LAYOUT / f"{SID}.jsonl")[17:]))
     d.tick(changed={str(main)})
-    got = by_actor(tail_output(tmp_path / "out.jsonl"))
-    assert got[(SID, TOOL)] == expected([agent])[(SID, TOOL)]  # ended, as batch ends it
+    same_as_convert(tmp_path / "out.jsonl", [main, agent])
     d.stop()
 
 
@@ -743,7 +758,7 @@ def test_a_run_a_replay_releases_is_written(tmp_path: Path) -> None:
     d = daemon(tmp_path, clock, idle_close=600)
     d.stop()
     got = by_actor(tail_output(tmp_path / "out.jsonl"))
-    assert got[(SID, TOOL)] == expected([agent])[(SID, TOOL)]
+    assert got[(SID, TOOL)] == expected([main, agent])[(SID, TOOL)]
 
 
 # -- state as data: versioned, replayed when unknown, upgraded from the old release -----------
@@ -872,7 +887,26 @@ def test_going_on_from_an_old_release_checkpoint(tmp_path: Path, release: str) -
     clock.t += 6
     d.tick()
     d.stop()
-    same_as_convert(tmp_path / "out.jsonl", [tmp_path / "projects" / rel for rel in full])
+    # The old release framed each file of a session alone: its runs open at the
+    # checkpoint end there (a result each, as it framed them), and from there on a
+    # session is one stream. Every message line convert makes is there once, in
+    # order, per actor; what follows the old output frames by today's rules.
+    data = tail_output(tmp_path / "out.jsonl")
+    messages = _messages(by_actor(data))
+    assert messages == _messages(expected([tmp_path / "projects" / rel for rel in full]))
+    old_lines = (old / "out.jsonl").read_bytes().count(b"\n")
+    after = data.splitlines(keepends=True)[old_lines:]
+    mine = [x for x in after if SID.encode() in x[:120]]  # the session of two files
+    closes = [x for x in mine if b'"type":"result"' in x][:2]
+    assert closes and all(b'"subtype":"interrupted"' in x for x in closes)
+    rest = [x for x in mine if x not in closes]
+    assert framing_violations(b"".join(rest)) == []
+
+
+def _messages(actors: dict[Any, list[bytes]]) -> dict[Any, list[bytes]]:
+    """The assistant and user lines of each actor (what no framing change moves)."""
+    return {k: [x for x in v if x.startswith((b'{"type":"assistant"', b'{"type":"user"'))]
+            for k, v in actors.items()}
 
 
 def test_state_files_are_the_users_own(tmp_path: Path) -> None:

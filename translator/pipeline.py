@@ -29,7 +29,7 @@ from streamv1.translator.timefmt import now_ts
 #: How many records auto-detection may look at before it gives up.
 SNIFF_LIMIT = 50
 #: The layout of :meth:`Translation.snapshot` around its parts' own states.
-STATE_VERSION = 4
+STATE_VERSION = 5
 
 
 class InputError(Exception):
@@ -289,6 +289,9 @@ class Translation:
             "framer": {"version": Framer.STATE_VERSION, "state": self.framer.state()},
             "encoder": {"version": self.encoder.STATE_VERSION, "state": self.encoder.state()},
             "held": dump(self.held),
+            # A session's file: its events not framed yet (a subagent's, waiting for
+            # the call that spawns it to be framed).
+            "batches": dump([list(b) for b in self.batches]) if self.batches else None,
             "held_problems": dump(self.held_problems),
             "lines": self.lines,
             "extra": dump(self.extra),
@@ -314,6 +317,9 @@ class Translation:
             _expect(snap["framer"], "framer", Framer.STATE_VERSION)
             _expect(snap["encoder"], "encoder", self.encoder.STATE_VERSION)
             held, problems = load(snap["held"]), load(snap["held_problems"])
+            waiting = load(snap["batches"]) if snap["batches"] is not None else None
+            if waiting is not None and not all(isinstance(b, list) for b in waiting):
+                raise StateError("batches are not lists of events")
             lines, extra = int(snap["lines"]), load(snap["extra"])
             framer = Framer(self.framer._clock, None, self.framer.stats)
             framer.load_state(snap["framer"]["state"])
@@ -324,6 +330,8 @@ class Translation:
             raise StateError(f"damaged translator state ({exc!r})") from exc
         self.source, self.adapter, self.framer = source, adapter, framer
         self.held, self.held_problems, self.lines = held, problems, lines
+        if waiting:
+            self.batches = deque(waiting)  # the session it joins frames them
         self.extra.clear()
         self.extra.update(extra)  # in place: a gate may hold this very dict
 

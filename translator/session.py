@@ -21,8 +21,12 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from streamv1.translator.events import Event, Message, Note
+from streamv1.translator.events import Event, Message, Note, RunStart
 from streamv1.translator.pipeline import Translation
+
+#: The owner's checkpointed ``extra`` key: the spawning calls of the actors begun
+#: in the session (a restarted merge knows them as framed).
+SPAWNERS = "spawners"
 
 
 @dataclass(slots=True, eq=False)
@@ -34,6 +38,10 @@ class Part:
     rank: int
     batches: deque[list[Event]] = field(default_factory=deque)
     key: str = ""
+    #: How many of the next lines this file's batches make are dropped unseen: a
+    #: replay after a restart drops exactly the lines of each file that are in the
+    #: output already (its checkpointed ``framed``), whatever order they were in.
+    skip: int = 0
 
     def head_key(self) -> str:
         for event in self.batches[0]:
@@ -50,15 +58,20 @@ class SessionMerge:
     def __init__(self, owner: Translation) -> None:
         self.owner = owner
         self.parts: list[Part] = []
-        #: Tool calls framed so far (those of the owner's open run, when the merge is
-        #: made mid-run): a nested actor's batch waits for its spawner's.
+        #: Tool calls framed so far (those of the owner's open run, and the spawners
+        #: of the actors begun in the session, when the merge is made mid-run or
+        #: after a restart): a nested actor's batch waits for its spawner's.
         self.seen_tools: set[str] = owner.framer.tool_calls()
+        self.seen_tools.update(owner.extra.get(SPAWNERS, ()))
         owner.merge = self
         self.join(owner)
 
     def join(self, translation: Translation) -> Part:
-        """One more file of the session: its events come here from now on."""
+        """One more file of the session: its events come here from now on (and
+        those it held at a checkpoint, waiting for their spawner, first)."""
         part = Part(translation, len(self.parts), key=translation.framer.last_ts or "")
+        if translation.batches:
+            part.batches.extend(translation.batches)
         translation.batches = part.batches
         self.parts.append(part)
         return part
@@ -93,22 +106,48 @@ class SessionMerge:
             waiting = [p for p in ready if self._waits(p, may_bring)]
             ready = [p for p in ready if p not in waiting] or ready
         part = min(ready, key=lambda p: (p.head_key(), p.rank))
+        if self._waits(part, may_bring) and not self._forced:
+            return False  # every batch waits for a spawner that may still come
         batch = part.batches.popleft()
         for event in batch:
             if type(event) is Message:
                 for block in event.content:
                     if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                         self.seen_tools.add(block["id"])
-        self.owner.frame(batch)
+            elif type(event) is RunStart and event.parent_tool_use_id is not None:
+                spawners = self.owner.extra.setdefault(SPAWNERS, [])
+                if event.parent_tool_use_id not in spawners:
+                    spawners.append(event.parent_tool_use_id)  # checkpointed with it
+        owner = self.owner
+        owner.skip, before = part.skip, owner.framed
+        owner.frame(batch)
+        part.skip, owner.skip = owner.skip, 0
+        if part.translation is not owner:
+            # Each file counts the lines its own batches made (its checkpoint's
+            # ``framed``), though the owner framed them.
+            made = owner.framed - before
+            owner.framed -= made
+            part.translation.framed += made
         return True
 
-    def drain(self) -> None:
-        """Frame every batch handed in (live: what each file has said so far; a
-        batch waits for its spawning call only while another file's batches might
-        hold it)."""
+    def part_of(self, translation: Translation) -> Part | None:
+        return next((p for p in self.parts if p.translation is translation), None)
+
+    _forced = True  # batch conversion: when every batch waits, the earliest goes
+
+    def drain(self, live: bool = False) -> None:
+        """Frame every batch handed in. ``live`` (the daemon, between rounds): a
+        nested actor's batch whose spawning call has not been framed waits for it
+        while the session's other files are followed (they may still write it);
+        it is checkpointed with its file. Otherwise (a file's end, the run closed)
+        what waits goes too, in time order."""
         self._introduce()
-        while self.step(lambda part: False):
-            pass
+        self._forced = not live
+        try:
+            while self.step(lambda part: live):
+                pass
+        finally:
+            self._forced = True
 
     def _introduce(self) -> None:
         """A file whose adapter holds its actor's lines until it learns the actor's

@@ -28,10 +28,12 @@ stdout, at least once. docs/live.md states the guarantees case by case.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import queue
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -43,6 +45,7 @@ from streamv1.translator.pipeline import InputError, Totals
 from streamv1.translator.session import SessionMerge
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.sources import input_clock, is_main_file, session_of
+from streamv1.translator.state import StateError, load
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate
 from streamv1.translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
@@ -266,6 +269,8 @@ class TailDaemon:
         self._mains: dict[str, str] = {}  # key → its main file, when followed
         self._deferring = False  # inside a round's reads: sessions framed at its end
         self._due: set[str] = set()
+        self._replays: set[str] = set()  # sessions whose files are to be replayed together
+        self._resumed_sessions: Counter[str] = Counter()  # checkpointed files a session
         self.log = logs.get()
         # The live part (ADR-0053): streams in through the socket, one source per session.
         self.counters = Counters()
@@ -325,6 +330,8 @@ class TailDaemon:
                         "come twice", path=str(self.sink.path),
                     )
             self._resume = dict(saved.files)
+            self._resumed_sessions = Counter(k for p in self._resume
+                                             if (k := session_of(p)) is not None)
             self._first_scan = not saved.scanned
         self.listen()
         self.tick(rescan=True)
@@ -417,6 +424,8 @@ class TailDaemon:
             targets = [p for p in changed if p in self.followers and p not in added] + added
         else:
             targets = []  # a quiet round: idle checks only; rescans catch missed events
+        if self._replays:
+            self._replay_sessions()  # before any of their files reads on
         if self._repoll:
             targets += [p for p in self._repoll if p not in targets]
             self._repoll.clear()
@@ -522,7 +531,7 @@ class TailDaemon:
         merge, main = found
         if not merge.pending:
             return 0
-        merge.drain()
+        merge.drain(live=True)
         owner = self.followers.get(main)
         if owner is None:
             return 0
@@ -549,9 +558,55 @@ class TailDaemon:
             return  # its main file is not followed: it stands alone, as convert frames it
         found = self._sessions.get(key)
         if found is None:
-            found = (SessionMerge(self.followers[main].translation), main)
+            owner = self.followers[main].translation
+            found = (SessionMerge(owner), main)
             self._sessions[key] = found
+            owner.extra["session"] = "owner"  # checkpointed: a restart knows it
+            self.followers[main].dirty = True
         found[0].join(follower.translation)
+        follower.translation.extra["session"] = "part"
+        follower.dirty = True
+
+    def _replay_sessions(self) -> None:
+        """Sessions whose main file's state could not be read: every file of the
+        session is read again from its start to its checkpoint, merged into the
+        main file's framer, every line framed dropped (the output has them): the
+        framer's run (its seq, usage, counts) is rebuilt from all of them. (Two
+        actors' lines may have been framed in another order live: the state is the
+        same, since it counts lines, sums usage and knows the last message.)"""
+        for key in sorted(self._replays):
+            main = self._mains.get(key)
+            owner = self.followers.get(main) if main is not None else None
+            if owner is None:
+                continue
+            found = self._sessions.get(key)
+            if found is None:
+                found = (SessionMerge(owner.translation), owner.path)
+                self._sessions[key] = found
+            merge = found[0]
+            owner.translation.extra["session"] = "owner"
+            parts = [self.followers[p] for p in sorted(self._members.get(key, ()))
+                     if p != owner.path and p in self.followers]
+            for part in parts:
+                mark = part.pending_replay or part.mark()
+                merge.leave(part.translation)
+                part.translation = part.fresh_translation()
+                part.translation.extra["session"] = "part"
+                joined = merge.join(part.translation)
+                joined.skip = _skip(mark)
+                part.replay_in_session(mark)
+            target = owner.pending_replay or owner.mark()
+            own = merge.part_of(owner.translation)
+            if own is not None:
+                own.skip = _skip(target)
+            # Each file's first lines, as many as its mark counts, are in the output
+            # and dropped; what waited for its spawner then waits again.
+            owner.replay_in_session(target, functools.partial(merge.drain, live=True))
+            for p in merge.parts:
+                p.skip = 0
+            self.log.info("session replayed to the checkpoint with its files",
+                          path=owner.path, files=len(parts) + 1)
+        self._replays.clear()
 
     def _leave_session(self, path: str, follower: FileFollower | None) -> None:
         key = self._session_key.pop(path, None)
@@ -721,8 +776,15 @@ class TailDaemon:
         follower = self._follower(path)
         mark = self._resume.get(path)
         if mark is not None and follower.is_file_of(mark):
+            key = session_of(path)
+            # A file of a session framed together at the checkpoint (its main file
+            # framed the others' lines): if its state cannot be read, the session's
+            # files are replayed together (_replay_sessions), so the main file's
+            # framer is rebuilt from all of them.
+            was = _session_role(mark)
+            together = was == "owner" or (key is not None and key in self._replays)
             try:
-                state = follower.resume(mark)
+                state = follower.resume(mark, replay=not together)
             except FileNotFoundError:  # gone between the two looks
                 follower = self._follower(path)
                 self._close_lost(path, mark)
@@ -730,9 +792,17 @@ class TailDaemon:
             except InputError as exc:
                 self._unreadable(follower, str(exc), retry=False)
                 state = "unreadable"
-            key = follower.translation.framer.run_key
-            if key is not None and key[1] is not None:
-                self._agent_runs[(key[0], key[1])] = path  # a subagent's run, going on
+            if follower.pending_replay is not None and key is not None:
+                self._replays.add(key)
+            elif (state.startswith("replayed") and was is None and key is not None
+                  and self._resumed_sessions.get(key, 0) > 1 and _older_release(mark)):
+                # Framed by an older release, each file of its session alone: its
+                # open runs end at the checkpoint as they were framed; from here on
+                # it is one stream with its session's other files.
+                follower.close_runs()
+            run_key = follower.translation.framer.run_key
+            if run_key is not None and run_key[1] is not None:
+                self._agent_runs[(run_key[0], run_key[1])] = path  # a subagent's run
             if follower.run_open:
                 self._parked.add(path)  # no descriptor yet: watched for idleness by name
         elif mark is not None:
@@ -746,6 +816,14 @@ class TailDaemon:
         self._resume.pop(path, None)
         self.followers[path] = follower
         self._join_session(path, follower)
+        waiting = follower.translation.batches
+        found = self._sessions.get(self._session_key.get(path, ""))
+        if waiting is not None and (found is None or not any(
+                follower.translation is p.translation for p in found[0].parts)):
+            # Checkpointed waiting for a session that is not followed now: framed alone.
+            follower.translation.batches = None
+            for batch in waiting:
+                follower.translation.frame(batch)
         self.log.info(f"file discovered ({state})", path=path)
         self._flush(follower)  # what a replay released (a run held back before)
         return follower
@@ -1027,6 +1105,34 @@ class TailDaemon:
             if isinstance(changes, set) and changes:
                 self._changes.put({path for _, path in changes})
                 self.wake()
+
+
+def _skip(mark: cp.FileMark) -> int:
+    """How many lines of a file a session's replay drops: those its mark counts as
+    written; all it makes, for a mark that does not count them (v1)."""
+    return mark.framed if mark.framed is not None else 1 << 62
+
+
+def _older_release(mark: cp.FileMark) -> bool:
+    """Was this mark's translation written by a release that framed each file of
+    a session alone (before one stream a session)?"""
+    from streamv1.translator.pipeline import STATE_VERSION
+
+    return not isinstance(mark.state, dict) or mark.state.get("version", 0) < STATE_VERSION
+
+
+def _session_role(mark: cp.FileMark) -> str | None:
+    """The part a file played in its session's one stream at the checkpoint
+    ("owner": its framer framed the session; "part"), None for an older release's
+    checkpoint or a file that stood alone."""
+    extra = mark.state.get("extra") if isinstance(mark.state, dict) else None
+    if not isinstance(extra, dict):
+        return None
+    try:
+        role = load(extra).get("session")
+    except (StateError, AttributeError):
+        return None
+    return role if role in ("owner", "part") else None
 
 
 def _sig(path: str) -> tuple[int, ...] | None:

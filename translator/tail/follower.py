@@ -14,6 +14,7 @@ the daemon to give some back and come again, and nothing about the file changes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import os
 import stat
@@ -115,11 +116,21 @@ class FileFollower:
         self.retry_sig: tuple[int, ...] | None = None  # try again when its stat differs
         self.started = True  # False: a placeholder for a file that could not begin
         self.new = True  # (placeholders) found after the first scan
+        self.pending_replay: FileMark | None = None  # resume(replay=False) left it
 
     def _translation(self, totals: Totals) -> Translation:
         encoder = self._encoder() if self._encoder else None
         return Translation(self.path, self.out.append, totals, clock=self._clock, encoder=encoder,
                            redact=self._redact)
+
+    def fresh_translation(self) -> Translation:
+        """A new translation of this file from its start (a session replayed
+        together), with the same last step (the daemon's gate and its state)."""
+        old = self.translation
+        new = self._translation(old.totals)
+        new.extra = old.extra
+        new.decorate = old.decorate
+        return new
 
     # -- checkpoints ---------------------------------------------------------------
 
@@ -159,10 +170,12 @@ class FileFollower:
         finally:
             os.close(fd)
 
-    def resume(self, mark: FileMark) -> str:
+    def resume(self, mark: FileMark, replay: bool = True) -> str:
         """Go on from a checkpoint of this very file: from its state, or, when the
         state is of a layout this release does not read, by replaying the file up
-        to the offset with every line it makes dropped (they are in the output)."""
+        to the offset with every line it makes dropped (they are in the output).
+        ``replay`` False: the replay is left to the caller (``pending_replay``; a
+        session's files are replayed together)."""
         self.offset, self.line_no, self.ino = mark.offset, mark.line_no, mark.ino
         self.head_len, self.head_hash = mark.head_len, mark.head_hash
         self.closes = list(mark.closes)
@@ -180,10 +193,21 @@ class FileFollower:
                 return "resumed"
         else:
             reason = "a checkpoint of an older release"
+        if not replay:
+            self.pending_replay = mark
+            return f"to be replayed with its session ({reason})"
         self._replay(mark)
         return f"replayed to the checkpoint ({reason})"
 
-    def _replay(self, mark: FileMark) -> None:
+    def replay_in_session(self, mark: FileMark, last: Callable[[], None] | None = None) -> None:
+        """Replay to ``mark`` as one file of a session replayed together (the
+        session's merge drops each file's first lines, as many as its mark counts:
+        :attr:`translator.session.Part.skip`); ``last`` runs at the end, inside the
+        replay (the merge framing what the files handed in)."""
+        self._replay(dataclasses.replace(mark, framed=mark.framed or 0), last)
+        self.pending_replay = None
+
+    def _replay(self, mark: FileMark, last: Callable[[], None] | None = None) -> None:
         """Read the file again from where its translation began (byte 0, or where
         ``--from end`` found its end) to the mark's offset, ending runs where the
         daemon ended them before. Where the mark counts the lines the file's
@@ -211,6 +235,8 @@ class FileFollower:
         try:
             self._read(fd, mark.offset)
             self.tail = self._tail_at(fd)  # what precedes the offset, not only what was read
+            if last is not None:
+                last()
         finally:
             self._replaying = None
             os.close(fd)
