@@ -303,3 +303,17 @@ def agent_result_fields(result: Any, content: Any) -> JSON | None:
         task["usage"] = usage
     fields["task"] = task
     return fields
+
+
+def launched_in_background(result: Any, content: Any) -> str | None:
+    """The spawning call of an agent a tool result says was launched in the
+    background (``status: async_launched``), else None."""
+    if not isinstance(result, dict) or not (
+            result.get("status") == "async_launched" or result.get("isAsync") is True):
+        return None
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                tool = block.get("tool_use_id")
+                return tool if isinstance(tool, str) else None
+    return None

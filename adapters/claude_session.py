@@ -199,6 +199,11 @@ class _Turn:
         # the record that says how the turn ended.
         self.cost_end: tuple[float | None, float | None, JSON] | None = None
         self.command_output: str | None = None  # a local command's stdout, as written
+        # Background agents the turn launched that have not notified their end: the
+        # CLI's end of the turn waits for them (print mode prints its result after
+        # they finish), and so does the run's, its end mark kept meanwhile.
+        self.background: set[str] = set()
+        self.held_end: JSON | None = None
 
 
 @persisted
@@ -428,6 +433,9 @@ class ClaudeSessionAdapter:
             line = self._user_line(rec, message, content, ts)
             if turn is not None:
                 _after_user_record(turn, line)
+            launched = cc.launched_in_background(rec.get("toolUseResult"), content)
+            if turn is not None and launched is not None:
+                turn.background.add(launched)
             ended = cc.agent_result_fields(rec.get("toolUseResult"), content)
             if ended is not None:
                 # A foreground agent answered its spawner: print mode's
@@ -440,7 +448,12 @@ class ClaudeSessionAdapter:
         if cc.is_task_notification(text) and not self._subagent:
             # A background agent is over: said in the run it ran in (before the
             # prompt this record also is ends that run), as print mode says it.
-            out.append(Note("task_notification", self._sid, ts, cc.notification_fields(text)))
+            fields = cc.notification_fields(text)
+            out.append(Note("task_notification", self._sid, ts, fields))
+            if turn is not None:
+                turn.background.discard(fields["task"].get("tool_use_id"))
+                if turn.held_end is not None and not turn.background:
+                    self._end(out, ts)  # the last one: the run ends now, as its mark said
         if cc.is_interrupt(text):
             if turn is not None:
                 turn.interrupted = text
@@ -679,7 +692,7 @@ class ClaudeSessionAdapter:
             out.append(Dropped("cost-state", self._session))
             return
         ext: JSON = {"cost_state": rest(rec, CONTEXT_KEYS)}
-        if not _complete(self._turn) and self._turn.interrupted is None:
+        if _may_be_interrupted(self._turn):
             self._turn.cost_end = (cost, spent, ext)
             return
         self._end(out, None, total_cost_usd=cost, spent=spent, extension=ext)
@@ -707,6 +720,17 @@ class ClaudeSessionAdapter:
     ) -> None:
         turn = self._turn
         assert turn is not None
+        if turn.held_end is not None:
+            # The end the CLI marked while background agents ran: now (the last one
+            # notified, or the next prompt, or the input's end came first).
+            held, turn.held_end = turn.held_end, None
+            ts, duration_ms = ts if ts is not None else held["ts"], held["duration_ms"]
+            total_cost_usd, extension, spent = held["cost"], held["extension"], held["spent"]
+            inferred = False
+        elif not inferred and turn.background and turn.interrupted is None:
+            turn.held_end = {"ts": ts, "duration_ms": duration_ms, "cost": total_cost_usd,
+                             "extension": extension, "spent": spent}
+            return
         if turn.cost_end is not None and total_cost_usd is None:
             total_cost_usd, spent, cost_ext = turn.cost_end
             extension = {**cost_ext, **(extension or {})}
@@ -944,6 +968,19 @@ def _subtype(turn: _Turn, inferred: bool, spent: float | None) -> tuple[str, boo
     return "success", True if turn.api_error else None
 
 
+def _may_be_interrupted(turn: _Turn) -> bool:
+    """A cost-state while the CLI was waiting for the model (its last record the
+    prompt or a tool result): the CLI stopped by SIGINT writes it just before its
+    interrupt marker (capture x_interrupt), so the end waits for the next record.
+    Any other cost-state ends the turn at once, live too: a finished turn, the
+    turn limit, the budget, structured output, an unanswered tool call (s6)."""
+    if turn.interrupted is not None or _complete(turn):
+        return False
+    if turn.max_turns is not None or turn.budget is not None or turn.has_structured:
+        return False
+    return not turn.last_is_model and not turn.unanswered
+
+
 #: Content blocks that, as the model's last word, leave its turn to another call
 #: (a tool_use is an unanswered call until its result comes).
 _UNFINISHED_BLOCKS = frozenset({"server_tool_use"})
@@ -1122,6 +1159,11 @@ MAPPING = (
         "finished)", "`system/task_notification` (`task_id`, `status`, `task.tool_use_id`, "
         "`task.summary` = `<result>`, `task.usage`, other tags in `task`) in the run it "
         "ends, then the prompt starts the next run"),
+    Row("background", "a turn that launched background agents (`toolUseResult.status: "
+        "async_launched`) and was marked ended (`system/turn_duration`, `cost-state`) while "
+        "they ran", "the run stays open, its end mark kept, until the last of them notifies "
+        "(`<task-notification>`), as print mode prints the result after them: the agents' "
+        "lines are lines of that run. The next prompt or the input's end ends it first"),
     Row("fork_agent", "a fork subagent's file (`fork-context-ref`, sidecar `isFork`): its "
         "first `assistant` (the parent's spawning message, copied) and the `user` tool result "
         "after it", "the copy is dropped on purpose (`inherited/assistant`, "

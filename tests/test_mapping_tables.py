@@ -287,6 +287,22 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
          {"type": "result", "subtype": "success", "result": "started"},
          {"subtype": "init"}, {"type": "assistant"}, {"type": "result", "result": "It found 3."}],
     ),
+    "background": (
+        [prompt("count in the background"),
+         reply("m1", tool("t1", "Agent", prompt="count", run_in_background=True),
+               stop="tool_use"),
+         result_of("t1", "Async agent launched", toolUseResult={
+             "isAsync": True, "status": "async_launched", "agentId": "ab12"}),
+         reply("m2", text("Started it.")), system("turn_duration", durationMs=900),
+         user_text("<task-notification>\n<task-id>ab12</task-id>\n<tool-use-id>t1</tool-use-id>"
+                   "\n<status>completed</status>\n<result>3</result>\n</task-notification>"),
+         reply("m3", text("It found 3."))],
+        [*kinds("system/init", "assistant", "user", "assistant"),
+         {"subtype": "task_notification", "task_id": "ab12", "task.tool_use_id": "t1"},
+         {"type": "result", "subtype": "success", "duration_ms": 900, "result": "Started it."},
+         {"subtype": "init"}, {"type": "assistant"},
+         {"type": "result", "result": "It found 3."}],
+    ),
     "agent_file": (
         [prompt("count files", isSidechain=True, agentId="abc"),
          reply("m1", text("3"), isSidechain=True, agentId="abc")],
