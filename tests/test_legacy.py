@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import pytest
 from conftest import CORPUS_2_1_332, ROOT, need
-from corpora import all_inputs, input_path
-from helpers import convert_bytes, convert_file
+from corpora import all_inputs, durable_files, input_path, scenario_dir, scenario_ids, stream_files
+from helpers import convert_bytes, convert_file, convert_session_files
 
 sdk = pytest.importorskip("claude_agent_sdk._internal.message_parser")
 types = pytest.importorskip("claude_agent_sdk.types")
@@ -152,3 +152,34 @@ def test_tail_speaks_claude_too(tmp_path: Path) -> None:
     d.stop()
     parsed = parse_all((tmp_path / "out.jsonl").read_bytes())
     assert sum(isinstance(m, types.ResultMessage) for m in parsed) == 4
+
+
+def _cli_results(folder: Path) -> list[dict[str, Any]]:
+    """The result records the CLI printed in a scenario (JSON lines, or the
+    ``--output-format json`` array)."""
+    found = []
+    for path in stream_files(folder):
+        data = path.read_bytes()
+        records = (orjson.loads(data) if data.lstrip().startswith(b"[")
+                   else [orjson.loads(x) for x in data.splitlines()])
+        found += [r for r in records if isinstance(r, dict) and r.get("type") == "result"]
+    return found
+
+
+@pytest.mark.parametrize("scenario", scenario_ids())
+def test_a_reader_that_stops_at_the_first_result_gets_the_clis_answer(scenario: str) -> None:
+    """``--to claude`` of a scenario's durable files, converted together as
+    ``convert`` does (a subagent's lines inside its parent's run): exactly as many
+    ResultMessages as the CLI printed, and a consumer that stops at the first
+    (claude-agent-sdk's receive_response, ``jq 'select(.type=="result")' | head -1``)
+    reads the CLI's first answer, not a subagent's."""
+    folder = scenario_dir(scenario)
+    cli = _cli_results(folder)
+    durable = durable_files(folder)
+    if not cli or not durable:
+        pytest.skip("no print-mode result (interactive, or a killed run) or no durable files")
+    out, _ = convert_session_files(durable, to="claude")
+    parsed = parse_all(out)
+    results = [m for m in parsed if isinstance(m, types.ResultMessage)]
+    assert len(results) == len(cli)
+    assert (results[0].result, results[0].is_error) == (cli[0].get("result"), cli[0]["is_error"])
