@@ -25,6 +25,7 @@ from streamv1.translator.tail.daemon import OutputSink, TailDaemon
 
 SESSION = ROOT / "testdata" / "claude-session"
 LAYOUT = SESSION / "subagent_layout"
+NESTED = ROOT / "testdata" / "captures" / "x_subagent_nested" / "projects" / "-home-user-project"
 SID = "7ab05073-03bd-480e-bfab-7ae89322bf51"
 
 
@@ -259,9 +260,21 @@ WRITES: list[tuple[Path, str, str | None, bool]] = [
     (LAYOUT / f"{SID}.jsonl", f"r/{OTHER_SID}.jsonl", OTHER_SID, False),
     (LAYOUT / SID / "subagents" / f"{_AGENT}.jsonl",
      f"r/{OTHER_SID}/subagents/{_AGENT}.jsonl", OTHER_SID, False),
+    # A subagent that spawns its own (a tree two deep), and a turn the source ends
+    # with max_turns_reached and a cost-state (no idle-close needed).
+    *[(p, "n/" + str(p.relative_to(NESTED)), None, p.name.startswith("agent-"))
+      for p in sorted(NESTED.rglob("*.jsonl"))],
+    (SESSION / "max_turns.jsonl", "p/max_turns.jsonl", None, False),
 ]
-#: (parent, its subagent): the subagent's file is whole before the parent answers it.
-SPAWNS = [(3, 4), (5, 6)]
+#: (parent, its subagent, the spawning call): the subagent's file begins after the
+#: call is written and is whole before the parent answers it.
+SPAWNS = [(3, 4, _TOOL), (5, 6, _TOOL), *[
+    (next(i for i, w in enumerate(WRITES) if f'"id":"{tool}"'.encode() in w[0].read_bytes()
+          and w[0] != agent), k, tool)
+    for k, (agent, _, _, meta) in enumerate(WRITES) if meta and k not in (4, 6)
+    for tool in [orjson.loads(agent.with_name(agent.stem + ".meta.json").read_bytes())
+                 ["toolUseId"]]
+]]
 CRASHES = 22
 
 
@@ -290,12 +303,12 @@ def plan_chunks(rng: random.Random) -> list[tuple[int, bytes]]:
     data = [_source_bytes(k) for k in range(len(WRITES))]
     pos = [0] * len(WRITES)
     chunks: list[tuple[int, bytes]] = []
-    answers = {}
+    answers: dict[int, list[tuple[int, int]]] = defaultdict(list)
     spawned = {}
-    for parent, agent in SPAWNS:
-        at = data[parent].index(f'{_TOOL}","type":"tool_result'.encode())
-        answers[parent] = (agent, data[parent].rindex(b"\n", 0, at) + 1)
-        call = data[parent].index(f'"id":"{_TOOL}"'.encode())
+    for parent, agent, tool in SPAWNS:
+        at = data[parent].index(f'"tool_use_id":"{tool}"'.encode())
+        answers[parent].append((agent, data[parent].rindex(b"\n", 0, at) + 1))
+        call = data[parent].index(f'"id":"{tool}"'.encode())
         spawned[agent] = (parent, data[parent].index(b"\n", call) + 1)
 
     def room(k: int) -> int:
@@ -303,11 +316,11 @@ def plan_chunks(rng: random.Random) -> list[tuple[int, bytes]]:
             parent, at = spawned[k]
             if pos[parent] < at:
                 return 0  # the CLI spawns a subagent after writing the call that spawns it
-        if k in answers:
-            agent, at = answers[k]
+        limit = len(data[k])
+        for agent, at in answers.get(k, ()):
             if pos[agent] < len(data[agent]):
-                return at - pos[k]
-        return len(data[k]) - pos[k]
+                limit = min(limit, at)
+        return limit - pos[k]
 
     while any(p < len(d) for p, d in zip(pos, data, strict=True)):
         i = rng.choice([k for k in range(len(data)) if room(k) > 0])
@@ -408,6 +421,8 @@ def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
     for key in want:
         assert got[key] == want[key], key
     assert (OTHER_SID, _TOOL) in got  # the sidecar-less subagent found its parent
+    # the subagent's own subagent, inside the same run, under its own spawner
+    assert ("54fd602b-6561-4899-960b-6885839060a8", "toolu_01bW1e6ZEwaXimnk6ikQPMfd") in got
     assert framing_violations(tail_output(out)) == []
 
 
