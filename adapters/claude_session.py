@@ -111,6 +111,11 @@ _UUIDISH = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 
 
 def sniff(record: dict[str, Any]) -> int:
+    if "session_id" in record:
+        # Never in a durable record (none in the public corpus of 41 versions): a
+        # print-mode line, or streamv1's own --to claude output, which keeps a
+        # durable record's keys (sessionId, parentUuid) beside it.
+        return NOT_MINE
     if "sessionId" in record or "parentUuid" in record or "leafUuid" in record:
         return CERTAIN
     kind = record.get("type")

@@ -74,8 +74,10 @@ _PASSED_EVENTS = frozenset(
 
 
 def sniff(record: dict[str, Any]) -> int:
-    if "sessionId" in record or "parentUuid" in record:
-        return NOT_MINE
+    if "seq" in record:
+        return NOT_MINE  # stream_v1's envelope: print mode never writes a seq
+    if ("sessionId" in record or "parentUuid" in record) and "session_id" not in record:
+        return NOT_MINE  # a durable record (``--to claude`` keeps its keys beside session_id)
     kind = record.get("type")
     if kind == "system" and record.get("subtype") == "init" and "session_id" in record:
         return CERTAIN
