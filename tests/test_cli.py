@@ -258,6 +258,25 @@ def test_output_path_errors_are_one_line(streamv1_bin: str, tmp_path: Path, wher
     assert "Traceback" not in err and target.rstrip("/") in err
 
 
+@pytest.mark.parametrize("args", [["one"], ["many"], ["many", "--jobs", "2"], ["many", "-o"]])
+def test_a_full_disk_is_one_line_naming_the_output(streamv1_bin: str, args: list[str]) -> None:
+    """#23 item 15: stdout (or -o) on a full disk: one line naming the output, exit 1;
+    no input is blamed, no traceback."""
+    one = ROOT / "testdata" / "claude-session" / "thinking.jsonl"
+    many = ROOT / "testdata" / "captures"  # clean inputs: every error would be the output's
+    inputs = [str(one)] if args[0] == "one" else [str(many)]
+    rest = args[1:] + (["/dev/full"] if args[-1] == "-o" else [])
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([streamv1_bin, "convert", *inputs, *rest], stdout=full,
+                              stderr=subprocess.PIPE, timeout=120, check=False)
+    assert proc.returncode == 1
+    errors = [x for x in proc.stderr.decode().splitlines() if ": error: " in x]
+    assert "Traceback" not in proc.stderr.decode()
+    where = "/dev/full" if "-o" in rest else "stdout"
+    assert errors == [f"streamv1: error: {where}: cannot write the output (No space left on "
+                      "device); the inputs are fine"]
+
+
 def test_out_dir_under_a_file_is_one_line(streamv1_bin: str, tmp_path: Path) -> None:
     (tmp_path / "afile").write_bytes(b"")
     proc = subprocess.run([streamv1_bin, "convert", str(SESSION), "--out-dir",

@@ -9,6 +9,8 @@ memory stays flat however large an input is.
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
 import os
 import stat
 import sys
@@ -17,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -80,7 +82,17 @@ class Options:
         return sources()[self.source] if self.source else None
 
 
-def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals,
+class Writer(Protocol):
+    """Where lines go: an output file, or a :class:`Sink` around one."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def fileno(self) -> int: ...
+
+
+def convert_one(job: Job, sink: Writer, options: Options, totals: Totals,
                 read: Callable[[int], None] | None = None) -> None:
     """One input into ``sink``; a bad input is one clear log line, never a traceback.
     ``read`` hears how many bytes of the input were read, as they are (progress)."""
@@ -121,14 +133,14 @@ def convert_one(job: Job, sink: IO[bytes], options: Options, totals: Totals,
     except InputError as exc:
         totals.failed_inputs += 1
         log.error(str(exc), path=job.path)
-    except BrokenPipeError:
+    except (BrokenPipeError, OutputWriteError):
         raise
     except OSError as exc:
         totals.failed_inputs += 1
         log.error(exc.strerror or str(exc), path=job.path)
 
 
-def convert_unit(unit: list[Job], sink: IO[bytes], options: Options, totals: Totals,
+def convert_unit(unit: list[Job], sink: Writer, options: Options, totals: Totals,
                  read: Callable[[int], None] | None = None) -> None:
     """One session's inputs (see :func:`sessions`) into ``sink``: a lone file as
     :func:`convert_one` converts it, several merged into one stream by
@@ -293,12 +305,12 @@ def _worker(group: list[list[Job]], options: Options, spool: str
             if target is not None:
                 Path(target).parent.mkdir(parents=True, exist_ok=True)
                 with open(target, "wb", buffering=OUT_BUFFER) as sink:
-                    convert_unit(unit, sink, options, totals)
+                    convert_unit(unit, Sink(sink, target), options, totals)
                 continue
             if spooled is None:
                 fd, name = tempfile.mkstemp(dir=spool, suffix=".jsonl")
                 spooled = os.fdopen(fd, "wb", buffering=OUT_BUFFER)
-            convert_unit(unit, spooled, options, totals)
+            convert_unit(unit, Sink(spooled, f"the spool folder {spool}"), options, totals)
     finally:
         if spooled is not None:
             spooled.close()
@@ -403,7 +415,7 @@ def _size(path: str) -> int:
 
 def run(
     jobs: list[Job],
-    shared: IO[bytes] | None,
+    shared: Writer | None,
     options: Options,
     workers: int,
     progress: bool,
@@ -420,7 +432,7 @@ def run(
                 if unit[0].target is not None:
                     Path(unit[0].target).parent.mkdir(parents=True, exist_ok=True)
                     with open(unit[0].target, "wb", buffering=OUT_BUFFER) as sink:
-                        convert_unit(unit, sink, options, totals, read)
+                        convert_unit(unit, Sink(sink, unit[0].target), options, totals, read)
                 else:
                     assert shared is not None
                     convert_unit(unit, shared, options, totals, read)
@@ -469,14 +481,19 @@ def run(
     return totals
 
 
-def _append(spooled: str, shared: IO[bytes]) -> None:
+#: sendfile's answers for an output it cannot write to (a terminal, a socket of
+#: some kinds): copied in user space instead. Any other error is the output's.
+_NO_SENDFILE = frozenset({errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EBADF})
+
+
+def _append(spooled: str, shared: Writer) -> None:
     """Copy a spool file to the output in the kernel where it can (no user copy)."""
     shared.flush()
     with open(spooled, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
+        sent = 0
         try:
             out_fd = shared.fileno()
-            sent = 0
             while sent < size:
                 n = os.sendfile(out_fd, fh.fileno(), sent, size - sent)
                 if n == 0:
@@ -484,17 +501,21 @@ def _append(spooled: str, shared: IO[bytes]) -> None:
                 sent += n
             if sent == size:
                 return
-            fh.seek(sent)
-        except (OSError, ValueError, AttributeError):
-            fh.seek(0)  # not a file descriptor sendfile takes: copy in user space
-        import shutil
-
-        shutil.copyfileobj(fh, shared, 1 << 20)
+        except (ValueError, AttributeError, io.UnsupportedOperation):
+            pass  # not a file descriptor: copy in user space
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if exc.errno not in _NO_SENDFILE:
+                raise OutputWriteError(getattr(shared, "where", "the output"), exc) from exc
+        fh.seek(sent)  # from where sendfile stopped: nothing twice
+        while chunk := fh.read(1 << 20):
+            shared.write(chunk)
 
 
 def _drain_first(
     pending: list[tuple[list[list[Job]], Future[tuple[Totals, str | None]]]],
-    shared: IO[bytes] | None,
+    shared: Writer | None,
     totals: Totals,
     bar: Progress,
 ) -> None:
@@ -529,22 +550,67 @@ class OutputError(Exception):
     """The output cannot be opened (the message names it and says why)."""
 
 
+class OutputWriteError(Exception):
+    """Writing the output failed (a full disk, an I/O error): never an input's
+    fault, so no input is blamed; one line naming the output (``where``)."""
+
+    def __init__(self, where: str, exc: OSError) -> None:
+        super().__init__(f"{where}: {exc.strerror or exc}")
+        self.where = where
+        self.reason = exc.strerror or str(exc)
+
+
+class Sink:
+    """An output file whose write and flush failures are :class:`OutputWriteError`,
+    told apart from the input's read errors (a closed pipe stays BrokenPipeError:
+    the reader went away, the job is over)."""
+
+    def __init__(self, raw: IO[bytes], where: str) -> None:
+        self.raw, self.where = raw, where
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.raw.write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputWriteError(self.where, exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self.raw.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputWriteError(self.where, exc) from exc
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+
 @contextlib.contextmanager
-def output_sink(output: Path | None) -> Iterator[IO[bytes]]:
+def output_sink(output: Path | None) -> Iterator[Sink]:
     """Where ``convert`` writes one stream of all its inputs: stdout (no FILE, or
     ``-``), or ``-o FILE``, written whole or not at all. Off a terminal, stdout is
     written whole megabytes a write, not 8 KiB: lines are flushed at the end of each
-    input anyway, and after each line of a live pipe."""
+    input anyway, and after each line of a live pipe. A failed write is an
+    :class:`OutputWriteError`, raised once (closing after it says nothing more)."""
     if output is not None and str(output) != "-":
         with _atomic_output(output) as fh:
-            yield fh
+            yield Sink(fh, str(output))
         return
     if sys.stdout.isatty():
-        yield sys.stdout.buffer
+        yield Sink(sys.stdout.buffer, "stdout")
         return
     sys.stdout.flush()
-    with open(sys.stdout.fileno(), "wb", buffering=OUT_BUFFER, closefd=False) as fh:
-        yield fh
+    fh = open(sys.stdout.fileno(), "wb", buffering=OUT_BUFFER, closefd=False)
+    sink = Sink(fh, "stdout")
+    try:
+        yield sink
+        sink.flush()
+    finally:
+        with contextlib.suppress(OSError):  # a failure is said once, where it happened
+            fh.close()
 
 
 @contextlib.contextmanager
@@ -575,11 +641,18 @@ def _atomic_output(output: Path) -> Iterator[IO[bytes]]:
     except OSError as exc:
         raise OutputError(f"{output}: cannot write there ({exc.strerror or exc})") from exc
     done = False
+    fh = open(fd, "wb", buffering=OUT_BUFFER)
     try:
-        with open(fd, "wb", buffering=OUT_BUFFER) as fh:
+        try:
             yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
+            try:
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                raise OutputWriteError(str(output), exc) from exc
+        finally:
+            with contextlib.suppress(OSError):  # a failure is said once, where it happened
+                fh.close()
         with contextlib.suppress(OSError):
             os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, output)

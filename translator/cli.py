@@ -376,7 +376,7 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
         if out_dir is not None:
             _check_out_dir(out_dir)
             _refuse_clashing_targets(work)
-        shared: IO[bytes] | None = None
+        shared: batch.Writer | None = None
         if out_dir is None:
             try:
                 shared = stack.enter_context(batch.output_sink(output))
@@ -387,8 +387,12 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
             with _signals_interrupt():
                 totals = batch.run(work, shared, options, workers,
                                    progress=_progress_wanted())
-            if shared is not None and shared is not sys.stdout.buffer:
+            if shared is not None:
                 shared.flush()
+        except batch.OutputWriteError as exc:
+            log.error(f"cannot write the output ({exc.reason}); the inputs are fine",
+                      path=exc.where)
+            sys.exit(1)
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 raise
