@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -598,3 +600,40 @@ def test_python_m_cli_is_the_whole_command() -> None:
     listed = proc.stdout.decode().split("Commands:", 1)[1].split()
     commands = {"convert", "relay", "service", "status", "subscribe", "tail", "validate"}
     assert commands <= set(listed)
+
+
+def test_an_unreadable_input_is_one_line_and_the_rest_is_converted(
+        streamv1_bin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#23 item 17: a file named on the command line that cannot be read, and a
+    subfolder of a directory that cannot be listed: one line each naming it, the
+    other inputs converted, exit 1 (never a usage error, never silence)."""
+    sysfs = Path("/sys/bus/platform/drivers_probe")  # write-only: even root may not read it
+    if sysfs.exists():
+        proc = run(streamv1_bin, "convert", str(sysfs), str(SESSION))
+        assert proc.returncode == 1
+        assert one_line_error(proc).startswith(f"streamv1: error: {sysfs}: Permission denied")
+        assert proc.stdout.count(b'"type":"result"') == 1
+    # A folder nobody may list (as root, every folder can be: the listing is refused
+    # where the walk asks for it, as the kernel refuses it a user).
+    from click.testing import CliRunner
+
+    from streamv1.translator import cli, discover
+
+    root = tmp_path / "projects"
+    (root / "p").mkdir(parents=True)
+    (root / "locked").mkdir()
+    shutil.copy(SESSION, root / "p" / SESSION.name)
+    shutil.copy(SESSION, root / "locked" / "other.jsonl")
+    real = discover.os.scandir
+
+    def scandir(path: Any) -> Any:
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(discover.os, "scandir", scandir)
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(cli.main, ["convert", str(root), "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    assert f"{root / 'locked'}: cannot read this folder (Permission denied)" in result.output
+    assert out.read_bytes().count(b'"type":"result"') == 1  # p's session is converted

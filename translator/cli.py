@@ -488,8 +488,10 @@ def _inputs(paths: tuple[Path, ...], log: logs.Logger,
             yield "-", "stdin.jsonl"
         elif p.is_dir():
             root = str(p)
-            files = walk_paths(root)
-            if not files:
+            files, skipped = _walk(root, log)
+            for _ in range(skipped):
+                yield None, ""  # counted as an input that failed: exit 1
+            if not files and not skipped:
                 log.error("directory holds no transcripts (*.jsonl)", path=root)
                 yield None, ""
             yield from _relative(files, root)
@@ -498,6 +500,20 @@ def _inputs(paths: tuple[Path, ...], log: logs.Logger,
         else:
             log.error("no such file or directory", path=str(p))
             yield None, ""
+
+
+def _walk(root: str, log: logs.Logger) -> tuple[list[str], int]:
+    """A folder's transcripts, and how many of its folders could not be read (each
+    said in one line: its sessions are missing, not silently)."""
+    skipped = 0
+
+    def unreadable(folder: str, exc: OSError) -> None:
+        nonlocal skipped
+        skipped += 1
+        log.error(f"cannot read this folder ({exc.strerror or exc}); its sessions are not "
+                  "converted", path=folder)
+
+    return walk_paths(root, unreadable=unreadable), skipped
 
 
 _SOURCE_WORDS = {

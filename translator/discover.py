@@ -12,6 +12,7 @@ reproducible.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 SKIP_FILES = frozenset({"journal.jsonl"})
@@ -58,11 +59,14 @@ def stays_inside(path: str, root: str, follow_symlinks: bool = False) -> bool:
     return real == base or real.startswith(os.path.join(base, ""))
 
 
-def walk_paths(root: str, follow_symlinks: bool = False) -> list[str]:
+def walk_paths(root: str, follow_symlinks: bool = False,
+               unreadable: Callable[[str, OSError], None] | None = None) -> list[str]:
     """The transcript files below ``root`` as strings, sorted (cheap: no Path objects,
     so the tail daemon can rescan thousands of files often). Only regular files (a
     FIFO named ``x.jsonl`` would hang a reader); folders reached by symlinks are not
-    entered, and a symlinked file counts only if it stays inside ``root``."""
+    entered, and a symlinked file counts only if it stays inside ``root``. A folder
+    that cannot be listed is told to ``unreadable`` (its path, why); one gone
+    between two looks is not (nothing was missed)."""
     found: list[str] = []
     stack = [(root, False)]
     while stack:
@@ -70,8 +74,12 @@ def walk_paths(root: str, follow_symlinks: bool = False) -> list[str]:
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
-        except OSError:
-            continue  # unreadable or gone: the next rescan looks again
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if unreadable is not None:
+                unreadable(folder, exc)
+            continue  # the daemon's next rescan looks again
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
