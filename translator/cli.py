@@ -299,6 +299,7 @@ def convert(
         raise click.UsageError("--jobs takes a whole number from 1")
     bus_config = _publishing(publish, bus, to, out_dir)
     spool = None
+    stopped: int | None = None  # the status a signal ended the conversion with
     if bus_config is not None and output is None:
         output = spool = fleet.temp_output()  # what is sent; removed after
     options = batch.Options(
@@ -329,10 +330,12 @@ def convert(
         # shell's status for the signal.
         part = getattr(exc, "totals", None) or Totals()
         log.info("interrupted", **batch.describe(part))
-        sys.exit(128 + exc.signum)
+        stopped = 128 + exc.signum
     finally:
         if spool is not None:
             spool.unlink(missing_ok=True)
+    if stopped is not None:
+        _exit_now(stopped)
     log.info("summary", **batch.describe(totals))
     if totals.framing.unrecognized:
         log.debug("unrecognized record types", **dict(totals.framing.unrecognized))
@@ -542,6 +545,18 @@ def _not_stream_v1(stream: IO[bytes]) -> str | None:
     if best is not None and best.name in _SOURCE_WORDS and score >= DECISIVE:
         return _SOURCE_WORDS[best.name]
     return None
+
+
+def _exit_now(status: int) -> None:
+    """End a conversion a signal stopped, its summary said: at once, without the
+    interpreter's exit handlers, which join a killed process pool's threads (they
+    may write to a pipe its workers' deaths closed: a traceback about a bad file
+    descriptor, 1 run in 10). What had to be tidied (-o's temp file, the spool)
+    already was, on the way here."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
 
 
 def _progress_wanted() -> bool:
