@@ -447,3 +447,25 @@ def test_a_quiet_round_waits_only_until_written_lines_are_due_a_checkpoint(
     d.tick()
     assert d._quiet_wait() == 1.0  # committed
     d.stop()
+
+
+@pytest.mark.parametrize("reader", ["head -c 100", "sleep 1"])
+def test_tail_to_stdout_ends_when_its_reader_goes(streamv1_bin: str, tmp_path: Path,
+                                                 reader: str) -> None:
+    """#23 item 14: ``tail ... | head -c 100``, or a reader that quits without
+    reading while the daemon is quiet: a closed stdout is the end of the job, exit
+    141 as a SIGPIPE would, no traceback, not a retry with backoff for ever."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    for name in ("print_mode_bash.jsonl", "thinking.jsonl", "interactive_four_turns.jsonl"):
+        shutil.copy(SESSION / name, proj / name)
+    script = (f"{streamv1_bin} tail {tmp_path / 'projects'} --state {tmp_path / 'state.json'} "
+              f"--no-ingest 2>{tmp_path / 'err'}; echo $? > {tmp_path / 'rc'}")
+    started = time.monotonic()
+    subprocess.run(["bash", "-c", f"({script}) | {reader} > /dev/null"], timeout=30,
+                   check=False)
+    while not (tmp_path / "rc").exists() and time.monotonic() - started < 20:
+        time.sleep(0.1)
+    assert (tmp_path / "rc").read_text().strip() == "141"
+    assert time.monotonic() - started < 15
+    assert "Traceback" not in (tmp_path / "err").read_text()

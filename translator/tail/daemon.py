@@ -69,6 +69,12 @@ def fd_budget() -> int:
     return max(16, soft // 2)
 
 
+class OutputClosed(Exception):
+    """The daemon writes to stdout and its reader went away (``| head``, ``jq``
+    quitting): the job is over, as for ``convert`` (a file output is another
+    matter: a full disk is waited out)."""
+
+
 class OutputFailed(Exception):
     """The output cannot be vouched for (a failed fsync): stop, checkpoint nothing more."""
 
@@ -170,6 +176,20 @@ class OutputSink:
         keep = self.TAIL_BYTES
         self.tail = data[-keep:] if len(data) >= keep else (self.tail + data)[-keep:]
 
+    def reader_gone(self) -> bool:
+        """stdout is a pipe whose reader closed it (a quiet daemon learns it without
+        writing: the kernel marks the pipe's writing end with an error)."""
+        if self._out is None:
+            return False
+        import select
+
+        try:
+            poll = select.poll()
+            poll.register(self._out.fileno(), 0)  # POLLERR and POLLHUP are always asked
+            return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poll.poll(0))
+        except (OSError, ValueError):
+            return False
+
     def reopen(self) -> None:
         """Open the path anew (after a rotation by rename: a new, empty file)."""
         if self.path is None:
@@ -254,6 +274,7 @@ class TailDaemon:
         self._retry_at = 0.0
         self._retry_wait = RETRY_FIRST
         self.failed = False  # stopped with output unwritten: exit non-zero
+        self.closed = False  # stdout's reader went away: stop, nothing more is written
         # A subagent's run ends when its parent's tool_result arrives: the tool_use
         # ids and agent ids the parents answered, and which follower runs which.
         self._answered: set[tuple[str, str]] = set()  # (session, tool_use id)
@@ -352,6 +373,12 @@ class TailDaemon:
         self.live.end_all()
         self._drain_streams()
         self.live.close()
+        if self.closed:
+            # stdout is at least once: no checkpoint past what its reader took.
+            for follower in self.followers.values():
+                follower.close_fd()
+            self.lock.release()
+            return
         if self._blocked is not None:
             self._retry_at = 0.0
             self._unblock(self._now())
@@ -643,6 +670,11 @@ class TailDaemon:
             return len(lines)
         try:
             self.sink.write(data)
+        except BrokenPipeError as exc:
+            if self.sink.path is None:
+                self.closed = True
+                raise OutputClosed(str(exc)) from exc
+            raise
         except OSError as exc:
             self._blocked = data
             self._retry_wait = RETRY_FIRST
@@ -1085,7 +1117,10 @@ class TailDaemon:
                 self.reopen_output()
             try:
                 self.tick(changed or None)
-            except OutputFailed:
+            except (OutputFailed, OutputClosed):
+                return
+            if self.sink.reader_gone():
+                self.closed = True  # stdout's reader went away while all was quiet
                 return
 
     def _quiet_wait(self) -> float:

@@ -9,6 +9,7 @@ the first checkpoint and stopped after the last.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import signal
@@ -23,7 +24,7 @@ from streamv1.translator.discover import claude_projects
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.tail import protocol
 from streamv1.translator.tail.checkpoint import CheckpointError
-from streamv1.translator.tail.daemon import OutputFailed, OutputSink, TailDaemon
+from streamv1.translator.tail.daemon import OutputClosed, OutputFailed, OutputSink, TailDaemon
 
 
 def watched_roots(dirs: Sequence[Path]) -> list[Path]:
@@ -112,6 +113,8 @@ def serve(
         sys.exit(1)
     except OutputFailed:  # said where it happened; the last checkpoint stands
         sys.exit(1)
+    except OutputClosed:
+        pass  # the status below
     finally:
         if started:
             try:
@@ -121,4 +124,10 @@ def serve(
                 sys.exit(1)
         if publisher is not None:
             publisher.stop()
+    if daemon.closed:
+        # stdout's reader went away (| head): the job is over, quietly, with the
+        # shell's status for SIGPIPE; nothing more may reach it at exit's flush.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(128 + 13)
     sys.exit(1 if daemon.failed else 0)
