@@ -469,3 +469,38 @@ def test_tail_to_stdout_ends_when_its_reader_goes(streamv1_bin: str, tmp_path: P
     assert (tmp_path / "rc").read_text().strip() == "141"
     assert time.monotonic() - started < 15
     assert "Traceback" not in (tmp_path / "err").read_text()
+
+
+def test_two_daemons_on_one_output_the_second_is_refused(streamv1_bin: str,
+                                                         tmp_path: Path) -> None:
+    """#23 item 1: two tails with different state files (the default when their
+    folders differ) and one --output: the output is locked, the second refused in
+    one line, the first writes on and keeps every line."""
+    a, b = tmp_path / "a" / "p", tmp_path / "b" / "p"
+    for folder in (a, b):
+        folder.mkdir(parents=True)
+    out = tmp_path / "out.jsonl"
+    first = subprocess.Popen(
+        [streamv1_bin, "tail", str(a.parent), "-o", str(out), "--state",
+         str(tmp_path / "a.json"), "--no-ingest", "--commit-every", "0.05"],
+        stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "a.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = subprocess.run(
+            [streamv1_bin, "tail", str(b.parent), "-o", str(out), "--state",
+             str(tmp_path / "b.json"), "--no-ingest"], capture_output=True, timeout=30,
+            check=False)
+        assert second.returncode == 1
+        err = second.stderr.decode().strip().splitlines()
+        assert len(err) == 1 and "another streamv1 tail writes this output" in err[0]
+        shutil.copy(SESSION / "print_mode_bash.jsonl", a / "print_mode_bash.jsonl")
+        deadline = time.monotonic() + 10
+        while b'"type":"result"' not in (out.read_bytes() if out.exists() else b""):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(timeout=20)
+    assert tail_output(out) == convert_file(a / "print_mode_bash.jsonl", "claude-session")[0]

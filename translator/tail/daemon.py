@@ -69,6 +69,26 @@ def fd_budget() -> int:
     return max(16, soft // 2)
 
 
+class OutputBusy(Exception):
+    """Another process writes the output file: two writers would each cut it back
+    to their own idea of its length (#23 item 1: 0 of 8 answers kept)."""
+
+
+def _locked(path: Path, fd: int) -> int:
+    """``fd`` with an exclusive lock on the output file, held while it is open:
+    one writer per output, whatever state file each daemon has."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise OutputBusy(
+            f"{path}: another streamv1 tail writes this output; one writer per output "
+            "(stop that one, or give this one another --output)") from None
+    return fd
+
+
 class OutputClosed(Exception):
     """The daemon writes to stdout and its reader went away (``| head``, ``jq``
     quitting): the job is over, as for ``convert`` (a file output is another
@@ -97,7 +117,7 @@ class OutputSink:
             self._out = sys.stdout.buffer
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            self._fd = _locked(path, os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644))
             st = os.fstat(self._fd)
             self.ino = st.st_ino
             self._length = st.st_size
@@ -194,7 +214,7 @@ class OutputSink:
         """Open the path anew (after a rotation by rename: a new, empty file)."""
         if self.path is None:
             return
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = _locked(self.path, os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644))
         os.close(self._fd)
         self._fd = fd
         st = os.fstat(fd)
@@ -419,7 +439,12 @@ class TailDaemon:
         if self.sink.path is None or self._blocked is not None:
             return
         self._commit(force=True)
-        self.sink.reopen()
+        try:
+            self.sink.reopen()
+        except (OutputBusy, OSError) as exc:
+            self.log.error(f"output not reopened ({exc}); writing on to the file it had",
+                           path=str(self.sink.path))
+            return
         self._commit(force=True)
         self.log.info("output reopened", path=str(self.sink.path))
 

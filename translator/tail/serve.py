@@ -24,7 +24,13 @@ from streamv1.translator.discover import claude_projects
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.tail import protocol
 from streamv1.translator.tail.checkpoint import CheckpointError
-from streamv1.translator.tail.daemon import OutputClosed, OutputFailed, OutputSink, TailDaemon
+from streamv1.translator.tail.daemon import (
+    OutputBusy,
+    OutputClosed,
+    OutputFailed,
+    OutputSink,
+    TailDaemon,
+)
 
 
 def watched_roots(dirs: Sequence[Path]) -> list[Path]:
@@ -64,7 +70,14 @@ def serve(
         if not root.is_dir():
             log.warning("not a directory (yet); watching for it on each rescan", path=str(root))
     stop = threading.Event()
-    sink = OutputSink(output.resolve() if output else None)
+    try:
+        sink = OutputSink(output.resolve() if output else None)
+    except OutputBusy as exc:
+        log.error(str(exc))
+        sys.exit(1)
+    except OSError as exc:
+        log.error(f"cannot open the output ({exc.strerror or exc})", path=str(output))
+        sys.exit(1)
     daemon = TailDaemon(roots, sink, state_path, encoder=encoder, **options)
 
     publisher = None
