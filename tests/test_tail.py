@@ -504,3 +504,23 @@ def test_two_daemons_on_one_output_the_second_is_refused(streamv1_bin: str,
         first.send_signal(signal.SIGTERM)
         first.wait(timeout=20)
     assert tail_output(out) == convert_file(a / "print_mode_bash.jsonl", "claude-session")[0]
+
+
+def test_an_output_inside_a_watched_folder_is_never_read_back(tmp_path: Path) -> None:
+    """#23 item 9: ``tail DIR -o DIR/stream.jsonl`` read its own output back as
+    input and appended it again (101 MB in 15 s). The output is never an input,
+    under any spelling of its path; said once."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    shutil.copy(SESSION / "print_mode_bash.jsonl", proj / "print_mode_bash.jsonl")
+    out = tmp_path / "projects" / "stream.jsonl"
+    clock = Clock()
+    d = TailDaemon([tmp_path / "projects" / "." ], OutputSink(out), tmp_path / "state.json",
+                   clock=fixed, now=clock, commit_every=0, idle_close=0)
+    d.start()
+    for _ in range(5):
+        d.tick(rescan=True)
+        d.tick(changed={str(out), str(tmp_path / "projects" / "." / "stream.jsonl")})
+    d.stop()
+    assert str(out) not in d.followers
+    assert tail_output(out) == convert_file(proj / "print_mode_bash.jsonl", "claude-session")[0]

@@ -295,6 +295,8 @@ class TailDaemon:
         self._retry_wait = RETRY_FIRST
         self.failed = False  # stopped with output unwritten: exit non-zero
         self.closed = False  # stdout's reader went away: stop, nothing more is written
+        self._said_output_inside = False
+        self._output_dev = os.stat(sink.path).st_dev if sink.path is not None else -1
         # A subagent's run ends when its parent's tool_result arrives: the tool_use
         # ids and agent ids the parents answered, and which follower runs which.
         self._answered: set[tuple[str, str]] = set()  # (session, tool_use id)
@@ -795,16 +797,38 @@ class TailDaemon:
     # -- files -----------------------------------------------------------------------------
 
     def _wanted(self, path: str) -> bool:
-        return any(
+        return not self._is_output(path) and any(
             is_transcript(path, str(root)) and stays_inside(path, str(root), self.follow_symlinks)
             for root in self.roots
         )
+
+    def _is_output(self, path: str) -> bool:
+        """The daemon's own output (inside a watched folder: ``tail DIR -o
+        DIR/stream.jsonl``) is never an input: read back, it was appended again
+        and again until the disk was full (#23 item 9)."""
+        own = self.sink.path
+        if own is None:
+            return False
+        if path == str(own):
+            return True
+        if os.path.basename(path) != own.name:
+            return False  # (the same file under another folder spelling: same name)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        return st.st_ino == self.sink.ino and st.st_dev == self._output_dev
 
     def _rescan(self) -> None:
         seen: set[str] = set()
         for root in self.roots:
             seen.update(walk_paths(str(root), self.follow_symlinks))
-        for path in sorted(seen - set(self.followers)):
+        mine = {p for p in seen if self._is_output(p)}
+        if mine and not self._said_output_inside:
+            self._said_output_inside = True
+            self.log.warning("the output is inside a watched folder; it is never read as an "
+                             "input", path=str(self.sink.path))
+        for path in sorted(seen - mine - set(self.followers)):
             self._add(path, new=not self._first_scan)
         self._first_scan = False
 
