@@ -524,3 +524,35 @@ def test_an_output_inside_a_watched_folder_is_never_read_back(tmp_path: Path) ->
     d.stop()
     assert str(out) not in d.followers
     assert tail_output(out) == convert_file(proj / "print_mode_bash.jsonl", "claude-session")[0]
+
+
+def test_a_file_name_that_is_not_utf8_is_followed_and_said(streamv1_bin: str,
+                                                          tmp_path: Path) -> None:
+    """#23 item 10: a non-UTF-8 file name anywhere in the tree made tail exit 1 with
+    a traceback at every start (its log line could not be encoded), and the file
+    watcher's thread died on its events. Now the file is followed, its name shown
+    with the bytes escaped, and events keep coming (a rescan where the watcher
+    cannot decode a name)."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    bad = os.path.join(os.fsencode(proj), b"bad\xff.jsonl")
+    shutil.copy(SESSION / "thinking.jsonl", bad)
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.Popen(
+        [streamv1_bin, "tail", str(tmp_path / "projects"), "-o", str(out), "--state",
+         str(tmp_path / "state.json"), "--no-ingest", "--commit-every", "0.05",
+         "--rescan-every", "600", "--log-format", "json"], stderr=subprocess.PIPE)
+    try:
+        time.sleep(1.5)
+        shutil.copy(SESSION / "print_mode_bash.jsonl", proj / "later.jsonl")
+        shutil.copy(SESSION / "max_turns.jsonl", os.path.join(os.fsencode(proj), b"b\xfe.jsonl"))
+        deadline = time.monotonic() + 15
+        while (out.read_bytes().count(b'"type":"result"') if out.exists() else 0) < 3:
+            assert time.monotonic() < deadline, out.read_bytes()[-300:]
+            time.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0
+    assert b"Traceback" not in err
+    assert b"bad\\\\xff.jsonl" in err  # the name, its undecodable byte escaped

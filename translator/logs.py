@@ -79,12 +79,30 @@ def _masked(event: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
     from streamv1.translator.scrub import scrubber
 
-    data = orjson.dumps({"event": event, **kw}, default=str) + b"\n"
+    try:
+        data = orjson.dumps({"event": event, **kw}, default=str) + b"\n"
+    except TypeError:
+        # A file name that is no UTF-8 (os.fsdecode's surrogates): shown with its
+        # bytes escaped (bad\xff.jsonl), never a traceback (#23 item 10).
+        event, kw = printable(event), {k: printable(v) for k, v in kw.items()}
+        data = orjson.dumps({"event": event, **kw}, default=str) + b"\n"
     clean = scrubber(True)(data)
     if clean == data:
         return event, kw
     fields = orjson.loads(clean)
     return str(fields.pop("event", event)), fields
+
+
+def printable(value: Any) -> Any:
+    """A string with lone surrogates (a path's undecodable bytes) as text a JSON
+    encoder takes: those bytes as ``\\xNN``; anything else as it is."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = value.encode("utf-8", "surrogateescape")
+            return raw.decode("utf-8", "backslashreplace")
+    return value
 
 
 class Logger:

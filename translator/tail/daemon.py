@@ -296,6 +296,7 @@ class TailDaemon:
         self.failed = False  # stopped with output unwritten: exit non-zero
         self.closed = False  # stdout's reader went away: stop, nothing more is written
         self._said_output_inside = False
+        self._watch_errors = 0  # watcher rounds whose events were lost (status)
         self._output_dev = os.stat(sink.path).st_dev if sink.path is not None else -1
         # A subagent's run ends when its parent's tool_result arrives: the tool_use
         # ids and agent ids the parents answered, and which follower runs which.
@@ -1121,6 +1122,7 @@ class TailDaemon:
             files=len(self.followers),
             socket_refused=self.live.refused,
             fd_exhausted=self._fd_short,
+            watch_errors=self._watch_errors,
             output_held_bytes=len(self._blocked or b""),
             uptime_s=round(self._now() - self._born, 1),
         )
@@ -1183,7 +1185,21 @@ class TailDaemon:
 
     def _watch(self, stop: Any) -> None:
         while not stop.is_set():
-            changes = self._watcher.watch(50, 10, 1000, stop)
+            try:
+                changes = self._watcher.watch(50, 10, 1000, stop)
+            except Exception as exc:  # watchfiles cannot decode a non-UTF-8 file name
+                # The round's events are lost, not the thread: a rescan finds what
+                # they were about (#23 item 10: the thread died, and with it every
+                # later event).
+                self._watch_errors += 1
+                if self._watch_errors == 1:
+                    self.log.warning(f"file events lost ({type(exc).__name__}: {exc}); "
+                                     "rescanning instead (said once; counted as "
+                                     "watch_errors)")
+                self._changes.put({str(root) for root in self.roots})
+                self.wake()
+                stop.wait(0.05)
+                continue
             if changes == "stop":
                 return
             if isinstance(changes, set) and changes:
