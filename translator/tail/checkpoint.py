@@ -62,20 +62,39 @@ class FileMark:
     @classmethod
     def from_json(cls, raw: dict[str, Any], version: int) -> FileMark:
         state = raw.get("state") if version >= 2 else None
+        closes = raw.get("closes", [])
+        if not isinstance(closes, list):
+            raise ValueError(f"closes is {type(closes).__name__}, not a list")
         return cls(
-            offset=int(raw["offset"]),
-            line_no=int(raw["line_no"]),
-            ino=int(raw["ino"]),
-            head_len=int(raw["head_len"]),
-            head_hash=str(raw["head_hash"]),
-            tail_len=int(raw.get("tail_len", 0)),
-            tail_hash=str(raw.get("tail_hash", "")),
+            offset=_count(raw, "offset"),
+            line_no=_count(raw, "line_no"),
+            ino=_count(raw, "ino"),
+            head_len=_count(raw, "head_len"),
+            head_hash=_text(raw, "head_hash"),
+            tail_len=_count(raw, "tail_len", 0),
+            tail_hash=_text(raw, "tail_hash", ""),
             state=state if isinstance(state, dict) else None,
-            closes=[int(x) for x in raw.get("closes", [])],
-            framed=int(raw["framed"]) if raw.get("framed") is not None else None,
-            start=int(raw.get("start", 0)),
-            start_line=int(raw.get("start_line", 0)),
+            closes=[_count({"closes": x}, "closes") for x in closes],
+            framed=_count(raw, "framed") if raw.get("framed") is not None else None,
+            start=_count(raw, "start", 0),
+            start_line=_count(raw, "start_line", 0),
         )
+
+
+def _count(raw: dict[str, Any], key: str, default: int | None = None) -> int:
+    """A checkpoint's count or offset: a whole number ≥ 0 (not true, not 1.5, not
+    -1: each of those made a traceback later, at a seek or a truncate)."""
+    value = raw.get(key, default) if default is not None else raw[key]
+    if type(value) is not int or value < 0:
+        raise ValueError(f"{key} is {value!r}, not a whole number >= 0")
+    return value
+
+
+def _text(raw: dict[str, Any], key: str, default: str | None = None) -> str:
+    value = raw.get(key, default) if default is not None else raw[key]
+    if not isinstance(value, str):
+        raise ValueError(f"{key} is {type(value).__name__}, not a string")
+    return value
 
 
 @dataclass(slots=True)
@@ -113,18 +132,25 @@ def load(path: Path) -> Checkpoint | None:
     try:
         files = {p: FileMark.from_json(m, version) for p, m in raw.get("files", {}).items()}
         output = raw.get("output") or {}
-        ino = output.get("ino")
+        out_path = output.get("path")
+        if out_path is not None and not isinstance(out_path, str):
+            raise ValueError(f"output path is {type(out_path).__name__}, not a string")
+        scanned = raw.get("scanned", True)
+        if not isinstance(scanned, bool):
+            raise ValueError(f"scanned is {scanned!r}, not true or false")
         return Checkpoint(
-            output.get("path"),
-            output.get("length"),
+            out_path,
+            _count(output, "length") if output.get("length") is not None else None,
             files,
-            bool(raw.get("scanned", True)),
-            int(ino) if ino is not None else None,
-            int(output.get("tail_len", 0)),
-            str(output.get("tail_hash", "")),
+            scanned,
+            _count(output, "ino") if output.get("ino") is not None else None,
+            _count(output, "tail_len", 0),
+            _text(output, "tail_hash", ""),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        raise CheckpointError(f"{path}: damaged checkpoint entry ({exc})") from exc
+        raise CheckpointError(
+            f"{path}: damaged checkpoint entry ({exc}); move it aside to start over (every "
+            "file is then read from its start)") from exc
 
 
 def save(path: Path, checkpoint: Checkpoint, entries: dict[str, str]) -> None:
@@ -185,9 +211,18 @@ class StateLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        """Raises CheckpointError naming the state file when another daemon holds it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        """Raises CheckpointError naming the state file when another daemon holds it,
+        or when it cannot be made (a file in the way of its folder, no right)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            where = self.path.with_suffix("")
+            why = ("a file is in the way of its folder" if isinstance(
+                exc, FileExistsError | NotADirectoryError) else exc.strerror or str(exc))
+            raise CheckpointError(
+                f"{where}: cannot keep the state there ({why}); give --state a file in a "
+                "folder this user may write") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -76,7 +76,10 @@ def serve(
         log.error(str(exc))
         sys.exit(1)
     except OSError as exc:
-        log.error(f"cannot open the output ({exc.strerror or exc})", path=str(output))
+        why = ("a file is in the way of its folder" if isinstance(
+            exc, FileExistsError | NotADirectoryError) else exc.strerror or str(exc))
+        log.error(f"cannot open the output ({why}); give -o a file in a folder this user "
+                  "may write", path=str(output))
         sys.exit(1)
     daemon = TailDaemon(roots, sink, state_path, encoder=encoder, **options)
 
