@@ -97,6 +97,7 @@ def test_killed_before_the_first_checkpoint_repeats_nothing(
     lock = getattr(doomed, "lock", None)
     if lock is not None:
         lock.release()  # what the kernel does for a killed process
+    doomed.sink.close()
     assert out.stat().st_size > 0  # lines were written before the kill
     monkeypatch.setattr(cp, "save", real_save)
     d = daemon(tmp_path, clock, idle_close=0)
@@ -130,6 +131,7 @@ def test_killed_while_writing_a_checkpoint_repeats_nothing(
     with pytest.raises(Killed):
         doomed.tick(changed={str(main)})
     doomed.lock.release()  # what the kernel does for a killed process
+    doomed.sink.close()
     monkeypatch.setattr(cp.os, "replace", real_replace)
     d = daemon(tmp_path, clock, idle_close=5)
     clock.t += 6
@@ -676,7 +678,8 @@ def test_copytruncate_then_a_crash_never_cuts_a_line(tmp_path: Path) -> None:
     with target.open("ab") as fh:
         fh.write(b"".join(src[14:]))
     doomed.tick(changed={str(target)})  # more than the old length, no checkpoint since
-    doomed.lock.release()  # killed
+    doomed.lock.release()  # killed: the kernel closes its files (and their locks)
+    doomed.sink.close()
     d = daemon(tmp_path, clock, idle_close=0)
     d.stop()
     for raw in out.read_bytes().splitlines():
@@ -956,7 +959,7 @@ def test_a_checkpoint_with_a_wrong_value_is_one_clear_error(tmp_path: Path, fiel
     tried made a traceback): each either reads as a value it may be, or is a
     CheckpointError naming the file and what to do, never another exception."""
     proj = tmp_path / "projects" / "p"
-    main, _ = layout(proj, main_lines=12)
+    layout(proj, main_lines=12)
     clock = Clock()
     daemon(tmp_path, clock, idle_close=0).stop()
     good = json.loads((tmp_path / "state.json").read_text())
