@@ -556,3 +556,32 @@ def test_a_file_name_that_is_not_utf8_is_followed_and_said(streamv1_bin: str,
     assert proc.returncode == 0
     assert b"Traceback" not in err
     assert b"bad\\\\xff.jsonl" in err  # the name, its undecodable byte escaped
+
+
+def test_a_new_users_small_traps(streamv1_bin: str, tmp_path: Path) -> None:
+    """#23 item 20: tail on folders none of which exist is a usage error (a typo),
+    not a daemon running for ever with a warning; --claude-extra-types without
+    --to claude is refused, not silently accepted; start-up says one summary line
+    for all files (details at debug), and stdout is named 'stdout', not 'None'."""
+    gone = subprocess.run([streamv1_bin, "tail", str(tmp_path / "does" / "not" / "exist")],
+                          capture_output=True, timeout=30, check=False)
+    assert gone.returncode == 2 and b"no such folder" in gone.stderr
+    for cmd in (["convert", str(SESSION / "thinking.jsonl")], ["tail", str(tmp_path)]):
+        proc = subprocess.run([streamv1_bin, *cmd, "--claude-extra-types"],
+                              capture_output=True, timeout=30, check=False)
+        assert proc.returncode == 2 and b"add --to claude" in proc.stderr, cmd
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    for k in range(30):
+        shutil.copy(SESSION / "thinking.jsonl", proj / f"s{k}.jsonl")
+    proc = subprocess.Popen([streamv1_bin, "tail", str(tmp_path / "projects"), "--state",
+                             str(tmp_path / "state.json"), "--no-ingest", "--log-format",
+                             "json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    events = [json.loads(x) for x in err.splitlines()]
+    assert not [e for e in events if e["event"] == "file discovered"]
+    summary = [e for e in events if e["event"] == "files discovered"]
+    assert len(summary) == 1 and summary[0]["files"] == 30
+    assert not [e for e in events if e.get("path") in ("None", "-")]

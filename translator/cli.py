@@ -297,6 +297,8 @@ def convert(
         raise click.UsageError(f"--now {fixed_now!r} is not an RFC 3339 timestamp")
     if jobs is not None and jobs < 1:
         raise click.UsageError("--jobs takes a whole number from 1")
+    if claude_extra_types and to != "claude":
+        raise click.UsageError("--claude-extra-types shapes --to claude output; add --to claude")
     bus_config = _publishing(publish, bus, to, out_dir)
     spool = None
     stopped: int | None = None  # the status a signal ended the conversion with
@@ -759,6 +761,14 @@ def tail(
     from streamv1.translator.shapes import encoder_for
     from streamv1.translator.tail import serve
 
+    if claude_extra_types and to != "claude":
+        raise click.UsageError("--claude-extra-types shapes --to claude output; add --to claude")
+    missing = [d for d in dirs if not d.exists()]
+    if dirs and len(missing) == len(dirs):
+        # Named folders, none there: a typo, most likely. (The default folder may not
+        # exist yet on a machine where Claude Code has not run: that one is waited for.)
+        raise click.UsageError(f"{', '.join(map(str, missing))}: no such folder; name one "
+                               "that exists (a folder made later is found if one named does)")
     bus_config = _publishing(publish, bus, to, None)
     published: tuple[Path, fleet.BusConfig] | None = None  # the file sent, and where
     if bus_config is not None:

@@ -49,7 +49,12 @@ def configure(level: str = "info", fmt: str = "console") -> None:
     global _real, _level, _fmt
     _level = _LEVELS.get(level, INFO)
     _fmt = fmt
-    _real = None  # (re)configured on the next event that is written
+    _real = None
+    if fmt == "json":
+        # Now, not at the first event: that may come when the process is out of
+        # file descriptors (the daemon's own warning about it), and an import
+        # needs one.
+        _structlog()
 
 
 def _structlog() -> Any:

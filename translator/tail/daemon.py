@@ -296,6 +296,9 @@ class TailDaemon:
         self.failed = False  # stopped with output unwritten: exit non-zero
         self.closed = False  # stdout's reader went away: stop, nothing more is written
         self._said_output_inside = False
+        self._starting = False  # the first scan: discoveries summed up, not one line each
+        self._discovered: Counter[str] = Counter()
+        self._out_name = str(sink.path) if sink.path is not None else "stdout"
         self._watch_errors = 0  # watcher rounds whose events were lost (status)
         self._output_dev = os.stat(sink.path).st_dev if sink.path is not None else -1
         # A subagent's run ends when its parent's tool_result arrives: the tool_use
@@ -348,7 +351,7 @@ class TailDaemon:
                 self.log.warning(
                     "no checkpoint, but the output holds lines already; every file is read "
                     "from its start (lines may repeat)",
-                    path=str(self.sink.path), state=str(self.state_path),
+                    path=self._out_name, state=str(self.state_path),
                 )
             # Before the first line: the length a crash from now on is cut back to.
             try:
@@ -371,14 +374,21 @@ class TailDaemon:
                     self.log.warning(
                         "output is not the file the checkpoint describes (rotated or edited "
                         "since); appending, not cutting back: lines after the checkpoint may "
-                        "come twice", path=str(self.sink.path),
+                        "come twice", path=self._out_name,
                     )
             self._resume = dict(saved.files)
             self._resumed_sessions = Counter(k for p in self._resume
                                              if (k := session_of(p)) is not None)
             self._first_scan = not saved.scanned
         self.listen()
-        self.tick(rescan=True)
+        self._starting = True
+        try:
+            self.tick(rescan=True)
+        finally:
+            self._starting = False
+        if self._discovered:
+            self.log.info("files discovered", files=sum(self._discovered.values()),
+                          **{k.replace(" ", "_"): n for k, n in sorted(self._discovered.items())})
         self._close_vanished()
         self._commit(force=True)
 
@@ -414,7 +424,7 @@ class TailDaemon:
             self.log.error(
                 "output still not writable; stopping without a checkpoint past what it "
                 "holds (a restart goes on from there)",
-                path=str(self.sink.path), held_bytes=len(self._blocked),
+                path=self._out_name, held_bytes=len(self._blocked),
             )
         else:
             with contextlib.suppress(OutputFailed):  # said where it happened
@@ -446,10 +456,10 @@ class TailDaemon:
             self.sink.reopen()
         except (OutputBusy, OSError) as exc:
             self.log.error(f"output not reopened ({exc}); writing on to the file it had",
-                           path=str(self.sink.path))
+                           path=self._out_name)
             return
         self._commit(force=True)
-        self.log.info("output reopened", path=str(self.sink.path))
+        self.log.info("output reopened", path=self._out_name)
 
     # -- one round ---------------------------------------------------------------------
 
@@ -710,7 +720,7 @@ class TailDaemon:
             self.log.error(
                 f"output write failed ({exc.strerror or exc}); holding the lines, reading "
                 "nothing more, and trying again with backoff",
-                path=str(self.sink.path), held_bytes=len(data),
+                path=self._out_name, held_bytes=len(data),
             )
             return len(lines)
         self.live.offer(data)
@@ -729,7 +739,7 @@ class TailDaemon:
             self._retry_at = now + self._retry_wait
             return False
         self._blocked = None
-        self.log.info("output writable again; going on", path=str(self.sink.path),
+        self.log.info("output writable again; going on", path=self._out_name,
                       written_bytes=len(data))
         self.live.offer(data)
         self._uncommitted = True
@@ -828,7 +838,7 @@ class TailDaemon:
         if mine and not self._said_output_inside:
             self._said_output_inside = True
             self.log.warning("the output is inside a watched folder; it is never read as an "
-                             "input", path=str(self.sink.path))
+                             "input", path=self._out_name)
         for path in sorted(seen - mine - set(self.followers)):
             self._add(path, new=not self._first_scan)
         self._first_scan = False
@@ -906,7 +916,12 @@ class TailDaemon:
             follower.translation.batches = None
             for batch in waiting:
                 follower.translation.frame(batch)
-        self.log.info(f"file discovered ({state})", path=path)
+        if self._starting:
+            # Thousands at a real user's start: one summary line (start), each at debug.
+            self._discovered[state.split(";")[0].split(" (")[0]] += 1
+            self.log.debug("file discovered", path=path, how=state)
+        else:
+            self.log.info("file discovered", path=path, how=state)
         self._flush(follower)  # what a replay released (a run held back before)
         return follower
 
@@ -1037,7 +1052,7 @@ class TailDaemon:
             follower.close_runs()
             written += self._flush(follower)
             self.log.info("subagent run ended by its parent's tool_result", path=path,
-                          tool_use_id=spawner[1] if spawner else "-")
+                          **({"tool_use_id": spawner[1]} if spawner else {}))
         return written
 
     # -- checkpoints ---------------------------------------------------------------------
@@ -1058,7 +1073,7 @@ class TailDaemon:
             # fsync can vouch for them. Stop; the restart cuts back to the last good one.
             self.failed = True
             self.log.error(f"output fsync failed ({exc.strerror or exc}); stopping without a "
-                           "checkpoint past it", path=str(self.sink.path))
+                           "checkpoint past it", path=self._out_name)
             raise OutputFailed(str(exc)) from exc
         try:
             for path, follower in self.followers.items():
