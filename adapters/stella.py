@@ -24,7 +24,8 @@ stream without ``run_complete`` ends with a synthetic ``interrupted`` result.
 
 session_id: stella's own (``session_id`` on an event or the document) where there
 is one; else ``--session-id``; else the file name (its stem, or the folder's name
-for a file called ``stella-events.jsonl``; ``stdin`` for standard input).
+for a file called ``stella-events.jsonl``; ``stdin-`` and a digest of the first
+record for standard input, so two streams there are two sessions).
 """
 
 from __future__ import annotations
@@ -102,9 +103,14 @@ def sniff(record: dict[str, Any]) -> int:
     return NOT_MINE
 
 
+#: The session of a stella stream on stdin with no id of its own: ``stdin-`` and a
+#: digest of its first record.
+STDIN = "stdin"
+
+
 def session_from_path(path: str) -> str | None:
     if path == "-":
-        return "stdin"
+        return STDIN
     p = Path(path)
     stem = p.name.split(".")[0]
     if stem in _GENERIC_STEMS and p.parent.name:
@@ -146,6 +152,16 @@ class StellaAdapter:
 
     def feed(self, record: dict[str, Any], where: Where) -> Iterable[Event]:
         out: list[Event] = []
+        if self._fallback == STDIN:
+            # Two streams on stdin are two sessions (#23 item 20): named by their first
+            # record, so the same bytes get the same name again (and nothing is stored
+            # twice by convert --publish).
+            import hashlib
+
+            import orjson
+
+            first = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
+            self._fallback = f"{STDIN}-{hashlib.blake2b(first, digest_size=6).hexdigest()}"
         if "type" not in record and isinstance(record.get("events"), list):
             self._document(record, where, out)
         elif "type" not in record and record:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import orjson
 from conftest import ROOT
 from helpers import convert_bytes, convert_file, framing_violations, lines_of, schema_violations
 
@@ -121,3 +122,15 @@ def test_session_id_from_option_or_file_name(tmp_path: Path) -> None:
     convert_stream(io.BytesIO(data), "-", out.write, Totals(), source=sources()["stella"],
                    session_id="given")
     assert lines_of(out.getvalue())[0]["session_id"] == "given"
+
+
+def test_two_streams_on_stdin_are_two_sessions() -> None:
+    """#23 item 20: stella on stdin with no session id got the id ``stdin``, so two
+    such runs collided in one session. Now ``stdin-<digest of the first record>``:
+    two streams, two sessions; the same bytes, the same session again."""
+    ids = []
+    for name in ("killed_mid_run.jsonl", "aliases.jsonl", "killed_mid_run.jsonl"):
+        out, _ = convert_bytes((STELLA / name).read_bytes(), "-", "stella")
+        ids.append(orjson.loads(out.splitlines()[0])["session_id"])
+    assert ids[0] == ids[2] != ids[1]
+    assert all(i.startswith("stdin-") for i in ids)
