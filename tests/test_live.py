@@ -300,7 +300,7 @@ def test_a_stuck_subscriber_loses_lines_alone(daemon: Daemon, streamv1_bin: str,
     # many lines it lost, once it has caught up.
     stuck.settimeout(10)
     data = b""
-    while b'"subtype":"warning"' not in data:
+    while b'"type":"result","subtype":"success","session_id":"streamv1-' not in data:
         try:
             chunk = stuck.recv(1 << 20)
         except (TimeoutError, OSError):
@@ -312,11 +312,19 @@ def test_a_stuck_subscriber_loses_lines_alone(daemon: Daemon, streamv1_bin: str,
     daemon.stop()
     good.wait(15)
     got = [orjson.loads(x) for x in data.splitlines()]
-    warning = got[-1]
-    assert warning["type"] == "system" and warning["subtype"] == "warning"
+    own = [x for x in got if x["session_id"].startswith("streamv1-")]
+    assert [x.get("subtype") for x in own] == ["init", "warning", "success"]
+    warning = own[1]
     assert warning["kind"] == "subscriber_dropped"
     assert warning["count"] == status["subscriber_dropped"]
-    assert len(got) - 1 + warning["count"] == n  # what it got and what it lost: all
+    assert len(got) - len(own) + warning["count"] == n  # what it got and what it lost: all
+    # The daemon's word is a run of its own session: what the subscriber read frames.
+    from streamv1.translator.validate import StreamChecker
+
+    checker = StreamChecker("subscriber", allow_open=True)
+    found = [str(v) for k, raw in enumerate(data.splitlines(), 1)
+             for v in checker.check(k, raw, True)]
+    assert not [v for v in found if "streamv1-" in v or "outside a run" in v]
 
 
 # -- the claim rules, in process -----------------------------------------------------------

@@ -165,19 +165,27 @@ class Subscriber:
                 self.conn.close()
 
     def _warning(self, lost: int) -> bytes:
+        """The daemon's word to this subscriber that it lost lines: a run of the
+        daemon's own session (init, the warning, a result), so what a consumer
+        reads still frames (#23 item 20: a bare warning was a line outside any run,
+        which validate --allow-open refused)."""
         self._warnings += 1
-        line = {
-            "type": "system",
-            "subtype": "warning",
-            "session_id": "streamv1",
-            "seq": self._warnings - 1,
-            "ts": now_ts(),
-            "kind": "subscriber_dropped",
-            "count": lost,
-            "body": f"{lost} lines were not sent to this subscriber: it read too slowly",
-            "_meta": {"origin": "daemon"},
-        }
-        return orjson.dumps(line) + b"\n"
+        ts = now_ts()
+        session = f"streamv1-subscriber-{self.number}"
+        meta = {"origin": "daemon"}
+        lines = [
+            {"type": "system", "subtype": "init", "session_id": session, "seq": 0, "ts": ts,
+             "agent": {"name": "streamv1", "provider": "streamv1"},
+             "capabilities": ["stream_v1"], "extension": {"synthetic": True}, "_meta": meta},
+            {"type": "system", "subtype": "warning", "session_id": session, "seq": 1, "ts": ts,
+             "kind": "subscriber_dropped", "count": lost,
+             "body": f"{lost} lines were not sent to this subscriber: it read too slowly",
+             "_meta": meta},
+            {"type": "result", "subtype": "success", "session_id": session, "seq": 2, "ts": ts,
+             "is_error": False, "num_turns": 0, "extension": {"synthetic": True},
+             "_meta": meta},
+        ]
+        return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
     def stop(self) -> None:
         self.alive = False
