@@ -637,3 +637,17 @@ def test_an_unreadable_input_is_one_line_and_the_rest_is_converted(
     assert result.exit_code == 1, result.output
     assert f"{root / 'locked'}: cannot read this folder (Permission denied)" in result.output
     assert out.read_bytes().count(b'"type":"result"') == 1  # p's session is converted
+
+
+def test_the_unit_degrades_for_an_older_systemd() -> None:
+    """#23 item 20: RestartSteps and RestartMaxDelaySec are systemd >= 254's; an
+    older systemd (Debian 12's 252) warns of each at every load. The unit written
+    for it leaves them as comments saying why; for a newer one, as shipped."""
+    from streamv1.translator.cli import for_systemd
+
+    shipped = (ROOT / "systemd" / "streamv1.service").read_text()
+    old = for_systemd(shipped, 252)
+    assert "\nRestartSteps=" not in old and "\nRestartMaxDelaySec=" not in old
+    assert "# (systemd 252 has no RestartSteps: needs 254) RestartSteps=6" in old
+    assert "\nRestartSec=2\n" in old and "\nRestart=on-failure\n" in old
+    assert for_systemd(shipped, 256) == shipped == for_systemd(shipped, None)
