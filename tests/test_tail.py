@@ -555,7 +555,7 @@ def test_a_file_name_that_is_not_utf8_is_followed_and_said(streamv1_bin: str,
         _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0
     assert b"Traceback" not in err
-    assert b"bad\\\\xff.jsonl" in err  # the name, its undecodable byte escaped
+    assert b"b\\\\xfe.jsonl" in err  # the later file's name, its undecodable byte escaped
 
 
 def test_a_new_users_small_traps(streamv1_bin: str, tmp_path: Path) -> None:
@@ -585,3 +585,30 @@ def test_a_new_users_small_traps(streamv1_bin: str, tmp_path: Path) -> None:
     summary = [e for e in events if e["event"] == "files discovered"]
     assert len(summary) == 1 and summary[0]["files"] == 30
     assert not [e for e in events if e.get("path") in ("None", "-")]
+
+
+def test_an_output_deleted_while_running_goes_on_in_a_new_file(tmp_path: Path) -> None:
+    """#23 item 8: the output deleted while the daemon runs: it wrote on into the
+    unlinked file and said nothing (0 of 5 later answers survived a restart). Now
+    it notices, says so, and the later lines are in a new file at that path, also
+    after a restart."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    src = (SESSION / "print_mode_bash.jsonl").read_bytes().splitlines(keepends=True)
+    target = proj / "print_mode_bash.jsonl"
+    target.write_bytes(b"".join(src[:8]))
+    out = tmp_path / "out.jsonl"
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    assert out.stat().st_size > 0
+    first = tail_output(out)
+    out.unlink()
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[8:]))
+    d.tick(changed={str(target)})
+    d.stop()
+    later = tail_output(out)
+    assert later and first + later == convert_file(target, "claude-session")[0]
+    d = daemon(tmp_path, clock, idle_close=0)  # a restart: the new file is the output now
+    d.stop()
+    assert tail_output(out) == later

@@ -210,6 +210,18 @@ class OutputSink:
         except (OSError, ValueError):
             return False
 
+    def moved(self) -> bool:
+        """Is the file at the path no longer the one written (deleted, or replaced:
+        renamed away by a rotation with nobody telling the daemon)?"""
+        if self.path is None:
+            return False
+        try:
+            return os.stat(self.path).st_ino != self.ino
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+
     def reopen(self) -> None:
         """Open the path anew (after a rotation by rename: a new, empty file)."""
         if self.path is None:
@@ -706,6 +718,18 @@ class TailDaemon:
         if self._blocked is not None:
             self._blocked += data
             return len(lines)
+        if self.sink.moved():
+            # Deleted (or renamed away) while running: writing on into the unlinked
+            # file lost every later line (#23 item 8). A new file at the path, as a
+            # rotation's reopen makes; the next checkpoint names it.
+            self.log.warning("output deleted or replaced while running; writing on into a "
+                             "new file at its path", path=self._out_name)
+            try:
+                self.sink.reopen()
+            except (OutputBusy, OSError) as exc:
+                self.log.error(f"output not reopened ({exc}); writing on to the file it had",
+                               path=self._out_name)
+            self._uncommitted = True
         try:
             self.sink.write(data)
         except BrokenPipeError as exc:
