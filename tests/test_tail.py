@@ -3,6 +3,7 @@ replacement, deletion and files that appear mid-run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -612,3 +613,84 @@ def test_an_output_deleted_while_running_goes_on_in_a_new_file(tmp_path: Path) -
     d = daemon(tmp_path, clock, idle_close=0)  # a restart: the new file is the output now
     d.stop()
     assert tail_output(out) == later
+
+
+def _big_session(path: Path, size: int) -> None:
+    src = (SESSION / "interactive_four_turns.jsonl").read_bytes()
+    path.write_bytes(src * (size // len(src) + 1))
+
+
+def _peak_rss_kb(cmd: list[str]) -> int:
+    """A child's own peak RSS in KiB: its VmHWM, read until it ends (wait4's
+    ru_maxrss would count the pages it had before exec, copied from this
+    process at fork: pytest's hundred MB)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    status = Path(f"/proc/{proc.pid}/status")
+    while proc.poll() is None:
+        with contextlib.suppress(OSError, StopIteration):
+            line = next(x for x in status.read_text().splitlines() if x.startswith("VmHWM:"))
+            peak = max(peak, int(line.split()[1]))
+        time.sleep(0.005)
+    assert proc.returncode == 0, cmd
+    return peak
+
+
+def test_a_catch_up_stops_at_once_and_goes_on_from_inside_the_file(
+        streamv1_bin: str, tmp_path: Path) -> None:
+    """#23 item 3: SIGTERM during the catch-up of a big file waited until the file
+    was read to its end, with no checkpoint inside it. Now the read stops between
+    two chunks (under a second, whatever the size), the checkpoint is inside the
+    file, and a restart goes on from there: exactly once, as convert writes it."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    big = proj / "big.jsonl"
+    _big_session(big, 60_000_000)
+    out, state = tmp_path / "out.jsonl", tmp_path / "state.json"
+    cmd = [streamv1_bin, "tail", str(tmp_path / "projects"), "-o", str(out), "--state",
+           str(state), "--no-ingest", "--idle-close", "1"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while not (out.exists() and out.stat().st_size > 0):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0
+    assert time.monotonic() - sent < 1.0
+    offset = next(iter(json.loads(state.read_text())["files"].values()))["offset"]
+    assert 0 < offset < big.stat().st_size  # checkpointed inside the file
+    proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
+    try:
+        settle(out, quiet=3.0)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+    want = subprocess.run([streamv1_bin, "convert", str(big)], capture_output=True,
+                          check=True).stdout
+    assert tail_output(out) == want
+
+
+def test_a_catch_up_holds_no_more_memory_than_convert(streamv1_bin: str,
+                                                     tmp_path: Path) -> None:
+    """#23 item 2: catching up one file held its whole output in memory (735 MiB
+    RSS for 72 MB). Its lines now go out each chunk: the daemon's peak RSS over a
+    40 MB catch-up is within 1.5x of convert's for the same file (measured in the
+    same run; bench/ has the 200 MB figure)."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    big = proj / "big.jsonl"
+    _big_session(big, 40_000_000)
+    convert_kb = _peak_rss_kb([streamv1_bin, "convert", str(big), "-o",
+                               str(tmp_path / "c.jsonl")])
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.Popen([streamv1_bin, "tail", str(tmp_path / "projects"), "-o", str(out),
+                             "--state", str(tmp_path / "state.json"), "--no-ingest",
+                             "--idle-close", "1"], stderr=subprocess.DEVNULL)
+    settle(out, quiet=3.0)
+    peak = int(next(x for x in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+                    if x.startswith("VmHWM:")).split()[1])
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=20)
+    assert tail_output(out) == (tmp_path / "c.jsonl").read_bytes()
+    assert peak <= 1.5 * convert_kb, (peak, convert_kb)

@@ -117,6 +117,11 @@ class FileFollower:
         self.started = True  # False: a placeholder for a file that could not begin
         self.new = True  # (placeholders) found after the first scan
         self.pending_replay: FileMark | None = None  # resume(replay=False) left it
+        #: Told after each chunk a long read took (its lines made so far in ``out``):
+        #: the daemon writes them (memory stays flat over a big catch-up),
+        #: checkpoints when one is due, and answers False to stop reading here (a
+        #: signal: a stop takes a second, whatever the file's size).
+        self.progress: Callable[[FileFollower], bool] | None = None
 
     def _translation(self, totals: Totals) -> Translation:
         encoder = self._encoder() if self._encoder else None
@@ -349,6 +354,12 @@ class FileFollower:
                 self._keep_tail(fd, chunk, pos - len(chunk), before)
                 self.last_data = self._now()
                 self.dirty = True
+                if (pos < size and self.progress is not None and self._replaying is None
+                        and not lines.passing_over and not self.progress(self)):
+                    # Stopped between two chunks: the offset is past the last whole
+                    # line; the next look reads on from there.
+                    self._seen = (0, -1, -1)
+                    break
         if lines.passing_over:
             self._long = (lines, pos)  # the next look reads on from here, not from its start
             return
