@@ -694,3 +694,35 @@ def test_a_catch_up_holds_no_more_memory_than_convert(streamv1_bin: str,
     proc.wait(timeout=20)
     assert tail_output(out) == (tmp_path / "c.jsonl").read_bytes()
     assert peak <= 1.5 * convert_kb, (peak, convert_kb)
+
+
+@pytest.mark.parametrize("when", ["live", "down"])
+def test_a_renamed_project_folder_is_the_same_files(tmp_path: Path, when: str) -> None:
+    """#23 item 6: a project folder renamed (live, or while the daemon is down)
+    read every file again from byte 0: every turn twice (14 lines became 29). A
+    file moved within the watched tree is the same file: followed on from where
+    it was, its session with it."""
+    old = tmp_path / "projects" / "p"
+    (old / SID / "subagents").mkdir(parents=True)
+    src = (LAYOUT / f"{SID}.jsonl").read_bytes().splitlines(keepends=True)
+    cut = next(i for i, x in enumerate(src) if b'"toolUseResult"' in x)
+    (old / f"{SID}.jsonl").write_bytes(b"".join(src[:cut]))
+    for f in (LAYOUT / SID / "subagents").iterdir():
+        if ".expected." not in f.name:
+            shutil.copy(f, old / SID / "subagents" / f.name)
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    if when == "down":
+        d.stop()
+    new = tmp_path / "projects" / "renamed"
+    old.rename(new)
+    with (new / f"{SID}.jsonl").open("ab") as fh:
+        fh.write(b"".join(src[cut:]))
+    if when == "down":
+        d = daemon(tmp_path, clock, idle_close=0)
+    d.tick(changed={str(new), str(new / f"{SID}.jsonl"), str(old / f"{SID}.jsonl")})
+    d.stop()
+    files = [new / f"{SID}.jsonl", *sorted((new / SID / "subagents").glob("*.jsonl"))]
+    got, want = by_actor(tail_output(tmp_path / "out.jsonl")), expected(files)
+    assert got == want, first_mismatch(got, want)
+    assert framing_violations(tail_output(tmp_path / "out.jsonl")) == []

@@ -309,6 +309,8 @@ class TailDaemon:
         self.closed = False  # stdout's reader went away: stop, nothing more is written
         self._said_output_inside = False
         self._stop: Any = None  # the run loop's stop event (start): long reads heed it
+        self._by_inode: dict[int, str] = {}  # inode → followed path (a move keeps it)
+        self._resume_by_inode: dict[int, str] | None = None  # made when first asked
         self._starting = False  # the first scan: discoveries summed up, not one line each
         self._discovered: Counter[str] = Counter()
         self._out_name = str(sink.path) if sink.path is not None else "stdout"
@@ -562,6 +564,8 @@ class TailDaemon:
                 self._repoll.add(follower.path)  # the next round tries it again
                 return 0
         if change.kind == "ok":
+            if follower.ino and self._by_inode.get(follower.ino) != follower.path:
+                self._by_inode[follower.ino] = follower.path
             return self._flush(follower)
         if change.kind == "gone":
             follower.close_runs()
@@ -915,9 +919,80 @@ class TailDaemon:
             self._deferred[path] = new
             return None
 
+    def _moved_here(self, path: str) -> FileFollower | None:
+        """A file that is one already followed, moved (its folder renamed, or the
+        file): the same inode and device, no longer at its old path. Its follower
+        goes on at the new path, from where it was (#23 item 6: a renamed project
+        folder read every file again from byte 0, every turn twice)."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        old = self._by_inode.get(st.st_ino)
+        if old is None or old == path or os.path.exists(old):
+            return None
+        follower = self.followers.get(old)
+        if follower is None or follower.ino != st.st_ino or not follower.is_same_head(path):
+            return None
+        self.followers.pop(old)
+        self._entries.pop(old, None)
+        self._rekey_session(old, path)
+        follower.path = follower.translation.path = path
+        follower.dirty = True
+        self._uncommitted = True
+        self.followers[path] = follower
+        self._by_inode[st.st_ino] = path
+        self.log.info("file moved; followed on from where it was", path=path, was=old)
+        return follower
+
+    def _moved_mark(self, path: str) -> cp.FileMark | None:
+        """At start: a checkpointed file moved while the daemon was down (its folder
+        renamed): the mark of the same inode whose path is gone."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if self._resume_by_inode is None:
+            self._resume_by_inode = {m.ino: p for p, m in self._resume.items()}
+        old = self._resume_by_inode.get(st.st_ino)
+        mark = self._resume.get(old) if old is not None else None
+        if old is None or mark is None or old == path or os.path.exists(old):
+            return None
+        self._resume.pop(old)
+        self._entries.pop(old, None)
+        self._uncommitted = True
+        self.log.info("file moved while the daemon was down; followed on from its "
+                      "checkpoint", path=path, was=old)
+        return mark
+
+    def _rekey_session(self, old: str, path: str) -> None:
+        """A moved file's place in its session (its folder, and so its key, moved)."""
+        key = self._session_key.pop(old, None)
+        if key is None:
+            return
+        new_key = session_of(path) or key
+        self._session_key[path] = new_key
+        members = self._members.pop(key, set())
+        members.discard(old)
+        self._members.setdefault(new_key, set()).update({*members, path})
+        if self._mains.get(key) == old:
+            del self._mains[key]
+            self._mains[new_key] = path
+        elif key in self._mains and new_key not in self._mains:
+            self._mains[new_key] = self._mains.pop(key)
+        found = self._sessions.pop(key, None)
+        if found is not None:
+            merge, main = found
+            self._sessions[new_key] = (merge, path if main == old else main)
+
     def _follow(self, path: str, new: bool) -> FileFollower:
+        moved = self._moved_here(path)
+        if moved is not None:
+            return moved
         follower = self._follower(path)
         mark = self._resume.get(path)
+        if mark is None and self._resume:
+            mark = self._moved_mark(path)
         if mark is not None and follower.is_file_of(mark):
             key = session_of(path)
             # A file of a session framed together at the checkpoint (its main file
@@ -958,6 +1033,8 @@ class TailDaemon:
             state = "from its start"
         self._resume.pop(path, None)
         self.followers[path] = follower
+        if follower.ino:
+            self._by_inode[follower.ino] = path
         self._join_session(path, follower)
         waiting = follower.translation.batches
         found = self._sessions.get(self._session_key.get(path, ""))
@@ -1040,6 +1117,8 @@ class TailDaemon:
         follower = self.followers.pop(path, None)
         if follower is not None:
             follower.close_fd()
+            if self._by_inode.get(follower.ino) == path:
+                del self._by_inode[follower.ino]
         for tool in [t for t, p in self._agent_runs.items() if p == path]:
             del self._agent_runs[tool]
         self._entries.pop(path, None)

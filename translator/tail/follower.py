@@ -159,6 +159,17 @@ class FileFollower:
             self.start_line,
         )
 
+    def is_same_head(self, path: str) -> bool:
+        """Does the file at ``path`` begin as this follower's file did (its head's
+        hash): the same file, moved?"""
+        fd = open_file(path)
+        if fd is None:
+            return False
+        try:
+            return not self.head_len or digest(os.pread(fd, self.head_len, 0)) == self.head_hash
+        finally:
+            os.close(fd)
+
     def is_file_of(self, mark: FileMark) -> bool:
         """Is the file at our path still the one ``mark`` describes (up to its offset)?"""
         fd = open_file(self.path)
