@@ -726,3 +726,39 @@ def test_a_renamed_project_folder_is_the_same_files(tmp_path: Path, when: str) -
     got, want = by_actor(tail_output(tmp_path / "out.jsonl")), expected(files)
     assert got == want, first_mismatch(got, want)
     assert framing_violations(tail_output(tmp_path / "out.jsonl")) == []
+
+
+def test_folders_inotify_does_not_watch_are_said_and_polled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#23 item 5: when inotify's watches ran out, folders went unwatched in silence
+    and their appends waited for the 30 s rescan. What the kernel watches is read
+    from /proc (watches.watched); a folder it does not is said once with what to do,
+    counted (status unwatched_folders) and its files polled every second."""
+    from streamv1.translator.tail import daemon as daemon_mod
+
+    a, b = tmp_path / "projects" / "a", tmp_path / "projects" / "b"
+    a.mkdir(parents=True)
+    b.mkdir()
+    src = (SESSION / "print_mode_bash.jsonl").read_bytes().splitlines(keepends=True)
+    (a / "one.jsonl").write_bytes(b"".join(src[:6]))
+    (b / "two.jsonl").write_bytes(b"".join(src[:6]))
+    st = os.stat(a)
+    watched = {(st.st_dev, st.st_ino), (os.stat(tmp_path / "projects").st_dev,
+                                        os.stat(tmp_path / "projects").st_ino)}
+    monkeypatch.setattr(daemon_mod.watches, "watched", lambda: set(watched))  # b is not
+    clock = Clock()
+    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
+                   tmp_path / "state.json", clock=fixed, now=clock, commit_every=0,
+                   idle_close=0, rescan_every=1e9)
+    d._watcher = object()  # watching (the kernel's answer is the patched one)
+    d.start()
+    assert d.status()["unwatched_folders"] == 1
+    with (b / "two.jsonl").open("ab") as fh:  # no event comes for b: it is polled
+        fh.write(b"".join(src[6:]))
+    (b / "three.jsonl").write_bytes((SESSION / "thinking.jsonl").read_bytes())
+    clock.t += 1.1
+    d.tick()
+    d.stop()
+    want = b"".join(convert_file(p, "claude-session")[0] for p in (b / "three.jsonl",))
+    got = tail_output(tmp_path / "out.jsonl")
+    assert got.count(b'"type":"result"') >= 2 and want.splitlines()[-1] in got

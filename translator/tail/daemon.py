@@ -47,6 +47,7 @@ from streamv1.translator.shapes import Encoder
 from streamv1.translator.sources import input_clock, is_main_file, session_of
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail import checkpoint as cp
+from streamv1.translator.tail import watches
 from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate
 from streamv1.translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
 from streamv1.translator.tail.streams import LiveStreams
@@ -68,6 +69,9 @@ def fd_budget() -> int:
         return 4096
     return max(16, soft // 2)
 
+
+#: How often the files of folders inotify does not watch are polled (seconds).
+FAST_POLL = 1.0
 
 class OutputBusy(Exception):
     """Another process writes the output file: two writers would each cut it back
@@ -310,6 +314,8 @@ class TailDaemon:
         self._said_output_inside = False
         self._stop: Any = None  # the run loop's stop event (start): long reads heed it
         self._by_inode: dict[int, str] = {}  # inode → followed path (a move keeps it)
+        self._unwatched: list[str] = []  # folders inotify does not watch: polled instead
+        self._last_fast = -1e18
         self._resume_by_inode: dict[int, str] | None = None  # made when first asked
         self._starting = False  # the first scan: discoveries summed up, not one line each
         self._discovered: Counter[str] = Counter()
@@ -507,6 +513,7 @@ class TailDaemon:
             targets = []  # a quiet round: idle checks only; rescans catch missed events
         if self._replays:
             self._replay_sessions()  # before any of their files reads on
+        targets += [p for p in self._poll_unwatched(now) if p not in targets]
         if self._repoll:
             targets += [p for p in self._repoll if p not in targets]
             self._repoll.clear()
@@ -885,6 +892,52 @@ class TailDaemon:
             return False
         return st.st_ino == self.sink.ino and st.st_dev == self._output_dev
 
+    def _check_watches(self) -> None:
+        """Folders of followed files the kernel does not watch (inotify's watches
+        ran out): said once, with what to do; counted (status unwatched_folders);
+        their files polled every FAST_POLL seconds instead of waiting for the rescan."""
+        if self._watcher is None:
+            return
+        watched = watches.watched()
+        if watched is None:
+            return
+        folders = {os.path.dirname(p) for p in self.followers} | {str(r) for r in self.roots}
+        missing = []
+        for folder in sorted(folders):
+            try:
+                st = os.stat(folder)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) not in watched:
+                missing.append(folder)
+        if missing and not self._unwatched:
+            limit = watches.max_watches()
+            self.log.warning(
+                f"{len(missing)} folder(s) are not watched: the kernel's inotify watches ran "
+                f"out (fs.inotify.max_user_watches = {limit}); their files are polled every "
+                f"{FAST_POLL:g} s instead. Raise the limit (sysctl -w "
+                "fs.inotify.max_user_watches=524288) and restart", path=missing[0])
+        self._unwatched = missing
+
+    def _poll_unwatched(self, now: float) -> list[str]:
+        """The files of unwatched folders, and new ones there, every FAST_POLL."""
+        if not self._unwatched or now - self._last_fast < FAST_POLL:
+            return []
+        self._last_fast = now
+        folders = set(self._unwatched)
+        targets = [p for p in self.followers if os.path.dirname(p) in folders]
+        for folder in self._unwatched:
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for name in names:
+                path = os.path.join(folder, name)
+                if (path not in self.followers and self._wanted(path)
+                        and os.path.isfile(path) and self._add(path, new=True) is not None):
+                    targets.append(path)
+        return targets
+
     def _rescan(self) -> None:
         seen: set[str] = set()
         for root in self.roots:
@@ -897,6 +950,7 @@ class TailDaemon:
         for path in sorted(seen - mine - set(self.followers)):
             self._add(path, new=not self._first_scan)
         self._first_scan = False
+        self._check_watches()
 
     def _add(self, path: str, new: bool) -> FileFollower | None:
         """Follow ``path``: from its checkpoint, its start, or (``--from end`` at the
@@ -1269,6 +1323,7 @@ class TailDaemon:
             socket_refused=self.live.refused,
             fd_exhausted=self._fd_short,
             watch_errors=self._watch_errors,
+            unwatched_folders=len(self._unwatched),
             output_held_bytes=len(self._blocked or b""),
             uptime_s=round(self._now() - self._born, 1),
         )
