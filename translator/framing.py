@@ -276,18 +276,16 @@ class Framer:
         if start.agent_role is not None and "subagent_type" not in task:
             task["subagent_type"] = start.agent_role
         owner = run.tool_owner.get(parent) or run.parent_tool_use_id
-        run.actors[parent] = task_id if isinstance(task_id, str) else None
-        line = catalog.envelope(
-            "system",
-            run.session_id,
-            run.seq,
-            self._ts(start.ts),
-            subtype="task_started",
-            parent_tool_use_id=owner,
-            task_id=task_id if isinstance(task_id, str) else None,
-            task=task,
-            extension=ext or None,
-        )
+        task_id = task_id if isinstance(task_id, str) else None
+        run.actors[parent] = task_id
+        return self._task_line(run, start.ts, "task_started", owner, task_id, task,
+                               extension=ext or None)
+
+    def _task_line(self, run: _Run, ts: str | None, subtype: str, parent: str | None,
+                   task_id: str | None, task: JSON, **more: JSON | None) -> JSON:
+        """A nested actor's start or end: a system line of ``run``, in its seq."""
+        line = catalog.envelope("system", run.session_id, run.seq, self._ts(ts), subtype=subtype,
+                                parent_tool_use_id=parent, task_id=task_id, task=task, **more)
         return self._emit(run, line)
 
     def _ended_actors(self, run: _Run, msg: Message) -> list[JSON]:
@@ -302,18 +300,9 @@ class Framer:
             tool = block.get("tool_use_id")
             if not isinstance(tool, str) or tool not in run.actors:
                 continue
-            task_id = run.actors.pop(tool)
-            line = catalog.envelope(
-                "system",
-                run.session_id,
-                run.seq,
-                self._ts(msg.ts),
-                subtype="task_notification",
-                parent_tool_use_id=msg.parent_tool_use_id or run.parent_tool_use_id,
-                task_id=task_id,
-                task={"tool_use_id": tool},
-            )
-            out.append(self._emit(run, line))
+            out.append(self._task_line(run, msg.ts, "task_notification",
+                                       msg.parent_tool_use_id or run.parent_tool_use_id,
+                                       run.actors.pop(tool), {"tool_use_id": tool}))
         return out
 
     def _open(self, start: RunStart) -> list[JSON]:
