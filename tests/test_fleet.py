@@ -470,3 +470,37 @@ def test_a_line_over_the_servers_max_payload_is_said_and_the_rest_goes_on(
     assert publish["behind_bytes"] == 0 and publish["sent_lines"] == len(kept)
     assert Counter(m["data"] for m in messages if m["headers"]["Streamv1-Host"] == "dev-2") \
         == Counter(kept)
+
+
+def test_copytruncate_while_the_bus_is_down_publishes_no_fragment(
+        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    """#23 item 11: logrotate's copytruncate while the publisher was behind (the bus
+    down), the daemon writing the file again past the old offset: the publisher
+    went on at its old offset in the new content, sent a fragment of a line (not
+    JSON) and never the rest (180 of 420 lines). Now the bytes before the offset
+    are checked: the file as it now is goes out whole, every message a line."""
+    targets = prepare(tmp_path)
+    chunks = plan_chunks(random.Random(13))
+    cut = len(chunks) // 3
+    proc = _publishing(streamv1_bin, tmp_path, server.url)
+    out = tmp_path / "out.jsonl"
+    _write(targets, chunks[:cut])
+    time.sleep(0.3)
+    server.stop()  # the publisher is mid-send: behind, and looks at the file only after
+    settle(out)
+    shutil.copy(out, tmp_path / "out.jsonl.1")  # copytruncate: copy, then cut in place
+    with out.open("r+b") as fh:
+        fh.truncate(0)
+    _write(targets, chunks[cut:])
+    settle(out)
+    assert out.stat().st_size > (tmp_path / "out.jsonl.1").stat().st_size  # past the offset
+    server.start()
+    now = out.read_bytes()
+    messages = natsserver.wait_for(server.url, now.count(b"\n"))
+    time.sleep(1.0)  # what else goes out (a fragment did, before)
+    messages = natsserver.stored(server.url)
+    _stop(proc)
+    for m in messages:
+        json.loads(m["data"])  # every message a whole line: no fragment
+    assert set(now.splitlines()) <= {m["data"] for m in messages}  # the new file, all of it
+    assert _once(messages) == []

@@ -57,6 +57,7 @@ class OutputPublisher:
         self.too_large = 0  # lines over the servers' max_payload, not sent
         self.offset = 0
         self.ino = 0
+        self._before: bytes | None = None  # the bytes before the offset, when reached
         self.error: str | None = None  # set when publishing stopped for good
 
     # -- the daemon's side (its thread) ---------------------------------------------
@@ -178,7 +179,22 @@ class OutputPublisher:
                         continue
                     await self._wait()
                     continue
+                if self.ino == current and not self._same_before(fd):
+                    # Cut and written again since it was read to here (logrotate's
+                    # copytruncate while the bus was down): the offset is inside
+                    # other lines now. Read on from there and a fragment went out,
+                    # and the rest never (#23 item 11: 180 of 420 lines). Every line
+                    # of the file as it now is goes out; the server drops what it holds.
+                    self.log.warning("output cut and written again since it was published "
+                                     "to here (copytruncate); publishing it from its start",
+                                     path=str(self.output))
+                    self.offset = 0
+                    continue
                 raw, end = self._batch(fd, limit)
+                # What lies before the new offset, as read now (not after the send: a
+                # cut while it was sending must not be taken for the old bytes).
+                before = os.pread(fd, min(end, self.BEFORE_BYTES),
+                                  end - min(end, self.BEFORE_BYTES))
                 if end == self.offset:
                     await self._wait()
                     continue
@@ -188,6 +204,7 @@ class OutputPublisher:
                     break  # cut short: this batch is not checkpointed; it goes again
                 fresh = False
                 self.offset = end
+                self._before = before
                 self.sent_lines += len(raw) - (sender.too_large - self.too_large)
                 self.too_large = sender.too_large
                 self._save()
@@ -257,6 +274,24 @@ class OutputPublisher:
             await asyncio.wait_for(self._wake.wait(), 1.0)
 
     # -- its checkpoint ----------------------------------------------------------------
+
+    #: How many bytes before the offset must be unchanged to read on from it.
+    BEFORE_BYTES = 256
+
+    def _bytes_before(self, fd: int) -> bytes:
+        start = max(0, self.offset - self.BEFORE_BYTES)
+        return os.pread(fd, self.offset - start, start)
+
+    def _same_before(self, fd: int) -> bool:
+        """Are the bytes just before the offset those that were there when it was
+        reached? (Unknown after a start: taken as they are then.)"""
+        if not self.offset:
+            return True
+        now = self._bytes_before(fd)
+        if self._before is None:
+            self._before = now
+            return True
+        return now == self._before
 
     def _load(self) -> tuple[int, int]:
         try:
