@@ -601,11 +601,7 @@ class TailDaemon:
         return 0
 
     def _flush(self, follower: FileFollower) -> int:
-        n = 0
-        lines = follower.out
-        if lines:
-            n = self._write(lines)
-            lines.clear()
+        n = self._flush_lines(follower)
         key = self._session_key.get(follower.path)
         if key is not None and key in self._sessions:
             if self._deferring:
@@ -632,10 +628,13 @@ class TailDaemon:
             self._commit(force=True)
         return self._blocked is None
 
-    def _flush_lines(self, follower: FileFollower) -> None:
-        if follower.out:
-            self._write(follower.out)
-            follower.out.clear()
+    def _flush_lines(self, follower: FileFollower | None) -> int:
+        """The lines a follower made that are not written yet: written now."""
+        if follower is None or not follower.out:
+            return 0
+        n = self._write(follower.out)
+        follower.out.clear()
+        return n
 
     def _frame_session(self, key: str) -> int:
         """What a session's files handed in, framed by its main file's translation
@@ -651,11 +650,7 @@ class TailDaemon:
         if owner is None:
             return 0
         owner.dirty = True  # its framer's state moved (lines, or counts only)
-        if not owner.out:
-            return 0
-        n = self._write(owner.out)
-        owner.out.clear()
-        return n
+        return self._flush_lines(owner)
 
     def _join_session(self, path: str, follower: FileFollower) -> None:
         """A file of a session whose main file is followed: its lines are lines of
@@ -742,13 +737,7 @@ class TailDaemon:
             del self._sessions[key]
         else:
             merge.leave(follower.translation)
-        self._frame_leftovers(main)
-
-    def _frame_leftovers(self, main: str) -> None:
-        owner = self.followers.get(main)
-        if owner is not None and owner.out:
-            self._write(owner.out)
-            owner.out.clear()
+        self._flush_lines(self.followers.get(main))
 
     def _write(self, lines: list[bytes]) -> int:
         """To the output, then to every subscriber (who may lose some; the output never)."""
