@@ -100,3 +100,18 @@ def schema_violations(data: bytes) -> list[str]:
         for n, line in enumerate(data.splitlines(), 1)
         for e in v.iter_errors(json.loads(line))
     ]
+
+
+def state_doc(path: Path) -> Any:
+    """The tail daemon's checkpoint as one JSON document (its database exported)."""
+    from streamv1.translator.tail import checkpoint
+
+    return checkpoint.export(path)
+
+
+def write_state_doc(path: Path, doc: Any) -> None:
+    """A checkpoint written as a JSON document (as an earlier release wrote it, or a
+    mutated export): the daemon reads it and turns it into its database."""
+    for stale in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        stale.unlink(missing_ok=True)
+    path.write_text(json.dumps(doc))

@@ -6,7 +6,6 @@ only to its own user, in a folder only that user can reach."""
 from __future__ import annotations
 
 import errno
-import json
 import os
 import socket
 import subprocess
@@ -17,7 +16,7 @@ from typing import Any
 
 import orjson
 import pytest
-from helpers import convert_file
+from helpers import convert_file, state_doc
 from test_tail import SESSION, Clock, daemon, tail_output
 
 from streamv1.translator import logs
@@ -62,7 +61,7 @@ def test_a_line_the_translator_fails_on_is_an_error_line_and_the_daemon_goes_on(
     assert "RecursionError" in errors[0]["message"]
     assert out.count(b'"type":"assistant"') == whole.count(b'"type":"assistant"') - 1
     assert out.count(b'"type":"user"') == whole.count(b'"type":"user"')  # the rest came
-    assert json.loads((tmp_path / "state.json").read_text())["files"]  # and it goes on
+    assert state_doc(tmp_path / "state.json")["files"]  # and it goes on
 
 
 # -- 8. lines longer than the limit ----------------------------------------------------------
@@ -410,7 +409,7 @@ def test_a_writer_of_damaged_lines_never_stops_the_daemon(tmp_path: Path, seed: 
     clock.t += 10
     d.tick()
     d.stop()
-    follower_state = json.loads((tmp_path / "state.json").read_text())["files"]
+    follower_state = state_doc(tmp_path / "state.json")["files"]
     assert follower_state[str(target)]["offset"] == target.stat().st_size  # all read
     for raw in (tmp_path / "out.jsonl").read_bytes().splitlines():
         orjson.loads(raw)  # whole JSON lines only

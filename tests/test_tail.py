@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import pytest
 from conftest import ROOT
-from helpers import FIXED_NOW, convert_file, convert_session_files, framing_violations
+from helpers import FIXED_NOW, convert_file, convert_session_files, framing_violations, state_doc
 
 from streamv1.translator.tail.daemon import OutputSink, TailDaemon
 
@@ -219,7 +219,7 @@ def test_a_deleted_file_is_forgotten_after_its_last_lines(tmp_path: Path) -> Non
     assert by_actor(tail_output(tmp_path / "out.jsonl")) == by_actor(
         convert_file(full, "claude-session")[0]
     )
-    state = json.loads((tmp_path / "state.json").read_text())
+    state = state_doc(tmp_path / "state.json")
     assert state["files"] == {}
 
 
@@ -658,7 +658,7 @@ def test_a_catch_up_stops_at_once_and_goes_on_from_inside_the_file(
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 0
     assert time.monotonic() - sent < 1.0
-    offset = next(iter(json.loads(state.read_text())["files"].values()))["offset"]
+    offset = next(iter(state_doc(state)["files"].values()))["offset"]
     assert 0 < offset < big.stat().st_size  # checkpointed inside the file
     proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
     try:

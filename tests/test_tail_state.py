@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-from helpers import convert_file, framing_violations
+from helpers import convert_file, framing_violations, state_doc, write_state_doc
 from test_tail import (
     LAYOUT,
     SESSION,
@@ -81,14 +81,14 @@ def test_killed_before_the_first_checkpoint_repeats_nothing(
     proj.mkdir(parents=True)
     (proj / BASH_NAME).write_bytes(BASH.read_bytes())
     out = tmp_path / "out.jsonl"
-    real_save = cp.save
+    real_commit = cp.Store.commit
 
-    def save_then_die(path: Path, checkpoint: cp.Checkpoint, entries: dict[str, str]) -> None:
+    def commit_then_die(store: cp.Store, head: cp.Checkpoint, changed: Any, gone: Any) -> None:
         if out.exists() and out.stat().st_size > 0:
             raise Killed  # the first checkpoint after lines were written: never made
-        real_save(path, checkpoint, entries)
+        real_commit(store, head, changed, gone)
 
-    monkeypatch.setattr(cp, "save", save_then_die)
+    monkeypatch.setattr(cp.Store, "commit", commit_then_die)
     clock = Clock()
     doomed = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
                         clock=fixed, now=clock, commit_every=0, idle_close=0)
@@ -98,19 +98,21 @@ def test_killed_before_the_first_checkpoint_repeats_nothing(
     if lock is not None:
         lock.release()  # what the kernel does for a killed process
     doomed.sink.close()
+    doomed.store.close()
     assert out.stat().st_size > 0  # lines were written before the kill
-    monkeypatch.setattr(cp, "save", real_save)
+    monkeypatch.setattr(cp.Store, "commit", real_commit)
     d = daemon(tmp_path, clock, idle_close=0)
     d.stop()
     assert tail_output(out) == convert_file(proj / BASH_NAME, "claude-session")[0]
 
 
-@pytest.mark.parametrize("at", ["temp file written", "renamed"])
+@pytest.mark.parametrize("at", ["rows written", "committed"])
 def test_killed_while_writing_a_checkpoint_repeats_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at: str
 ) -> None:
-    """A kill between writing the temp file and renaming it (the old checkpoint
-    stands), or just after the rename (the new one does): either is whole."""
+    """A kill inside the checkpoint's transaction, its rows written but not
+    committed (the old checkpoint stands), or just after the commit (the new one
+    does): either is whole."""
     proj = tmp_path / "projects" / "p"
     main, agent = layout(proj, main_lines=10)
     out = tmp_path / "out.jsonl"
@@ -118,21 +120,29 @@ def test_killed_while_writing_a_checkpoint_repeats_nothing(
     doomed = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
                         clock=fixed, now=clock, commit_every=0, idle_close=5)
     doomed.start()
-    real_replace = os.replace
+    real_write = cp.Store._write
 
-    def replace_then_die(src: Any, dst: Any) -> None:
-        if at == "renamed":
-            real_replace(src, dst)
+    def write_then_die(store: cp.Store, db: Any, head: cp.Checkpoint, changed: Any,
+                       gone: Any) -> None:
+        if at == "committed":
+            real_write(store, db, head, changed, gone)
+            raise Killed
+        # The rows, then the kill before COMMIT: the process is gone, and with it the
+        # transaction (what closing the connection unfinished does here).
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("DELETE FROM files")
+        db.execute("DELETE FROM meta")
         raise Killed
 
-    monkeypatch.setattr(cp.os, "replace", replace_then_die)
+    monkeypatch.setattr(cp.Store, "_write", write_then_die)
     with main.open("ab") as fh:
         fh.write(b"".join(lines(LAYOUT / f"{SID}.jsonl")[10:]))
     with pytest.raises(Killed):
         doomed.tick(changed={str(main)})
     doomed.lock.release()  # what the kernel does for a killed process
     doomed.sink.close()
-    monkeypatch.setattr(cp.os, "replace", real_replace)
+    doomed.store.close()  # (the kernel's part: its uncommitted transaction is gone)
+    monkeypatch.setattr(cp.Store, "_write", real_write)
     d = daemon(tmp_path, clock, idle_close=5)
     clock.t += 6
     d.tick()
@@ -206,7 +216,7 @@ def test_a_file_gone_while_down_gets_its_run_closed(tmp_path: Path, how: str) ->
         assert got == convert_file(was, "claude-session")[0] + convert_file(target)[0]
     assert framing_violations(got) == []
     if how == "deleted":
-        assert json.loads((tmp_path / "state.json").read_text())["files"] == {}
+        assert state_doc(tmp_path / "state.json")["files"] == {}
 
 
 # -- 4. out of file descriptors -------------------------------------------------------------
@@ -523,7 +533,7 @@ def test_a_file_deferred_for_descriptors_keeps_its_mark(
     d = daemon(tmp_path, clock, idle_close=0)  # every file deferred
     d.stop()
     monkeypatch.setattr(os, "open", real_open)
-    state = json.loads((tmp_path / "state.json").read_text())
+    state = state_doc(tmp_path / "state.json")
     assert set(state["files"]) == {str(f) for f in files}
     d = daemon(tmp_path, clock, idle_close=0)
     d.stop()
@@ -627,7 +637,7 @@ def test_a_failed_fsync_stops_without_a_checkpoint_past_it(
     target.write_bytes(b"".join(src[:14]))
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=0)
-    saved = (tmp_path / "state.json").read_bytes()
+    saved = state_doc(tmp_path / "state.json")
 
     def eio(fd: int) -> None:
         raise OSError(errno.EIO, "Input/output error")
@@ -638,7 +648,7 @@ def test_a_failed_fsync_stops_without_a_checkpoint_past_it(
     with pytest.raises(daemon_mod.OutputFailed):
         d.tick(changed={str(target)})
     d.stop()
-    assert d.failed and (tmp_path / "state.json").read_bytes() == saved
+    assert d.failed and state_doc(tmp_path / "state.json") == saved
     monkeypatch.undo()
     d = daemon(tmp_path, clock, idle_close=0)
     d.stop()
@@ -717,10 +727,10 @@ def test_from_end_then_a_replay_drops_only_what_it_wrote(tmp_path: Path) -> None
         fh.write(b"".join(src[12:16]))
     d.tick(changed={str(target)})
     d.stop()
-    state = json.loads((tmp_path / "state.json").read_text())
+    state = state_doc(tmp_path / "state.json")
     for mark in state["files"].values():
         mark["state"]["framer"]["version"] = 999  # a later release's layout: replay
-    (tmp_path / "state.json").write_text(json.dumps(state))
+    write_state_doc(tmp_path / "state.json", state)
     d = daemon(tmp_path, clock, idle_close=0, start_at_end=True)
     with target.open("ab") as fh:
         fh.write(b"".join(src[16:]))
@@ -754,10 +764,10 @@ def test_a_run_a_replay_releases_is_written(tmp_path: Path) -> None:
     d.stop()
     with main.open("ab") as fh:
         fh.write(b"".join(lines(LAYOUT / f"{SID}.jsonl")[17:]))
-    state = json.loads((tmp_path / "state.json").read_text())
+    state = state_doc(tmp_path / "state.json")
     for mark in state["files"].values():
         mark["state"]["adapter"]["version"] = 999
-    (tmp_path / "state.json").write_text(json.dumps(state))
+    write_state_doc(tmp_path / "state.json", state)
     d = daemon(tmp_path, clock, idle_close=600)
     d.stop()
     got = by_actor(tail_output(tmp_path / "out.jsonl"))
@@ -773,10 +783,10 @@ def test_a_state_of_an_unknown_version_is_replayed_not_reread(tmp_path: Path) ->
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=0)
     d.stop()
-    state = json.loads((tmp_path / "state.json").read_text())
+    state = state_doc(tmp_path / "state.json")
     for mark in state["files"].values():
         mark["state"]["adapter"]["version"] = 999  # written by a later release
-    (tmp_path / "state.json").write_text(json.dumps(state))
+    write_state_doc(tmp_path / "state.json", state)
     d = daemon(tmp_path, clock, idle_close=5)
     with main.open("ab") as fh:
         fh.write(b"".join(lines(LAYOUT / f"{SID}.jsonl")[12:]))
@@ -796,12 +806,13 @@ def test_a_crafted_state_builds_nothing_and_is_replayed(tmp_path: Path) -> None:
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=0)
     d.stop()
-    state = json.loads((tmp_path / "state.json").read_text())
+    state = state_doc(tmp_path / "state.json")
     for k, mark in enumerate(state["files"].values()):
         mark["state"]["adapter"]["state"] = (
             {"$o": "os.system", "i": 0, "f": {}} if k % 2 == 0 else {"$t": [1]})
         mark["state"]["held"] = "DEEP"
     deep = "[" * 600 + "]" * 600  # JSON reads it; the state loader refuses it
+    write_state_doc(tmp_path / "state.json", state)
     (tmp_path / "state.json").write_text(json.dumps(state).replace('"DEEP"', deep))
     d = daemon(tmp_path, clock, idle_close=5)
     with main.open("ab") as fh:
@@ -845,11 +856,11 @@ def test_idle_closes_are_replayed_where_they_happened(tmp_path: Path) -> None:
         fh.write(b"".join(src[14:18]))
     d.tick(changed={str(target)})
     d.stop()
-    state = json.loads((tmp_path / "state.json").read_text())
+    state = state_doc(tmp_path / "state.json")
     for mark in state["files"].values():
         assert mark["closes"]
         mark["state"] = None  # as from the old release: replay
-    (tmp_path / "state.json").write_text(json.dumps(state))
+    write_state_doc(tmp_path / "state.json", state)
     d = daemon(tmp_path, clock, idle_close=5)
     with target.open("ab") as fh:
         fh.write(b"".join(src[18:]))
@@ -876,7 +887,7 @@ def test_going_on_from_an_old_release_checkpoint(tmp_path: Path, release: str) -
         mark["ino"] = os.stat(path).st_ino  # the same files, on this machine
     if state["output"].get("ino") is not None:
         state["output"]["ino"] = (tmp_path / "out.jsonl").stat().st_ino
-    (tmp_path / "state.json").write_text(json.dumps(state))
+    write_state_doc(tmp_path / "state.json", state)
     full = {f"p/{SID}.jsonl": LAYOUT / f"{SID}.jsonl",
             f"p/{SID}/subagents/{AGENT}.jsonl": LAYOUT / SID / "subagents" / f"{AGENT}.jsonl",
             f"p/{BASH_NAME}": BASH}
@@ -962,7 +973,7 @@ def test_a_checkpoint_with_a_wrong_value_is_one_clear_error(tmp_path: Path, fiel
     layout(proj, main_lines=12)
     clock = Clock()
     daemon(tmp_path, clock, idle_close=0).stop()
-    good = json.loads((tmp_path / "state.json").read_text())
+    good = state_doc(tmp_path / "state.json")
     for value in _BAD_VALUES:
         state = json.loads(json.dumps(good))
         if field.startswith("output."):
@@ -972,7 +983,7 @@ def test_a_checkpoint_with_a_wrong_value_is_one_clear_error(tmp_path: Path, fiel
         else:
             for mark in state["files"].values():
                 mark[field] = value
-        (tmp_path / "state.json").write_text(json.dumps(state))
+        write_state_doc(tmp_path / "state.json", state)
         d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
                        tmp_path / "state.json", clock=fixed, now=clock, commit_every=0)
         try:

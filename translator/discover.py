@@ -60,15 +60,24 @@ def stays_inside(path: str, root: str, follow_symlinks: bool = False) -> bool:
 
 
 def walk_paths(root: str, follow_symlinks: bool = False,
-               unreadable: Callable[[str, OSError], None] | None = None) -> list[str]:
+               unreadable: Callable[[str, OSError], None] | None = None,
+               inside: str | None = None) -> list[str]:
     """The transcript files below ``root`` as strings, sorted (cheap: no Path objects,
     so the tail daemon can rescan thousands of files often). Only regular files (a
     FIFO named ``x.jsonl`` would hang a reader); folders reached by symlinks are not
     entered, and a symlinked file counts only if it stays inside ``root``. A folder
     that cannot be listed is told to ``unreadable`` (its path, why); one gone
-    between two looks is not (nothing was missed)."""
+    between two looks is not (nothing was missed). ``inside``: walk only that
+    folder below ``root`` (a new one the daemon was told of), by the same rules."""
     found: list[str] = []
-    stack = [(root, False)]
+    if inside is None:
+        stack = [(root, False)]
+    else:
+        parts = os.path.relpath(inside, root).split(os.sep)
+        if parts[0] == ".." or any(skips_dir(x, "subagents" in parts[:i])
+                                   for i, x in enumerate(parts) if x != "."):
+            return []
+        stack = [(inside, "subagents" in parts)]
     while stack:
         folder, in_subagents = stack.pop()
         try:
@@ -88,7 +97,9 @@ def walk_paths(root: str, follow_symlinks: bool = False,
                 elif (
                     is_transcript_name(entry.name)
                     and entry.is_file()  # through a symlink: what it points at
-                    and stays_inside(entry.path, root, follow_symlinks)
+                    # (is_symlink: known from the listing, no lstat per file)
+                    and (not entry.is_symlink() or stays_inside(entry.path, root,
+                                                                follow_symlinks))
                 ):
                     found.append(entry.path)
             except OSError:

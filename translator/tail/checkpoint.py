@@ -1,31 +1,57 @@
-"""Checkpoints of the tail daemon: written whole, atomically, after the output.
+"""Checkpoints of the tail daemon: one SQLite database, each commit one transaction.
 
-One JSON document holds the output's committed length and, per followed file, its
-identity (path, inode, a hash of its head and one of the bytes just before the
+The state holds the output's committed length and identity, and per followed file
+its identity (path, inode, a hash of its head and one of the bytes just before the
 offset), the byte offset just past its last complete line, the offsets at which
 the daemon itself closed runs (idle, or the subagent's end), and the translation's
-state as plain JSON (:mod:`translator.state`; nothing is ever unpickled). It is
-written to a temp file, fsynced, renamed over the old one, and the folder fsynced:
-a crash leaves either the old checkpoint or the new one, never a torn one. The
-file is the user's own (0600): it holds what the transcripts hold.
+state as plain JSON (:mod:`translator.state`; nothing is ever unpickled).
 
-Version 1 (releases before versioned state) is still read: its offsets and
-identities stand, and its pickled translator state is never loaded; each of its
-files is replayed up to its offset instead (``state`` is None).
+**Why SQLite** (#23 item 4). The checkpoint used to be one JSON document, written
+whole and fsynced at every commit: with 10,000 files (23 MB of state) 100 appends
+wrote 1.7 GB and an append took up to 729 ms to reach the output. A commit must cost
+what changed, not what exists. Log shippers solve this two ways: Filebeat keeps an
+append-only registry log plus periodic snapshots (its "memlog"), Fluent Bit keeps
+its tail offsets in SQLite. We take SQLite (in the standard library): a commit is one
+transaction that rewrites only the rows of the files that changed plus the output's
+row, made durable by one fsync of the write-ahead log (``journal_mode=WAL``,
+``synchronous=FULL``), and SQLite's own checkpointing folds the log back into the
+database a few pages at a time. An append-only log of our own would need its own
+torn-record rules and compaction (a pause proportional to the whole state, or a
+second writer); SQLite has both, tested far beyond what we could.
+
+A crash (SIGKILL, power loss) leaves the last committed transaction: never a mix of
+two commits, never a file's mark without the output length it goes with. The file
+is the user's own (0600; SQLite gives its ``-wal`` and ``-shm`` files the same mode):
+it holds what the transcripts hold. File names are stored as bytes (a non-UTF-8
+name is a name like any other).
+
+JSON checkpoints are still read: version 1 (releases before versioned state: its
+offsets and identities stand, its pickled translator state is never loaded; each of
+its files is replayed up to its offset instead, ``state`` None), version 2 (the
+document of the releases before this one) and version 3 (the same document, as
+:func:`export` writes it). :meth:`Store.load` turns one into a database in place:
+written beside it, then renamed over it, so a crash leaves one or the other.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
 import os
+import sqlite3
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-VERSION = 2
-READS = (1, 2)
+#: The state's layout: 3 is the database (and the JSON document :func:`export` writes).
+VERSION = 3
+#: JSON documents read (and turned into a database).
+READS = (1, 2, 3)
+#: How every database begins (the SQLite file format's magic).
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 @dataclass(slots=True)
@@ -116,7 +142,25 @@ class CheckpointError(Exception):
 
 
 def load(path: Path) -> Checkpoint | None:
-    """The last committed checkpoint, or None when there is none yet."""
+    """The last committed checkpoint (a database, or a JSON document of any version
+    read), or None when there is none yet. Reads only: nothing is converted."""
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CheckpointError(f"{path}: unreadable checkpoint ({exc.strerror or exc})") from exc
+    if magic == SQLITE_MAGIC:
+        db = _open(path, readonly=True)
+        try:
+            return _read_db(path, db)
+        finally:
+            db.close()
+    return _read_document(path)
+
+
+def _read_document(path: Path) -> Checkpoint | None:
     try:
         raw = json.loads(path.read_bytes())
     except FileNotFoundError:
@@ -129,34 +173,88 @@ def load(path: Path) -> Checkpoint | None:
             f"{path}: not a streamv1 checkpoint this release reads (version {version!r}; "
             f"reads {', '.join(map(str, READS))})"
         )
+    with _damaged(path):
+        files_raw = raw.get("files", {})
+        files = {p: FileMark.from_json(m, version) for p, m in files_raw.items()}
+        return _head(raw.get("output") or {}, raw.get("scanned", True), files)
+
+
+def _head(output: dict[str, Any], scanned: Any, files: dict[str, FileMark]) -> Checkpoint:
+    out_path = output.get("path")
+    if out_path is not None and not isinstance(out_path, str):
+        raise ValueError(f"output path is {type(out_path).__name__}, not a string")
+    if not isinstance(scanned, bool):
+        raise ValueError(f"scanned is {scanned!r}, not true or false")
+    return Checkpoint(
+        out_path,
+        _count(output, "length") if output.get("length") is not None else None,
+        files,
+        scanned,
+        _count(output, "ino") if output.get("ino") is not None else None,
+        _count(output, "tail_len", 0),
+        _text(output, "tail_hash", ""),
+    )
+
+
+@contextlib.contextmanager
+def _damaged(path: Path) -> Any:
+    """A value of the wrong type or range anywhere: one error naming the file."""
     try:
-        files = {p: FileMark.from_json(m, version) for p, m in raw.get("files", {}).items()}
-        output = raw.get("output") or {}
-        out_path = output.get("path")
-        if out_path is not None and not isinstance(out_path, str):
-            raise ValueError(f"output path is {type(out_path).__name__}, not a string")
-        scanned = raw.get("scanned", True)
-        if not isinstance(scanned, bool):
-            raise ValueError(f"scanned is {scanned!r}, not true or false")
-        return Checkpoint(
-            out_path,
-            _count(output, "length") if output.get("length") is not None else None,
-            files,
-            scanned,
-            _count(output, "ino") if output.get("ino") is not None else None,
-            _count(output, "tail_len", 0),
-            _text(output, "tail_hash", ""),
-        )
-    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        yield
+    except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as exc:
         raise CheckpointError(
             f"{path}: damaged checkpoint entry ({exc}); move it aside to start over (every "
             "file is then read from its start)") from exc
 
 
-def save(path: Path, checkpoint: Checkpoint, entries: dict[str, str]) -> None:
-    """Write atomically. ``entries`` are the files' marks, already JSON-encoded
-    (the daemon re-encodes only the files that changed)."""
-    output = (
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (path BLOB PRIMARY KEY, mark TEXT NOT NULL);
+"""
+
+
+def _open(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    try:
+        # (Not mode=ro for reading: a database a killed daemon left has its log to
+        # fold in, which a read-only connection may not do.)
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        if not readonly:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")  # every commit fsynced: a checkpoint is kept
+            # The log is folded back every 1,000 pages (SQLite's default) and then cut
+            # to this size: the first commit of 10,000 files leaves no 30 MB log behind.
+            db.execute("PRAGMA journal_size_limit=4194304")
+            db.executescript(_SCHEMA)
+    except sqlite3.Error as exc:
+        raise CheckpointError(f"{path}: unreadable checkpoint ({exc})") from exc
+    return db
+
+
+def _read_db(path: Path, db: sqlite3.Connection) -> Checkpoint:
+    try:
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        rows = db.execute("SELECT path, mark FROM files").fetchall()
+    except sqlite3.Error as exc:
+        raise CheckpointError(f"{path}: unreadable checkpoint ({exc})") from exc
+    with _damaged(path):
+        version = json.loads(meta["version"])
+        if version != VERSION:
+            raise CheckpointError(
+                f"{path}: not a streamv1 checkpoint this release reads (version {version!r}; "
+                f"reads {VERSION})")
+        files = {_name(p): FileMark.from_json(json.loads(m), VERSION) for p, m in rows}
+        return _head(json.loads(meta.get("output", "null")) or {},
+                     json.loads(meta.get("scanned", "true")), files)
+
+
+def _name(raw: Any) -> str:
+    if not isinstance(raw, bytes):
+        raise ValueError(f"file name is {type(raw).__name__}, not bytes")
+    return os.fsdecode(raw)
+
+
+def _output_json(checkpoint: Checkpoint) -> str:
+    return json.dumps(
         {
             "path": checkpoint.output_path,
             "length": checkpoint.output_length,
@@ -167,29 +265,121 @@ def save(path: Path, checkpoint: Checkpoint, entries: dict[str, str]) -> None:
         if checkpoint.output_path is not None
         else None
     )
-    parts = [
-        '{"version":',
-        str(VERSION),
-        ',"scanned":',
-        "true" if checkpoint.scanned else "false",
-        ',"output":',
-        json.dumps(output),
-        ',"files":{',
-        ",".join(f"{json.dumps(p)}:{e}" for p, e in entries.items()),
-        "}}",
-    ]
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with open(fd, "w", encoding="utf-8") as fh:
-        fh.write("".join(parts))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
+
+
+class Store:
+    """The daemon's state file, open for its life: :meth:`load` once, then one
+    :meth:`commit` per checkpoint with what changed since the last one."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+        self._synced_dir = False
+
+    def load(self) -> Checkpoint | None:
+        """The last committed checkpoint, or None. A JSON checkpoint (an earlier
+        release's) is turned into a database first, in place."""
+        saved = load(self.path)
+        if saved is None:
+            return None
+        if not self._is_db():
+            self._convert(saved)
+        self._db = self._connect(self.path)
+        return saved
+
+    def _is_db(self) -> bool:
+        with open(self.path, "rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+
+    def _convert(self, saved: Checkpoint) -> None:
+        tmp = self.path.with_name(self.path.name + ".new")
+        for stale in (tmp, *_sidecars(tmp)):
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
+        db = self._connect(tmp)
+        try:
+            self._write(db, saved, {p: encode_mark(m) for p, m in saved.files.items()}, ())
+        finally:
+            db.close()  # the log folded back in: one file to rename
+        for stale in _sidecars(self.path):  # (they belong to no database: it was JSON)
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
+        os.replace(tmp, self.path)
+        _sync_dir(self.path.parent)
+
+    def _connect(self, path: Path) -> sqlite3.Connection:
+        if not path.exists():
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))  # the user's own
+        return _open(path)
+
+    def commit(self, head: Checkpoint, changed: Mapping[str, str], gone: Iterable[str]) -> None:
+        """One transaction: the output's row, the marks that changed (already
+        JSON-encoded), the files no longer followed. OSError when it cannot be
+        written (disk full, I/O error): nothing of it is kept, the last commit stands."""
+        if self._db is None:
+            try:
+                self._db = self._connect(self.path)
+            except CheckpointError as exc:
+                raise OSError(str(exc)) from None
+        self._write(self._db, head, changed, gone)
+        if not self._synced_dir:
+            _sync_dir(self.path.parent)  # the database's (and its log's) names, once
+            self._synced_dir = True
+
+    def _write(self, db: sqlite3.Connection, head: Checkpoint, changed: Mapping[str, str],
+               gone: Iterable[str]) -> None:
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany("DELETE FROM files WHERE path = ?",
+                               [(os.fsencode(p),) for p in gone if p not in changed])
+                db.executemany("INSERT OR REPLACE INTO files (path, mark) VALUES (?, ?)",
+                               [(os.fsencode(p), m) for p, m in changed.items()])
+                db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [
+                    ("version", str(VERSION)),
+                    ("scanned", "true" if head.scanned else "false"),
+                    ("output", _output_json(head)),
+                ])
+                db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise OSError(f"{self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Closed, the write-ahead log is folded into the database and removed."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+
+
+def _sidecars(path: Path) -> tuple[Path, Path]:
+    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
+
+
+def _sync_dir(folder: Path) -> None:
+    dir_fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def export(path: Path) -> dict[str, Any] | None:
+    """The checkpoint as one JSON document (version 3), as an operator or a test
+    reads it; :func:`load` (and so the daemon) reads it back."""
+    saved = load(path)
+    if saved is None:
+        return None
+    return {
+        "version": VERSION,
+        "scanned": saved.scanned,
+        "output": json.loads(_output_json(saved)),
+        "files": {p: m.as_json() for p, m in saved.files.items()},
+    }
 
 
 def digest(data: bytes) -> str:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
 import queue
 import threading
@@ -283,6 +284,7 @@ class TailDaemon:
         self.sink = sink
         self.state_path = state_path
         self.lock = cp.StateLock(state_path)
+        self.store = cp.Store(state_path)
         self.start_at_end = start_at_end
         self.idle_close = idle_close
         self.rescan_every = rescan_every
@@ -296,8 +298,14 @@ class TailDaemon:
         clock = clock if clock is not None else now_ts
         self.totals = Totals()
         self.followers: dict[str, FileFollower] = {}
-        self._entries: dict[str, str] = {}  # encoded checkpoint marks
+        #: Checkpointed files no longer followed (deleted, moved): their rows go at
+        #: the next commit.
+        self._gone: set[str] = set()
         self._last_rescan = -1e18
+        self._found: list[str] = []  # files a rescan of this round began to follow
+        self._last_sweep = now()
+        self._sweep_order: list[str] = []
+        self._sweep_at = 0
         self._last_commit = now()
         self._uncommitted = False
         self._first_scan = True
@@ -305,6 +313,7 @@ class TailDaemon:
         self._deferred: dict[str, bool] = {}  # path → new: to add when descriptors free up
         self._repoll: set[str] = set()  # polls that found no descriptor: next round
         self._parked: set[str] = set()  # runs open in followers holding no descriptor
+        self._holding: set[FileFollower] = set()  # followers that may hold a descriptor
         self._fd_short = 0  # times open() found the process out of descriptors
         self._blocked: bytes | None = None  # output not yet written (the write failed)
         self._retry_at = 0.0
@@ -320,6 +329,7 @@ class TailDaemon:
         self._starting = False  # the first scan: discoveries summed up, not one line each
         self._discovered: Counter[str] = Counter()
         self._out_name = str(sink.path) if sink.path is not None else "stdout"
+        self._out_base = os.sep + sink.path.name if sink.path is not None else ""
         self._watch_errors = 0  # watcher rounds whose events were lost (status)
         self._output_dev = os.stat(sink.path).st_dev if sink.path is not None else -1
         # A subagent's run ends when its parent's tool_result arrives: the tool_use
@@ -367,7 +377,7 @@ class TailDaemon:
         self._stop = stop
         if stop is not None:
             self._start_watching(stop)
-        saved = cp.load(self.state_path)
+        saved = self.store.load()
         if saved is None:
             if self.sink.length:
                 self.log.warning(
@@ -412,6 +422,12 @@ class TailDaemon:
             self.log.info("files discovered", files=sum(self._discovered.values()),
                           **{k.replace(" ", "_"): n for k, n in sorted(self._discovered.items())})
         self._close_vanished()
+        # Caught up: a file whose run is closed gives its descriptor back now, not in
+        # FD_IDLE_SECONDS (a user's 10,000 finished sessions held 10,000 descriptors,
+        # and every quiet round looked at each); the next change opens it again.
+        for follower in list(self._holding):
+            if not follower.run_open:
+                follower.close_fd()
         self._commit(force=True)
 
     def listen(self) -> None:
@@ -432,6 +448,7 @@ class TailDaemon:
             # stdout is at least once: no checkpoint past what its reader took.
             for follower in self.followers.values():
                 follower.close_fd()
+            self.store.close()
             self.lock.release()
             return
         if self._blocked is not None:
@@ -454,6 +471,7 @@ class TailDaemon:
         for follower in self.followers.values():
             follower.close_fd()
         self.sink.close()
+        self.store.close()
         self.lock.release()
 
     def wake(self) -> None:
@@ -491,26 +509,38 @@ class TailDaemon:
         if self._blocked is not None and not self._unblock(now):
             return 0  # nothing is read while the output cannot take it
         written = self._drain_streams()  # first: a claim must be in before its transcript
-        if changed and any(p not in self.followers and os.path.isdir(p) for p in changed):
-            rescan = True  # a new folder (a new project, a subagents/ dir): look inside
+        # A new folder (a new project, a subagents/ dir) is looked into at once: its
+        # files may have been written before its watch was in place.
+        new_dirs = sorted(p for p in changed if p not in self.followers
+                          and os.path.isdir(p)) if changed else []
         for path, new in list(self._deferred.items()):
             self._deferred.pop(path)
             if path not in self.followers:
                 self._add(path, new)
+        self._found = []
         if rescan or now - self._last_rescan >= self.rescan_every:
             self._rescan()
             self._last_rescan = now
+        elif new_dirs:
+            self._rescan(new_dirs)
+        if rescan:
             targets = list(self.followers)
-        elif changed:
+            self._last_sweep = now
+        else:
             # New files first: one of a session followed already joins it before that
             # session's lines of this round are framed (a subagent's file, appearing
             # with the lines of its parent's that follow it).
-            added = [path for path in sorted(changed)
+            added = [path for path in sorted(changed or ())
                      if path not in self.followers and self._wanted(path)
                      and self._add(path, new=True) is not None]
-            targets = [p for p in changed if p in self.followers and p not in added] + added
-        else:
-            targets = []  # a quiet round: idle checks only; rescans catch missed events
+            chosen = dict.fromkeys(
+                [p for p in changed or () if p in self.followers and p not in added] + added)
+            # What the rescan found, then a share of every file (the sweep: each is
+            # looked at once a rescan_every, in slices; the whole lot at once was a
+            # 100 ms round every 30 s at 10,000 files, an append's latency with it).
+            chosen.update(dict.fromkeys(self._found))
+            chosen.update(dict.fromkeys(self._sweep(now)))
+            targets = list(chosen)
         if self._replays:
             self._replay_sessions()  # before any of their files reads on
         targets += [p for p in self._poll_unwatched(now) if p not in targets]
@@ -571,6 +601,8 @@ class TailDaemon:
                 self._repoll.add(follower.path)  # the next round tries it again
                 return 0
         if change.kind == "ok":
+            if follower.fd is not None:
+                self._holding.add(follower)
             if follower.ino and self._by_inode.get(follower.ino) != follower.path:
                 self._by_inode[follower.ino] = follower.path
             return self._flush(follower)
@@ -798,9 +830,13 @@ class TailDaemon:
 
     def _close_idle(self, now: float) -> int:
         written = 0
-        holding = [f for f in self.followers.values() if f.fd is not None]
-        # Only followers that read lately hold a descriptor: few, whatever the total.
-        # Open runs of those that gave theirs back are watched by name.
+        # Only followers that read lately hold a descriptor: few, whatever the total
+        # (a set kept as they poll, not a look at every follower each round: that
+        # was 10 ms a quiet second at 10,000 files). Open runs of those that gave
+        # theirs back are watched by name.
+        self._holding = {f for f in self._holding
+                         if f.fd is not None and self.followers.get(f.path) is f}
+        holding = list(self._holding)
         parked = [self.followers[p] for p in self._parked if p in self.followers]
         self._parked = {f.path for f in parked if f.fd is None and f.run_open}
         for follower in holding + [f for f in parked if f.fd is None]:
@@ -868,12 +904,12 @@ class TailDaemon:
         """The daemon's own output (inside a watched folder: ``tail DIR -o
         DIR/stream.jsonl``) is never an input: read back, it was appended again
         and again until the disk was full (#23 item 9)."""
-        own = self.sink.path
+        own = self._out_name if self.sink.path is not None else None
         if own is None:
             return False
-        if path == str(own):
+        if path == own:
             return True
-        if os.path.basename(path) != own.name:
+        if not path.endswith(self._out_base):
             return False  # (the same file under another folder spelling: same name)
         try:
             st = os.stat(path)
@@ -927,17 +963,41 @@ class TailDaemon:
                     targets.append(path)
         return targets
 
-    def _rescan(self) -> None:
+    def _sweep(self, now: float) -> list[str]:
+        """The next slice of every followed file, so that each is polled at least
+        once a ``rescan_every`` (the net under missed file events), the cost spread
+        over the rounds."""
+        share = (now - self._last_sweep) / self.rescan_every if self.rescan_every > 0 else 1
+        if share <= 0 or not self.followers:
+            return []
+        self._last_sweep = now
+        if self._sweep_at >= len(self._sweep_order):
+            self._sweep_order, self._sweep_at = list(self.followers), 0
+        k = min(len(self._sweep_order), max(1, math.ceil(len(self._sweep_order) * share)))
+        taken = self._sweep_order[self._sweep_at : self._sweep_at + k]
+        self._sweep_at += k
+        return [p for p in taken if p in self.followers]
+
+    def _rescan(self, folders: list[str] | None = None) -> None:
+        """Look for new files: under every root, or (``folders``) only in those."""
         seen: set[str] = set()
         for root in self.roots:
-            seen.update(walk_paths(str(root), self.follow_symlinks))
+            if folders is None:
+                seen.update(walk_paths(str(root), self.follow_symlinks))
+                continue
+            for folder in folders:
+                seen.update(p for p in walk_paths(str(root), self.follow_symlinks,
+                                                  inside=folder) if self._wanted(p))
         mine = {p for p in seen if self._is_output(p)}
         if mine and not self._said_output_inside:
             self._said_output_inside = True
             self.log.warning("the output is inside a watched folder; it is never read as an "
                              "input", path=self._out_name)
         for path in sorted(seen - mine - set(self.followers)):
-            self._add(path, new=not self._first_scan)
+            if self._add(path, new=not self._first_scan) is not None:
+                self._found.append(path)
+        if folders is not None:
+            return
         self._first_scan = False
         self._check_watches()
 
@@ -978,7 +1038,7 @@ class TailDaemon:
         if follower is None or follower.ino != st.st_ino or not follower.is_same_head(path):
             return None
         self.followers.pop(old)
-        self._entries.pop(old, None)
+        self._gone.add(old)
         self._rekey_session(old, path)
         follower.path = follower.translation.path = path
         follower.dirty = True
@@ -1002,7 +1062,7 @@ class TailDaemon:
         if old is None or mark is None or old == path or os.path.exists(old):
             return None
         self._resume.pop(old)
-        self._entries.pop(old, None)
+        self._gone.add(old)
         self._uncommitted = True
         self.log.info("file moved while the daemon was down; followed on from its "
                       "checkpoint", path=path, was=old)
@@ -1034,8 +1094,10 @@ class TailDaemon:
             return moved
         follower = self._follower(path)
         mark = self._resume.get(path)
+        moved_mark = False
         if mark is None and self._resume:
             mark = self._moved_mark(path)
+            moved_mark = mark is not None
         if mark is not None and follower.is_file_of(mark):
             key = session_of(path)
             # A file of a session framed together at the checkpoint (its main file
@@ -1053,6 +1115,8 @@ class TailDaemon:
             except InputError as exc:
                 self._unreadable(follower, str(exc), retry=False)
                 state = "unreadable"
+            if moved_mark:
+                follower.dirty = True  # its mark, under its new name
             if follower.pending_replay is not None and key is not None:
                 self._replays.add(key)
             elif (state.startswith("replayed") and was is None and key is not None
@@ -1115,7 +1179,7 @@ class TailDaemon:
         """A file deleted or rewritten while the daemon was down: its checkpointed run
         is closed as a live deletion closes it (from the state; the file is not read)."""
         self._resume.pop(path, None)
-        self._entries.pop(path, None)
+        self._gone.add(path)
         self._uncommitted = True
         if mark.state is None:
             self.log.warning(
@@ -1164,7 +1228,7 @@ class TailDaemon:
                 del self._by_inode[follower.ino]
         for tool in [t for t, p in self._agent_runs.items() if p == path]:
             del self._agent_runs[tool]
-        self._entries.pop(path, None)
+        self._gone.add(path)
         self._uncommitted = True
 
     # -- subagents end with their parent's answer --------------------------------------------
@@ -1249,29 +1313,26 @@ class TailDaemon:
             self.log.error(f"output fsync failed ({exc.strerror or exc}); stopping without a "
                            "checkpoint past it", path=self._out_name)
             raise OutputFailed(str(exc)) from exc
+        # Only what changed is written: the marks of the files read since the last
+        # commit, the rows of files gone (a checkpointed file not followed yet keeps
+        # its row as it is).
+        changed = {}
+        for path, follower in self.followers.items():
+            if follower.dirty and follower.started:
+                changed[path] = cp.encode_mark(follower.mark())
         try:
-            for path, follower in self.followers.items():
-                if not follower.started:
-                    continue  # a file that could not begin: its old mark (below) stands
-                if follower.dirty or path not in self._entries:
-                    self._entries[path] = cp.encode_mark(follower.mark())
-                    follower.dirty = False
-            for path, mark in self._resume.items():
-                # Checkpointed files not followed yet (no descriptor; their folder not
-                # there yet; the first scan still going): their marks stand.
-                if path not in self._entries:
-                    self._entries[path] = cp.encode_mark(mark)
-            self._save(scanned=not self._first_scan)
+            self._save(scanned=not self._first_scan, changed=changed)
         except OSError as exc:
             self.log.error(f"checkpoint not written ({exc.strerror or exc}); tried again at "
                            "the next commit", path=str(self.state_path))
-            for follower in self.followers.values():
-                follower.dirty = True
             return
+        for path in changed:
+            self.followers[path].dirty = False
+        self._gone.clear()
         self._last_commit = now
         self._uncommitted = False
 
-    def _save(self, scanned: bool) -> None:
+    def _save(self, scanned: bool, changed: dict[str, str] | None = None) -> None:
         sink = self.sink
         checkpoint = cp.Checkpoint(
             str(sink.path) if sink.path else None,
@@ -1281,7 +1342,7 @@ class TailDaemon:
             output_tail_len=len(sink.tail),
             output_tail_hash=cp.digest(sink.tail),
         )
-        cp.save(self.state_path, checkpoint, self._entries)
+        self.store.commit(checkpoint, changed or {}, self._gone)
         if self.on_commit is not None and sink.path is not None and sink.length is not None:
             self.on_commit(sink.ino, sink.length)
 

@@ -78,6 +78,15 @@ class Change:
 
 
 class FileFollower:
+    # Slots: a daemon holds one follower per file, 10,000 for a heavy user (#23 item 4).
+    __slots__ = (
+        "_clock", "_encoder", "_long", "_next_close", "_now", "_redact", "_replaying",
+        "_seen", "broken", "closes", "counted", "dirty", "fd", "head_hash", "head_len",
+        "ino", "last_data", "line_no", "new", "offset", "out", "path", "pending_replay",
+        "progress", "retry_sig", "start", "start_line", "started", "tail_hash", "tail_len",
+        "translation",
+    )
+
     def __init__(
         self,
         path: str,
@@ -99,7 +108,11 @@ class FileFollower:
         self.ino = 0
         self.head_len = 0
         self.head_hash = ""
-        self.tail = b""  # the TAIL_BYTES before ``offset``, as last read
+        #: The TAIL_BYTES before ``offset`` as last read: their length and hash only
+        #: (the bytes themselves, 4 KiB a file, were most of a follower's memory at
+        #: 10,000 files; one pread and a hash check them when the file changes).
+        self.tail_len = 0
+        self.tail_hash = ""
         self.closes: list[int] = []  # offsets where the daemon closed runs itself
         self.start = self.start_line = 0  # where translation began (--from end: later)
         self.counted = True  # translation.framed counts every line framed since start
@@ -150,8 +163,8 @@ class FileFollower:
             self.ino,
             self.head_len,
             self.head_hash,
-            len(self.tail),
-            digest(self.tail),
+            self.tail_len,
+            self.tail_hash,
             state,
             list(self.closes),
             self.translation.framed if self.counted else None,
@@ -250,7 +263,7 @@ class FileFollower:
         self._next_close = 0
         try:
             self._read(fd, mark.offset)
-            self.tail = self._tail_at(fd)  # what precedes the offset, not only what was read
+            self._set_tail(self._tail_at(fd))  # what precedes the offset, not only what was read
             if last is not None:
                 last()
         finally:
@@ -287,7 +300,7 @@ class FileFollower:
             self.offset, self.line_no = last_nl, lines
             self.start, self.start_line = last_nl, lines
             self._update_head(fd)
-            self.tail = self._tail_at(fd)
+            self._set_tail(self._tail_at(fd))
         finally:
             os.close(fd)
 
@@ -316,7 +329,7 @@ class FileFollower:
             return Change("gone")
         if self.head_len and digest(os.pread(fd, self.head_len, 0)) != self.head_hash:
             return Change("replaced")
-        if self.tail and self._tail_at(fd) != self.tail:
+        if self.tail_len and not self._tail_is_same(fd):
             return Change("truncated")  # rewritten in place: what we read is not there
         if st.st_size > self.offset:
             self._read(fd, st.st_size)
@@ -337,7 +350,7 @@ class FileFollower:
     def _drain(self) -> None:
         if self.fd is not None:
             size = os.fstat(self.fd).st_size
-            if size > self.offset and (not self.tail or self._tail_at(self.fd) == self.tail):
+            if size > self.offset and (not self.tail_len or self._tail_is_same(self.fd)):
                 self._read(self.fd, size)
         self.close_fd()
 
@@ -410,13 +423,18 @@ class FileFollower:
         """The bytes before the new offset, from ``chunk`` (read at ``at``) when it
         holds them; ``before``: the offset before its lines were taken."""
         end = self.offset - at
-        if before >= at:  # what was taken lies in this chunk
-            block = chunk[before - at : end]
-            self.tail = (block if len(block) >= TAIL_BYTES else self.tail + block)[-TAIL_BYTES:]
-        elif end >= TAIL_BYTES:
-            self.tail = chunk[end - TAIL_BYTES : end]
-        else:  # a line begun in an earlier chunk, ending close to this one's start
-            self.tail = self._tail_at(fd)
+        if end >= TAIL_BYTES or at == 0:
+            self._set_tail(chunk[max(0, end - TAIL_BYTES) : end])
+        else:  # the bytes before reach into an earlier read
+            self._set_tail(self._tail_at(fd))
+
+    def _set_tail(self, data: bytes) -> None:
+        self.tail_len, self.tail_hash = len(data), digest(data)
+
+    def _tail_is_same(self, fd: int) -> bool:
+        """Are the bytes before the offset still those read (not rewritten in place)?"""
+        data = self._tail_at(fd)
+        return len(data) == self.tail_len and digest(data) == self.tail_hash
 
     def _tail_at(self, fd: int) -> bytes:
         start = max(0, self.offset - TAIL_BYTES)
@@ -426,7 +444,7 @@ class FileFollower:
         fd = open_file(self.path)
         if fd is not None:
             try:
-                self.tail = self._tail_at(fd)
+                self._set_tail(self._tail_at(fd))
             finally:
                 os.close(fd)
 
