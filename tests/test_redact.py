@@ -223,7 +223,8 @@ def test_no_redact_keeps_them(streamv1_bin: str) -> None:
 def _tail_once(tmp_path: Path, to: str) -> bytes:
     """The durable fixture through an in-process tail daemon, one round."""
     from streamv1.translator.shapes import encoder_for
-    from streamv1.translator.tail.daemon import OutputSink, TailDaemon
+    from streamv1.translator.tail.daemon import TailDaemon
+    from streamv1.translator.tail.output import OutputSink
 
     watched = tmp_path / "projects" / "p"
     watched.mkdir(parents=True)

@@ -91,7 +91,8 @@ def test_a_toy_shape_is_one_module_listed_and_used(toy: str, tmp_path: Path) -> 
 
 
 def test_a_toy_shape_through_the_tail_daemon_is_scrubbed(toy: str, tmp_path: Path) -> None:
-    from streamv1.translator.tail.daemon import OutputSink, TailDaemon
+    from streamv1.translator.tail.daemon import TailDaemon
+    from streamv1.translator.tail.output import OutputSink
 
     watched = tmp_path / "projects" / "p"
     watched.mkdir(parents=True)

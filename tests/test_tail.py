@@ -22,7 +22,8 @@ import pytest
 from conftest import ROOT
 from helpers import FIXED_NOW, convert_file, convert_session_files, framing_violations, state_doc
 
-from streamv1.translator.tail.daemon import OutputSink, TailDaemon
+from streamv1.translator.tail.daemon import TailDaemon
+from streamv1.translator.tail.output import OutputSink
 
 SESSION = ROOT / "testdata" / "claude-session"
 LAYOUT = SESSION / "subagent_layout"
@@ -734,7 +735,7 @@ def test_folders_inotify_does_not_watch_are_said_and_polled(
     and their appends waited for the 30 s rescan. What the kernel watches is read
     from /proc (watches.watched); a folder it does not is said once with what to do,
     counted (status unwatched_folders) and its files polled every second."""
-    from streamv1.translator.tail import daemon as daemon_mod
+    from streamv1.translator.tail import watching as watching_mod
 
     a, b = tmp_path / "projects" / "a", tmp_path / "projects" / "b"
     a.mkdir(parents=True)
@@ -745,12 +746,12 @@ def test_folders_inotify_does_not_watch_are_said_and_polled(
     st = os.stat(a)
     watched = {(st.st_dev, st.st_ino), (os.stat(tmp_path / "projects").st_dev,
                                         os.stat(tmp_path / "projects").st_ino)}
-    monkeypatch.setattr(daemon_mod.watches, "watched", lambda: set(watched))  # b is not
+    monkeypatch.setattr(watching_mod.watches, "watched", lambda: set(watched))  # b is not
     clock = Clock()
     d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
                    tmp_path / "state.json", clock=fixed, now=clock, commit_every=0,
                    idle_close=0, rescan_every=1e9)
-    d._watcher = object()  # watching (the kernel's answer is the patched one)
+    d.events.watcher = object()  # watching (the kernel's answer is the patched one)
     d.start()
     assert d.status()["unwatched_folders"] == 1
     with (b / "two.jsonl").open("ab") as fh:  # no event comes for b: it is polled

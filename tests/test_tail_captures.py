@@ -16,7 +16,8 @@ from corpora import durable_files, scenario_dir, scenario_ids
 from helpers import convert_session_files, framing_violations, tree_violations
 from test_tail import Clock, by_actor, first_mismatch, fixed, tail_output
 
-from streamv1.translator.tail.daemon import OutputSink, TailDaemon
+from streamv1.translator.tail.daemon import TailDaemon
+from streamv1.translator.tail.output import OutputSink
 from streamv1.translator.timefmt import normalize_ts
 
 

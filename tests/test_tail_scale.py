@@ -16,7 +16,8 @@ from test_tail import SESSION, Clock, fixed, tail_output
 
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail import follower as follower_mod
-from streamv1.translator.tail.daemon import OutputSink, TailDaemon
+from streamv1.translator.tail.daemon import TailDaemon
+from streamv1.translator.tail.output import OutputSink
 
 SAMPLE = SESSION / "print_mode_bash.jsonl"
 SAMPLE_ID = b"5eccd76e-a2bd-46d3-9ac7-285807858239"

@@ -35,7 +35,10 @@ from test_tail import (
 from streamv1.translator import discover
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail import daemon as daemon_mod
-from streamv1.translator.tail.daemon import OutputSink, TailDaemon
+from streamv1.translator.tail import descriptors as descriptors_mod
+from streamv1.translator.tail import output as output_mod
+from streamv1.translator.tail.daemon import TailDaemon
+from streamv1.translator.tail.output import OutputSink
 
 AGENT = "agent-a4ecf0489c6080106"
 TOOL = "toolu_01Ol0AGLKlFXti4j8cFdnOcj"
@@ -290,7 +293,7 @@ def test_emfile_from_open_backs_off_and_goes_on(
     monkeypatch.setattr(os, "open", flaky_open)
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=0)
-    clock.t += daemon_mod.FD_IDLE_SECONDS + 1
+    clock.t += descriptors_mod.FD_IDLE_SECONDS + 1
     d.tick()  # idle: every descriptor given back
     for f, data in whole.items():
         f.write_bytes(data)
@@ -645,7 +648,7 @@ def test_a_failed_fsync_stops_without_a_checkpoint_past_it(
     monkeypatch.setattr(daemon_mod.os, "fsync", eio)
     with target.open("ab") as fh:
         fh.write(b"".join(src[14:]))
-    with pytest.raises(daemon_mod.OutputFailed):
+    with pytest.raises(output_mod.OutputFailed):
         d.tick(changed={str(target)})
     d.stop()
     assert d.failed and state_doc(tmp_path / "state.json") == saved

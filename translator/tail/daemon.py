@@ -29,15 +29,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import os
-import queue
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from streamv1.translator import logs
 from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
@@ -48,209 +46,19 @@ from streamv1.translator.shapes import Encoder
 from streamv1.translator.sources import input_clock, is_main_file, session_of
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail import checkpoint as cp
-from streamv1.translator.tail import watches
 from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate
+from streamv1.translator.tail.descriptors import Descriptors, fd_budget
 from streamv1.translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
+from streamv1.translator.tail.output import (
+    Backoff,
+    OutputBusy,
+    OutputClosed,
+    OutputFailed,
+    OutputSink,
+)
 from streamv1.translator.tail.streams import LiveStreams
+from streamv1.translator.tail.watching import FileEvents, Sweep, Unwatched
 from streamv1.translator.timefmt import now_ts
-
-#: Followers idle this long give their file descriptor back.
-FD_IDLE_SECONDS = 120.0
-#: A held output write is tried again after this long, doubling up to the cap.
-RETRY_FIRST, RETRY_CAP = 0.5, 30.0
-
-
-def fd_budget() -> int:
-    """How many followers may hold a descriptor at once: half the soft limit (the
-    rest is for sockets, the watcher, checkpoints), never under 16."""
-    import resource
-
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return 4096
-    return max(16, soft // 2)
-
-
-#: How often the files of folders inotify does not watch are polled (seconds).
-FAST_POLL = 1.0
-
-class OutputBusy(Exception):
-    """Another process writes the output file: two writers would each cut it back
-    to their own idea of its length (#23 item 1: 0 of 8 answers kept)."""
-
-
-def _locked(path: Path, fd: int) -> int:
-    """``fd`` with an exclusive lock on the output file, held while it is open:
-    one writer per output, whatever state file each daemon has."""
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise OutputBusy(
-            f"{path}: another streamv1 tail writes this output; one writer per output "
-            "(stop that one, or give this one another --output)") from None
-    return fd
-
-
-class OutputClosed(Exception):
-    """The daemon writes to stdout and its reader went away (``| head``, ``jq``
-    quitting): the job is over, as for ``convert`` (a file output is another
-    matter: a full disk is waited out)."""
-
-
-class OutputFailed(Exception):
-    """The output cannot be vouched for (a failed fsync): stop, checkpoint nothing more."""
-
-
-class OutputSink:
-    """Where lines go: a file (appended with ``write(2)``, fsynced at commits) or stdout.
-
-    For a file the sink knows the length it wrote whole: a write that fails part
-    way (ENOSPC, EIO) is cut back to it before the error goes up, so the file never
-    ends in a broken line and a later line is never spliced onto one."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self._out: IO[bytes] | None = None
-        self._fd = -1
-        self._length = 0
-        if path is None:
-            import sys
-
-            self._out = sys.stdout.buffer
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = _locked(path, os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644))
-            st = os.fstat(self._fd)
-            self.ino = st.st_ino
-            self._length = st.st_size
-            self._load_tail()
-
-    #: How much of the output's end a checkpoint vouches for (see ``tail``).
-    TAIL_BYTES = 4096
-    ino = 0
-    tail = b""  # the last bytes written whole: a checkpoint keeps their hash
-
-    def _load_tail(self) -> None:
-        start = max(0, self._length - self.TAIL_BYTES)
-        self.tail = os.pread(self._fd, self._length - start, start)
-
-    def is_as_checkpointed(self, saved: cp.Checkpoint) -> bool:
-        """Is this the file, and are these the bytes, the checkpoint describes up to
-        its length? (Not after a rotation by rename or copytruncate, or an edit.)"""
-        length = saved.output_length
-        if self.path is None or length is None or saved.output_ino is None:
-            return True  # an older checkpoint: nothing to compare
-        if saved.output_ino != self.ino or os.fstat(self._fd).st_size < length:
-            return False
-        n = saved.output_tail_len
-        data = os.pread(self._fd, n, length - n)
-        return not n or cp.digest(data) == saved.output_tail_hash
-
-    def cut_back(self, length: int | None) -> None:
-        """Drop what a crash wrote after the last checkpoint (file output only)."""
-        if self.path is None or length is None:
-            return
-        size = os.fstat(self._fd).st_size
-        if size > length:
-            os.ftruncate(self._fd, length)
-            self._length = length
-            self._load_tail()
-            logs.get().info(
-                "output cut back to the last checkpoint",
-                path=str(self.path),
-                dropped_bytes=size - length,
-            )
-        elif size < length:
-            logs.get().warning(
-                "output is shorter than the checkpoint says; appending",
-                path=str(self.path),
-                expected=length,
-                found=size,
-            )
-
-    def write(self, data: bytes) -> None:
-        if not data:
-            return
-        if self._out is not None:
-            self._out.write(data)
-            self._out.flush()
-            return
-        size = os.fstat(self._fd).st_size
-        if size > self._length:
-            os.ftruncate(self._fd, self._length)  # a failed write's leftovers
-        elif size < self._length:
-            # Cut from outside (logrotate's copytruncate, ``: > out``): go on from
-            # there; never fill the gap.
-            logs.get().warning("output was truncated by someone else; appending from "
-                               "its new end", path=str(self.path), expected=self._length,
-                               found=size)
-            self._length = size
-            self._load_tail()
-        view = memoryview(data)
-        try:
-            while view:
-                view = view[os.write(self._fd, view) :]
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, self._length)
-            raise
-        self._length += len(data)
-        keep = self.TAIL_BYTES
-        self.tail = data[-keep:] if len(data) >= keep else (self.tail + data)[-keep:]
-
-    def reader_gone(self) -> bool:
-        """stdout is a pipe whose reader closed it (a quiet daemon learns it without
-        writing: the kernel marks the pipe's writing end with an error)."""
-        if self._out is None:
-            return False
-        import select
-
-        try:
-            poll = select.poll()
-            poll.register(self._out.fileno(), 0)  # POLLERR and POLLHUP are always asked
-            return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poll.poll(0))
-        except (OSError, ValueError):
-            return False
-
-    def moved(self) -> bool:
-        """Is the file at the path no longer the one written (deleted, or replaced:
-        renamed away by a rotation with nobody telling the daemon)?"""
-        if self.path is None:
-            return False
-        try:
-            return os.stat(self.path).st_ino != self.ino
-        except FileNotFoundError:
-            return True
-        except OSError:
-            return False
-
-    def reopen(self) -> None:
-        """Open the path anew (after a rotation by rename: a new, empty file)."""
-        if self.path is None:
-            return
-        fd = _locked(self.path, os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644))
-        os.close(self._fd)
-        self._fd = fd
-        st = os.fstat(fd)
-        self.ino, self._length = st.st_ino, st.st_size
-        self._load_tail()
-
-    def sync(self) -> None:
-        if self.path is not None:
-            os.fsync(self._fd)
-
-    @property
-    def length(self) -> int | None:
-        """What the file holds whole (None for stdout)."""
-        return None if self.path is None else self._length
-
-    def close(self) -> None:
-        if self.path is not None and self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
 
 
 class TailDaemon:
@@ -289,7 +97,6 @@ class TailDaemon:
         self.idle_close = idle_close
         self.rescan_every = rescan_every
         self.commit_every = commit_every
-        self.max_fds = max_fds if max_fds is not None else fd_budget()
         #: The time for lines whose source has none: given (tests, --now), else each
         #: file's own (sources.input_clock), as convert derives it; the clock for
         #: the live streams.
@@ -303,34 +110,25 @@ class TailDaemon:
         self._gone: set[str] = set()
         self._last_rescan = -1e18
         self._found: list[str] = []  # files a rescan of this round began to follow
-        self._last_sweep = now()
-        self._sweep_order: list[str] = []
-        self._sweep_at = 0
+        self._sweep = Sweep(now())
         self._last_commit = now()
         self._uncommitted = False
         self._first_scan = True
         self._resume: dict[str, cp.FileMark] = {}
         self._deferred: dict[str, bool] = {}  # path → new: to add when descriptors free up
         self._repoll: set[str] = set()  # polls that found no descriptor: next round
-        self._parked: set[str] = set()  # runs open in followers holding no descriptor
-        self._holding: set[FileFollower] = set()  # followers that may hold a descriptor
-        self._fd_short = 0  # times open() found the process out of descriptors
         self._blocked: bytes | None = None  # output not yet written (the write failed)
-        self._retry_at = 0.0
-        self._retry_wait = RETRY_FIRST
+        self._retry = Backoff()
         self.failed = False  # stopped with output unwritten: exit non-zero
         self.closed = False  # stdout's reader went away: stop, nothing more is written
         self._said_output_inside = False
         self._stop: Any = None  # the run loop's stop event (start): long reads heed it
         self._by_inode: dict[int, str] = {}  # inode → followed path (a move keeps it)
-        self._unwatched: list[str] = []  # folders inotify does not watch: polled instead
-        self._last_fast = -1e18
         self._resume_by_inode: dict[int, str] | None = None  # made when first asked
         self._starting = False  # the first scan: discoveries summed up, not one line each
         self._discovered: Counter[str] = Counter()
         self._out_name = str(sink.path) if sink.path is not None else "stdout"
         self._out_base = os.sep + sink.path.name if sink.path is not None else ""
-        self._watch_errors = 0  # watcher rounds whose events were lost (status)
         self._output_dev = os.stat(sink.path).st_dev if sink.path is not None else -1
         # A subagent's run ends when its parent's tool_result arrives: the tool_use
         # ids and agent ids the parents answered, and which follower runs which.
@@ -350,6 +148,7 @@ class TailDaemon:
         self._replays: set[str] = set()  # sessions whose files are to be replayed together
         self._resumed_sessions: Counter[str] = Counter()  # checkpointed files a session
         self.log = logs.get()
+        self.fds = Descriptors(max_fds if max_fds is not None else fd_budget(), self.log)
         # The live part (ADR-0053): streams in through the socket, one source per session.
         self.counters = Counters()
         self.claims = Claims(self.counters, clock)
@@ -357,8 +156,8 @@ class TailDaemon:
         self.live = LiveStreams(ingest_socket, self.counters, self.claims, clock, encoder,
                                 redact)
         self._woken = threading.Event()
-        self._changes: queue.SimpleQueue[set[str]] = queue.SimpleQueue()
-        self._watcher: Any = None
+        self.events = FileEvents([str(r) for r in roots], self.log, self.wake)
+        self.unwatched = Unwatched(self.log)
         self._reopen = False  # SIGHUP: reopen the output at the next round
         self.stats_every = stats_every
         self._last_stats = now()
@@ -425,9 +224,9 @@ class TailDaemon:
         # Caught up: a file whose run is closed gives its descriptor back now, not in
         # FD_IDLE_SECONDS (a user's 10,000 finished sessions held 10,000 descriptors,
         # and every quiet round looked at each); the next change opens it again.
-        for follower in list(self._holding):
+        for follower in list(self.fds.holding):
             if not follower.run_open:
-                follower.close_fd()
+                self.fds.give_back(follower)
         self._commit(force=True)
 
     def listen(self) -> None:
@@ -452,7 +251,7 @@ class TailDaemon:
             self.lock.release()
             return
         if self._blocked is not None:
-            self._retry_at = 0.0
+            self._retry.now()
             self._unblock(self._now())
         for follower in self.followers.values():
             self._flush(follower)  # nothing made may wait past the last checkpoint
@@ -504,11 +303,29 @@ class TailDaemon:
     # -- one round ---------------------------------------------------------------------
 
     def tick(self, changed: set[str] | None = None, rescan: bool = False) -> int:
-        """One round of work; returns how many lines it wrote."""
+        """One round of work (the module's docstring lists the steps); returns how
+        many lines it wrote."""
         now = self._now()
         if self._blocked is not None and not self._unblock(now):
             return 0  # nothing is read while the output cannot take it
         written = self._drain_streams()  # first: a claim must be in before its transcript
+        targets = self._targets(now, changed, rescan)
+        written += self._read_round(targets)
+        written += self._end_answered_agents()
+        written += self._close_idle(now)
+        self._commit()
+        if self.stats_every > 0 and now - self._last_stats >= self.stats_every:
+            self._last_stats = now
+            self.log.info("counters", **_flat(self.status()))
+        return written
+
+    def _targets(self, now: float, changed: set[str] | None, rescan: bool) -> list[str]:
+        """The files to read this round, in order: new files first (one of a session
+        followed already joins it before that session's lines of this round are
+        framed: a subagent's file, appearing with its parent's lines that follow
+        it), then the changed ones, what a rescan found, a share of every file
+        (the sweep), the unwatched folders' files, the polls that found no
+        descriptor last round, and every other file of the sessions among them."""
         # A new folder (a new project, a subagents/ dir) is looked into at once: its
         # files may have been written before its watch was in place.
         new_dirs = sorted(p for p in changed if p not in self.followers
@@ -523,39 +340,37 @@ class TailDaemon:
             self._last_rescan = now
         elif new_dirs:
             self._rescan(new_dirs)
+        chosen: dict[str, None]
         if rescan:
-            targets = list(self.followers)
-            self._last_sweep = now
+            chosen = dict.fromkeys(self.followers)
+            self._sweep.restart(now)
         else:
-            # New files first: one of a session followed already joins it before that
-            # session's lines of this round are framed (a subagent's file, appearing
-            # with the lines of its parent's that follow it).
             added = [path for path in sorted(changed or ())
                      if path not in self.followers and self._wanted(path)
                      and self._add(path, new=True) is not None]
             chosen = dict.fromkeys(
                 [p for p in changed or () if p in self.followers and p not in added] + added)
-            # What the rescan found, then a share of every file (the sweep: each is
-            # looked at once a rescan_every, in slices; the whole lot at once was a
-            # 100 ms round every 30 s at 10,000 files, an append's latency with it).
             chosen.update(dict.fromkeys(self._found))
-            chosen.update(dict.fromkeys(self._sweep(now)))
-            targets = list(chosen)
+            chosen.update(dict.fromkeys(self._sweep.take(now, self.followers,
+                                                         self.rescan_every)))
         if self._replays:
             self._replay_sessions()  # before any of their files reads on
-        targets += [p for p in self._poll_unwatched(now) if p not in targets]
-        if self._repoll:
-            targets += [p for p in self._repoll if p not in targets]
-            self._repoll.clear()
-        if self._sessions and targets:
+        chosen.update(dict.fromkeys(self._poll_unwatched(now)))
+        chosen.update(dict.fromkeys(self._repoll))
+        self._repoll.clear()
+        if self._sessions and chosen:
             # Every file of a session whose file changed is read in the same round:
             # its records are then merged with all that is on disk by now (a
             # subagent's last lines, written before its parent's answer to it).
-            more = [m for t in targets if (k := self._session_key.get(t)) in self._sessions
-                    for m in sorted(self._members.get(k, ())) if m not in targets]
-            targets += list(dict.fromkeys(more))
-        # A round's reads first, then each session's records framed in time order
-        # across its files (what one file brought before another's earlier line).
+            chosen.update(dict.fromkeys(
+                [m for t in list(chosen) if (k := self._session_key.get(t)) in self._sessions
+                 for m in sorted(self._members.get(k, ()))]))
+        return list(chosen)
+
+    def _read_round(self, targets: list[str]) -> int:
+        """A round's reads first, then each session's records framed in time order
+        across its files (what one file brought before another's earlier line)."""
+        written = 0
         self._deferring = True
         try:
             for path in targets:
@@ -569,12 +384,6 @@ class TailDaemon:
         for key in sorted(self._due):
             written += self._frame_session(key)
         self._due.clear()
-        written += self._end_answered_agents()
-        written += self._close_idle(now)
-        self._commit()
-        if self.stats_every > 0 and now - self._last_stats >= self.stats_every:
-            self._last_stats = now
-            self.log.info("counters", **_flat(self.status()))
         return written
 
     def _poll(self, follower: FileFollower) -> int:
@@ -594,15 +403,14 @@ class TailDaemon:
             return self._unreadable(follower, str(exc), retry=True)
         except NoDescriptors:
             try:
-                if not self._free_fds(keep=follower):
+                if not self.fds.out_of_descriptors(self.followers, keep=follower):
                     raise
                 change = follower.poll()
             except NoDescriptors:
                 self._repoll.add(follower.path)  # the next round tries it again
                 return 0
         if change.kind == "ok":
-            if follower.fd is not None:
-                self._holding.add(follower)
+            self.fds.opened(follower)
             if follower.ino and self._by_inode.get(follower.ino) != follower.path:
                 self._by_inode[follower.ino] = follower.path
             return self._flush(follower)
@@ -798,8 +606,7 @@ class TailDaemon:
             raise
         except OSError as exc:
             self._blocked = data
-            self._retry_wait = RETRY_FIRST
-            self._retry_at = self._now() + self._retry_wait
+            self._retry.begin(self._now())
             self.log.error(
                 f"output write failed ({exc.strerror or exc}); holding the lines, reading "
                 "nothing more, and trying again with backoff",
@@ -812,14 +619,13 @@ class TailDaemon:
 
     def _unblock(self, now: float) -> bool:
         """Try the held write again (when its backoff is up): True once it went out."""
-        if now < self._retry_at or self._blocked is None:
+        if self._blocked is None or not self._retry.due(now):
             return self._blocked is None
         data = self._blocked
         try:
             self.sink.write(data)
         except OSError:
-            self._retry_wait = min(self._retry_wait * 2, RETRY_CAP)
-            self._retry_at = now + self._retry_wait
+            self._retry.failed(now)
             return False
         self._blocked = None
         self.log.info("output writable again; going on", path=self._out_name,
@@ -829,33 +635,19 @@ class TailDaemon:
         return True
 
     def _close_idle(self, now: float) -> int:
+        """Runs quiet for ``idle_close`` seconds end as at the end of a file; quiet
+        files give their descriptors back (:mod:`translator.tail.descriptors`)."""
         written = 0
-        # Only followers that read lately hold a descriptor: few, whatever the total
-        # (a set kept as they poll, not a look at every follower each round: that
-        # was 10 ms a quiet second at 10,000 files). Open runs of those that gave
-        # theirs back are watched by name.
-        self._holding = {f for f in self._holding
-                         if f.fd is not None and self.followers.get(f.path) is f}
-        holding = list(self._holding)
-        parked = [self.followers[p] for p in self._parked if p in self.followers]
-        self._parked = {f.path for f in parked if f.fd is None and f.run_open}
-        for follower in holding + [f for f in parked if f.fd is None]:
+        for follower in self.fds.to_watch(self.followers):
             if self.idle_close > 0 and follower.run_open:
                 if now - self._last_data(follower) >= self.idle_close:
                     follower.close_runs()
                     written += self._flush(follower)
-                    self._parked.discard(follower.path)
+                    self.fds.parked.discard(follower.path)
                     self.log.info("run idle; closed as at the end of a file", path=follower.path)
                 continue  # keep the descriptor while a run is open
-            if now - follower.last_data >= FD_IDLE_SECONDS:
-                follower.close_fd()
-        holding = [f for f in holding if f.fd is not None]
-        if len(holding) > self.max_fds:
-            # Over budget (``--from start`` over a big archive: every file's run is
-            # open until idle-close): the least lately read give theirs back.
-            holding.sort(key=lambda f: f.last_data)
-            for follower in holding[: len(holding) - self.max_fds * 3 // 4]:
-                self._give_back(follower)
+            self.fds.quiet(follower, now)
+        self.fds.trim()
         return written
 
     def _last_data(self, follower: FileFollower) -> float:
@@ -869,28 +661,6 @@ class TailDaemon:
         return max([follower.last_data] + [
             f.last_data for p in self._members.get(key, ()) if (f := self.followers.get(p))
         ])
-
-    def _give_back(self, follower: FileFollower) -> None:
-        """Close a follower's descriptor; an open run stays watched for idleness."""
-        follower.close_fd()
-        if follower.run_open:
-            self._parked.add(follower.path)
-
-    def _free_fds(self, keep: FileFollower | None = None) -> bool:
-        """open() found no descriptor left: give back every follower's but ``keep``'s.
-        Logged once; counted (``fd_exhausted``) every time. False if none was held."""
-        self._fd_short += 1
-        held = [f for f in self.followers.values() if f.fd is not None and f is not keep]
-        if self._fd_short == 1:
-            self.log.warning(
-                "out of file descriptors (ulimit -n); giving idle ones back and going on "
-                "(logged once; counted as fd_exhausted)",
-                held=len(held), budget=self.max_fds,
-            )
-        for follower in held:
-            self._give_back(follower)
-        self.max_fds = max(16, min(self.max_fds, len(held) // 2))
-        return bool(held)
 
     # -- files -----------------------------------------------------------------------------
 
@@ -918,40 +688,18 @@ class TailDaemon:
         return st.st_ino == self.sink.ino and st.st_dev == self._output_dev
 
     def _check_watches(self) -> None:
-        """Folders of followed files the kernel does not watch (inotify's watches
-        ran out): said once, with what to do; counted (status unwatched_folders);
-        their files polled every FAST_POLL seconds instead of waiting for the rescan."""
-        if self._watcher is None:
-            return
-        watched = watches.watched()
-        if watched is None:
-            return
-        folders = {os.path.dirname(p) for p in self.followers} | {str(r) for r in self.roots}
-        missing = []
-        for folder in sorted(folders):
-            try:
-                st = os.stat(folder)
-            except OSError:
-                continue
-            if (st.st_dev, st.st_ino) not in watched:
-                missing.append(folder)
-        if missing and not self._unwatched:
-            limit = watches.max_watches()
-            self.log.warning(
-                f"{len(missing)} folder(s) are not watched: the kernel's inotify watches ran "
-                f"out (fs.inotify.max_user_watches = {limit}); their files are polled every "
-                f"{FAST_POLL:g} s instead. Raise the limit (sysctl -w "
-                "fs.inotify.max_user_watches=524288) and restart", path=missing[0])
-        self._unwatched = missing
+        if self.events.watcher is not None:
+            self.unwatched.check([os.path.dirname(p) for p in self.followers]
+                                 + [str(r) for r in self.roots])
 
     def _poll_unwatched(self, now: float) -> list[str]:
         """The files of unwatched folders, and new ones there, every FAST_POLL."""
-        if not self._unwatched or now - self._last_fast < FAST_POLL:
+        due = self.unwatched.due(now)
+        if not due:
             return []
-        self._last_fast = now
-        folders = set(self._unwatched)
+        folders = set(due)
         targets = [p for p in self.followers if os.path.dirname(p) in folders]
-        for folder in self._unwatched:
+        for folder in due:
             try:
                 names = os.listdir(folder)
             except OSError:
@@ -962,21 +710,6 @@ class TailDaemon:
                         and os.path.isfile(path) and self._add(path, new=True) is not None):
                     targets.append(path)
         return targets
-
-    def _sweep(self, now: float) -> list[str]:
-        """The next slice of every followed file, so that each is polled at least
-        once a ``rescan_every`` (the net under missed file events), the cost spread
-        over the rounds."""
-        share = (now - self._last_sweep) / self.rescan_every if self.rescan_every > 0 else 1
-        if share <= 0 or not self.followers:
-            return []
-        self._last_sweep = now
-        if self._sweep_at >= len(self._sweep_order):
-            self._sweep_order, self._sweep_at = list(self.followers), 0
-        k = min(len(self._sweep_order), max(1, math.ceil(len(self._sweep_order) * share)))
-        taken = self._sweep_order[self._sweep_at : self._sweep_at + k]
-        self._sweep_at += k
-        return [p for p in taken if p in self.followers]
 
     def _rescan(self, folders: list[str] | None = None) -> None:
         """Look for new files: under every root, or (``folders``) only in those."""
@@ -1014,7 +747,7 @@ class TailDaemon:
             self._unreadable(placeholder, str(exc), retry=True)
             return None
         except NoDescriptors:
-            if self._free_fds():
+            if self.fds.out_of_descriptors(self.followers):
                 try:
                     return self._follow(path, new)
                 except NoDescriptors:
@@ -1129,7 +862,7 @@ class TailDaemon:
             if run_key is not None and run_key[1] is not None:
                 self._agent_runs[(run_key[0], run_key[1])] = path  # a subagent's run
             if follower.run_open:
-                self._parked.add(path)  # no descriptor yet: watched for idleness by name
+                self.fds.park(follower)  # no descriptor yet: watched for idleness by name
         elif mark is not None:
             self._close_lost(path, mark)
             state = "changed since the checkpoint; its open run closed, from its start"
@@ -1371,9 +1104,9 @@ class TailDaemon:
             floors=len(self.claims.floors),
             files=len(self.followers),
             socket_refused=self.live.refused,
-            fd_exhausted=self._fd_short,
-            watch_errors=self._watch_errors,
-            unwatched_folders=len(self._unwatched),
+            fd_exhausted=self.fds.exhausted,
+            watch_errors=self.events.errors,
+            unwatched_folders=len(self.unwatched.folders),
             output_held_bytes=len(self._blocked or b""),
             uptime_s=round(self._now() - self._born, 1),
         )
@@ -1384,21 +1117,7 @@ class TailDaemon:
     # -- the loop ---------------------------------------------------------------------------
 
     def _start_watching(self, stop: Any) -> None:
-        """Put the file watches in place now, on this thread (the watcher is built
-        here, not lazily inside its thread as ``watchfiles.watch`` builds it), so
-        whatever is written from here on is an event."""
-        from watchfiles._rust_notify import RustNotify
-
-        roots = [str(r) for r in self.roots if r.is_dir()]
-        if not roots or self._watcher is not None:
-            return
-        try:
-            self._watcher = RustNotify(roots, False, False, 300, True, True)
-        except Exception as exc:  # out of descriptors or inotify watches: rescans remain
-            self.log.error(f"file watching unavailable ({exc}); new lines are found by the "
-                           f"rescan every {self.rescan_every:g} s")
-            return
-        threading.Thread(target=self._watch, args=(stop,), name="watch", daemon=True).start()
+        self.events.start(stop)
 
     def run(self, stop: Any) -> None:
         """Rounds of work, each when something happened (a file event, stream lines,
@@ -1407,12 +1126,7 @@ class TailDaemon:
         while not stop.is_set():
             self._woken.wait(self._quiet_wait())
             self._woken.clear()
-            changed: set[str] = set()
-            while True:
-                try:
-                    changed |= self._changes.get_nowait()
-                except queue.Empty:
-                    break
+            changed = self.events.changed()
             if stop.is_set():
                 break
             if self._reopen:
@@ -1433,29 +1147,6 @@ class TailDaemon:
         due = self._last_commit + self.commit_every - self._now()
         # Past due means the last try failed (said then): retry at the old pace.
         return min(1.0, due + 0.001) if due > 0 else 1.0
-
-    def _watch(self, stop: Any) -> None:
-        while not stop.is_set():
-            try:
-                changes = self._watcher.watch(50, 10, 1000, stop)
-            except Exception as exc:  # watchfiles cannot decode a non-UTF-8 file name
-                # The round's events are lost, not the thread: a rescan finds what
-                # they were about (#23 item 10: the thread died, and with it every
-                # later event).
-                self._watch_errors += 1
-                if self._watch_errors == 1:
-                    self.log.warning(f"file events lost ({type(exc).__name__}: {exc}); "
-                                     "rescanning instead (said once; counted as "
-                                     "watch_errors)")
-                self._changes.put({str(root) for root in self.roots})
-                self.wake()
-                stop.wait(0.05)
-                continue
-            if changes == "stop":
-                return
-            if isinstance(changes, set) and changes:
-                self._changes.put({path for _, path in changes})
-                self.wake()
 
 
 def _skip(mark: cp.FileMark) -> int:

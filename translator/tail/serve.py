@@ -24,13 +24,8 @@ from streamv1.translator.discover import claude_projects
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.tail import protocol
 from streamv1.translator.tail.checkpoint import CheckpointError
-from streamv1.translator.tail.daemon import (
-    OutputBusy,
-    OutputClosed,
-    OutputFailed,
-    OutputSink,
-    TailDaemon,
-)
+from streamv1.translator.tail.daemon import TailDaemon
+from streamv1.translator.tail.output import OutputBusy, OutputClosed, OutputFailed, OutputSink
 
 
 def watched_roots(dirs: Sequence[Path]) -> list[Path]:

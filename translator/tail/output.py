@@ -1,0 +1,224 @@
+"""The daemon's output: a file (appended, fsynced at commits, locked against a
+second writer) or stdout, and what it does when a write cannot be made.
+
+Split from the daemon (#23 item 21) so each part of a round has its own module
+and tests: the sink knows bytes and files, nothing of sessions or checkpoints
+beyond the identity a checkpoint vouches for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import IO
+
+from streamv1.translator import logs
+from streamv1.translator.tail import checkpoint as cp
+
+#: A held output write is tried again after this long, doubling up to the cap.
+RETRY_FIRST, RETRY_CAP = 0.5, 30.0
+
+
+class Backoff:
+    """When a write that failed (disk full) is tried again: RETRY_FIRST after the
+    failure, doubling to RETRY_CAP while it keeps failing."""
+
+    def __init__(self) -> None:
+        self.at = 0.0
+        self.wait = RETRY_FIRST
+
+    def due(self, now: float) -> bool:
+        return now >= self.at
+
+    def begin(self, now: float) -> None:
+        """A write just failed: the first wait."""
+        self.wait = RETRY_FIRST
+        self.at = now + self.wait
+
+    def failed(self, now: float) -> None:
+        self.wait = min(self.wait * 2, RETRY_CAP)
+        self.at = now + self.wait
+
+    def now(self) -> None:
+        """Try at the next chance (a stop: one last try)."""
+        self.at = 0.0
+
+
+class OutputBusy(Exception):
+    """Another process writes the output file: two writers would each cut it back
+    to their own idea of its length (#23 item 1: 0 of 8 answers kept)."""
+
+
+def _locked(path: Path, fd: int) -> int:
+    """``fd`` with an exclusive lock on the output file, held while it is open:
+    one writer per output, whatever state file each daemon has."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise OutputBusy(
+            f"{path}: another streamv1 tail writes this output; one writer per output "
+            "(stop that one, or give this one another --output)") from None
+    return fd
+
+
+class OutputClosed(Exception):
+    """The daemon writes to stdout and its reader went away (``| head``, ``jq``
+    quitting): the job is over, as for ``convert`` (a file output is another
+    matter: a full disk is waited out)."""
+
+
+class OutputFailed(Exception):
+    """The output cannot be vouched for (a failed fsync): stop, checkpoint nothing more."""
+
+
+class OutputSink:
+    """Where lines go: a file (appended with ``write(2)``, fsynced at commits) or stdout.
+
+    For a file the sink knows the length it wrote whole: a write that fails part
+    way (ENOSPC, EIO) is cut back to it before the error goes up, so the file never
+    ends in a broken line and a later line is never spliced onto one."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._out: IO[bytes] | None = None
+        self._fd = -1
+        self._length = 0
+        if path is None:
+            import sys
+
+            self._out = sys.stdout.buffer
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = _locked(path, os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644))
+            st = os.fstat(self._fd)
+            self.ino = st.st_ino
+            self._length = st.st_size
+            self._load_tail()
+
+    #: How much of the output's end a checkpoint vouches for (see ``tail``).
+    TAIL_BYTES = 4096
+    ino = 0
+    tail = b""  # the last bytes written whole: a checkpoint keeps their hash
+
+    def _load_tail(self) -> None:
+        start = max(0, self._length - self.TAIL_BYTES)
+        self.tail = os.pread(self._fd, self._length - start, start)
+
+    def is_as_checkpointed(self, saved: cp.Checkpoint) -> bool:
+        """Is this the file, and are these the bytes, the checkpoint describes up to
+        its length? (Not after a rotation by rename or copytruncate, or an edit.)"""
+        length = saved.output_length
+        if self.path is None or length is None or saved.output_ino is None:
+            return True  # an older checkpoint: nothing to compare
+        if saved.output_ino != self.ino or os.fstat(self._fd).st_size < length:
+            return False
+        n = saved.output_tail_len
+        data = os.pread(self._fd, n, length - n)
+        return not n or cp.digest(data) == saved.output_tail_hash
+
+    def cut_back(self, length: int | None) -> None:
+        """Drop what a crash wrote after the last checkpoint (file output only)."""
+        if self.path is None or length is None:
+            return
+        size = os.fstat(self._fd).st_size
+        if size > length:
+            os.ftruncate(self._fd, length)
+            self._length = length
+            self._load_tail()
+            logs.get().info(
+                "output cut back to the last checkpoint",
+                path=str(self.path),
+                dropped_bytes=size - length,
+            )
+        elif size < length:
+            logs.get().warning(
+                "output is shorter than the checkpoint says; appending",
+                path=str(self.path),
+                expected=length,
+                found=size,
+            )
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if self._out is not None:
+            self._out.write(data)
+            self._out.flush()
+            return
+        size = os.fstat(self._fd).st_size
+        if size > self._length:
+            os.ftruncate(self._fd, self._length)  # a failed write's leftovers
+        elif size < self._length:
+            # Cut from outside (logrotate's copytruncate, ``: > out``): go on from
+            # there; never fill the gap.
+            logs.get().warning("output was truncated by someone else; appending from "
+                               "its new end", path=str(self.path), expected=self._length,
+                               found=size)
+            self._length = size
+            self._load_tail()
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._length)
+            raise
+        self._length += len(data)
+        keep = self.TAIL_BYTES
+        self.tail = data[-keep:] if len(data) >= keep else (self.tail + data)[-keep:]
+
+    def reader_gone(self) -> bool:
+        """stdout is a pipe whose reader closed it (a quiet daemon learns it without
+        writing: the kernel marks the pipe's writing end with an error)."""
+        if self._out is None:
+            return False
+        import select
+
+        try:
+            poll = select.poll()
+            poll.register(self._out.fileno(), 0)  # POLLERR and POLLHUP are always asked
+            return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poll.poll(0))
+        except (OSError, ValueError):
+            return False
+
+    def moved(self) -> bool:
+        """Is the file at the path no longer the one written (deleted, or replaced:
+        renamed away by a rotation with nobody telling the daemon)?"""
+        if self.path is None:
+            return False
+        try:
+            return os.stat(self.path).st_ino != self.ino
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+
+    def reopen(self) -> None:
+        """Open the path anew (after a rotation by rename: a new, empty file)."""
+        if self.path is None:
+            return
+        fd = _locked(self.path, os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644))
+        os.close(self._fd)
+        self._fd = fd
+        st = os.fstat(fd)
+        self.ino, self._length = st.st_ino, st.st_size
+        self._load_tail()
+
+    def sync(self) -> None:
+        if self.path is not None:
+            os.fsync(self._fd)
+
+    @property
+    def length(self) -> int | None:
+        """What the file holds whole (None for stdout)."""
+        return None if self.path is None else self._length
+
+    def close(self) -> None:
+        if self.path is not None and self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
