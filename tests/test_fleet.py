@@ -1,7 +1,8 @@
 """The fleet stream on a real NATS JetStream (nats-server from the test extra, on
 loopback ports): what ``tail --publish`` stores equals ``convert`` per session and
 holds every line once, through SIGKILLs of the daemon, a server outage, a cluster
-node's death; hosts are kept apart; ``convert --publish`` twice stores nothing twice."""
+node's death; hosts are kept apart; ``convert --publish`` twice stores nothing twice;
+a durable subscriber killed mid-batch is resumed in stream order, nothing missing."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ import random
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import natsserver
 import pytest
@@ -512,13 +515,7 @@ def test_ctrl_c_on_subscribe_ends_it_with_nothing_twice_and_nothing_left(
     of 10 tries (3 of 11 then hung for good), and the line in flight came twice.
     Now the signal ends it between two fetches: exit 130 within two seconds; a
     durable subscriber started again gets exactly the lines it had not printed."""
-    files = [str(p) for folder in ("claude-session", "claude-stream", "captures")
-             for p in sorted((SESSION.parent / folder).rglob("*.jsonl"))
-             if ".expected." not in p.name]
-    subprocess.run([streamv1_bin, "convert", "--lenient", *files, "--publish", server.url,
-                    "--host", "h"], capture_output=True, timeout=120, check=True)
-    stored = [m["data"] for m in natsserver.stored(server.url)]
-    assert len(stored) > 500
+    stored = _published(streamv1_bin, server)
     for k in range(3):
         name = f"dash{k}"
         proc = subprocess.Popen([streamv1_bin, "subscribe", "--from", server.url, "--durable",
@@ -534,3 +531,189 @@ def test_ctrl_c_on_subscribe_ends_it_with_nothing_twice_and_nothing_left(
                               check=True).stdout
         got = first.splitlines() + rest.splitlines()
         assert Counter(got) == Counter(stored), name  # each line once, none left behind
+
+
+# -- a durable subscriber killed ------------------------------------------------------------
+
+
+def _published(streamv1_bin: str, server: natsserver.Server) -> list[bytes]:
+    """Our sessions in the stream (over 700 lines, 850 KB, many subjects): the stream's
+    lines in stream order (seq = index + 1)."""
+    files = [str(p) for folder in ("claude-session", "claude-stream", "captures")
+             for p in sorted((SESSION.parent / folder).rglob("*.jsonl"))
+             if ".expected." not in p.name]
+    subprocess.run([streamv1_bin, "convert", "--lenient", *files, "--publish", server.url,
+                    "--host", "h"], capture_output=True, timeout=120, check=True)
+    stored = [m["data"] for m in natsserver.stored(server.url)]
+    assert len(stored) > 500 and len(set(stored)) == len(stored)
+    return stored
+
+
+def _consumer(url: str, name: str) -> Any:
+    import asyncio
+
+    import nats
+
+    async def info() -> Any:
+        nc = await nats.connect(url)
+        try:
+            return await nc.jetstream().consumer_info("STREAMV1", name)
+        finally:
+            await nc.close()
+
+    return asyncio.run(info())
+
+
+def _killed_mid_batch(streamv1_bin: str, url: str, durable: str, pipe_size: int,
+                      *extra: str) -> tuple[bytes, int]:
+    """Run ``subscribe --durable`` into a pipe of ``pipe_size`` bytes that nobody
+    reads: it writes until the pipe is full, then sits in write() in the middle of
+    a fetched batch, holding the rest unacked. Once it has written something and
+    stopped moving, SIGKILL it. Returns what it wrote and the consumer's ack floor
+    after the kill."""
+    import fcntl
+    import os
+    import termios
+
+    from nats.js.errors import NotFoundError
+
+    rd, wr = os.pipe()
+    fcntl.fcntl(wr, 1031, pipe_size)  # F_SETPIPE_SZ
+    proc = subprocess.Popen([streamv1_bin, "subscribe", "--from", url, "--durable", durable,
+                             *extra], stdout=wr, stderr=subprocess.DEVNULL)
+    _STARTED.append(proc)
+    os.close(wr)
+    last: tuple[int, ...] = ()
+    deadline = time.monotonic() + 60
+    while True:
+        assert time.monotonic() < deadline and proc.poll() is None
+        queued = struct.unpack("i", fcntl.ioctl(rd, termios.FIONREAD, b"\0" * 4))[0]
+        try:
+            info = _consumer(url, durable)
+        except NotFoundError:  # not made yet
+            time.sleep(0.2)
+            continue
+        now = (queued, info.ack_floor.stream_seq, info.delivered.consumer_seq)
+        if queued and info.num_ack_pending and now == last:
+            break  # written, holding lines, and stuck: the pipe is full
+        last = now
+        time.sleep(0.2)
+    proc.kill()
+    proc.wait()
+    info = _consumer(url, durable)
+    assert info.num_ack_pending > 0  # killed holding fetched lines it never acked
+    with os.fdopen(rd, "rb") as f:
+        return f.read(), info.ack_floor.stream_seq
+
+
+def _resumed(stored: list[bytes], runs: list[tuple[bytes, int]]) -> int:
+    """Check the outputs of a durable's runs, in order, each with its --ack-window
+    (the last run not killed): together they are the stream in stream order, none
+    missing; each run begins where the one before stopped, or at most that run's
+    window of lines before (printed, not yet confirmed acked: printed again); a
+    killed run's last line may be cut (its start without a newline), and the next
+    run then prints it whole. Returns how many lines were printed twice."""
+    at, window, twice = 0, 0, 0
+    for k, (out, ack_window) in enumerate(runs):
+        *lines, cut = out.split(b"\n")
+        if k == len(runs) - 1:
+            assert cut == b"", "the last run ends with a whole line"
+        starts = [s for s in range(max(0, at - window), at + 1)
+                  if stored[s:s + len(lines)] == lines]
+        assert starts, f"run {k} is not the stream from where run {k - 1} stopped"
+        start = starts[-1] if lines else at
+        twice += at - start
+        at = start + len(lines)
+        if cut:
+            assert at < len(stored) and stored[at].startswith(cut), f"run {k}: a cut line"
+        window = ack_window if lines else max(window, ack_window)
+    assert at == len(stored), f"{len(stored) - at} lines missing"
+    return twice
+
+
+def test_a_durable_subscriber_killed_mid_batch_is_resumed_in_order_at_once(
+        streamv1_bin: str, server: natsserver.Server) -> None:
+    """#23 item 12: SIGKILLed with a batch fetched but not acked, the next
+    ``--durable --catch-up`` exited 0 without those lines (253 of 256 here), and
+    they came 30 s later (the ack wait), after newer lines. Now the next run sees
+    the consumer holding lines with no reader at work, resets it to its ack floor
+    and prints them first: the stream in order, none missing. Printed twice: only
+    what the killed run printed past its last confirmed ack, at most one line."""
+    stored = _published(streamv1_bin, server)
+    first, floor = _killed_mid_batch(streamv1_bin, server.url, "dash", 4096)
+    rest = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--durable",
+                           "dash", "--catch-up"], capture_output=True, timeout=60, check=True)
+    twice = _resumed(stored, [(first, 1), (rest.stdout, 0)])
+    assert rest.stdout.split(b"\n")[0] == stored[floor]  # from the ack floor on, at once
+    assert b"delivered again first" in rest.stderr
+    # Printed twice: what was printed past the ack floor, at most one line.
+    assert twice == len(first.split(b"\n")) - 1 - floor <= 1
+    again = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--durable",
+                            "dash", "--catch-up"], capture_output=True, timeout=60, check=True)
+    assert again.stdout == b""
+
+
+def test_a_durable_subscriber_killed_again_and_again_misses_nothing(
+        streamv1_bin: str, server: natsserver.Server) -> None:
+    """Four kills in a row, each run stuck on a pipe of another size, two with a
+    wider --ack-window; then a catch-up: the runs' outputs are the whole stream in
+    order, each repeating at most its predecessor's window."""
+    stored = _published(streamv1_bin, server)
+    runs: list[tuple[bytes, int]] = []
+    for pipe_size, window in ((4096, 1), (16384, 8), (8192, 1), (65536, 32)):
+        out, _ = _killed_mid_batch(streamv1_bin, server.url, "dash", pipe_size,
+                                   "--ack-window", str(window))
+        runs.append((out, window))
+    rest = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--durable",
+                           "dash", "--catch-up"], capture_output=True, timeout=60, check=True)
+    runs.append((rest.stdout, 0))
+    twice = _resumed(stored, runs)
+    assert twice <= 1 + 8 + 1 + 32
+    assert sum(len(o.split(b"\n")) - 1 for o, _ in runs) == len(stored) + twice
+
+
+def test_a_durable_shared_with_a_live_reader_is_not_taken_from_it(
+        streamv1_bin: str, server: natsserver.Server) -> None:
+    """Two readers of one durable (work-queue style): one holds every line, unacked,
+    with a pull request waiting, so it is alive. A second ``--catch-up`` must not
+    reset the consumer (that would print the live reader's lines here too): it
+    says so, waits (no exit 0 while lines are held), and ends once they are acked,
+    having printed none of them."""
+    import asyncio
+
+    import nats
+    from nats.js.api import AckPolicy, ConsumerConfig
+
+    stored = _published(streamv1_bin, server)
+
+    async def scenario() -> tuple[int | None, bytes, bytes]:
+        nc = await nats.connect(server.url)
+        js = nc.jetstream()
+        sub = await js.pull_subscribe("streamv1.*.*", durable="shared", stream="STREAMV1",
+                                      config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT))
+        held: list[Any] = []
+        while len(held) < len(stored):
+            held += await sub.fetch(256, timeout=5)
+        inbox = nc.new_inbox()
+        await nc.subscribe(inbox)
+        await nc.publish("$JS.API.CONSUMER.MSG.NEXT.STREAMV1.shared",
+                         b'{"batch":1,"expires":120000000000}', reply=inbox)
+        await nc.flush()
+        assert (await js.consumer_info("STREAMV1", "shared")).num_waiting == 1
+        proc = await asyncio.create_subprocess_exec(
+            streamv1_bin, "subscribe", "--from", server.url, "--durable", "shared",
+            "--catch-up", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        assert proc.stderr is not None and proc.stdout is not None
+        said = b""
+        while b"waiting for" not in said:
+            said += await asyncio.wait_for(proc.stderr.readline(), 60)
+        assert proc.returncode is None  # held lines: not done
+        for msg in held:
+            await msg.ack_sync()
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        await nc.close()
+        return proc.returncode, out, said + err
+
+    code, out, err = asyncio.run(scenario())
+    assert code == 0 and out == b""
+    assert b"left to it" in err and b"delivered again" not in err

@@ -844,20 +844,27 @@ def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
               "the stream's start.")
 @click.option("--catch-up", is_flag=True,
               help="With --from: print what the stream holds now, then exit.")
+@click.option("--ack-window", type=click.IntRange(1, fleet.FETCH), default=fleet.ACK_WINDOW,
+              show_default=True, metavar="N",
+              help="With --from: lines printed between two confirmed acks. A killed "
+              "subscriber's next run prints at most N lines again; each confirmation "
+              "is a round trip, so a larger N is faster over a slow link.")
 @fleet.bus_options(publishing=False)
 @quiet_on_closed_stdout
 def subscribe(socket_path: Path | None, source_url: str | None, durable: str | None,
               host_filter: str | None, session_filter: str | None, since: str | None,
-              catch_up: bool, **bus: Any) -> None:
+              catch_up: bool, ack_window: int, **bus: Any) -> None:
     """Print the daemon's unified stream live, until it stops. A reader too slow
     for it loses lines (counted; a system/warning line says how many).
 
-    With --from nats://…, print the fleet's stream from JetStream instead: every
-    line once, acked after it is written (a durable consumer resumes there)."""
+    With --from nats://…, print the fleet's stream from JetStream instead, in stream
+    order, each line acked after it is written (a durable consumer resumes there;
+    after a kill, at most --ack-window lines are printed again)."""
     if source_url is None:
-        if durable or host_filter or session_filter or since or catch_up:
-            raise click.UsageError("--durable, --host, --session, --since and --catch-up "
-                                   "go with --from nats://…")
+        if (durable or host_filter or session_filter or since or catch_up
+                or ack_window != fleet.ACK_WINDOW):
+            raise click.UsageError("--durable, --host, --session, --since, --catch-up and "
+                                   "--ack-window go with --from nats://…")
         _subscribe_local(socket_path)
         return
     bus_config = fleet.config(source_url, bus, host="-")
@@ -866,7 +873,7 @@ def subscribe(socket_path: Path | None, source_url: str | None, durable: str | N
         with _signals_interrupt():
             fleet.subscribe(bus_config, sys.stdout.buffer, host=host_filter,
                             session=session_filter, durable=durable, since=when,
-                            catch_up=catch_up)
+                            catch_up=catch_up, ack_window=ack_window)
     except Interrupted as exc:
         sys.exit(128 + exc.signum)
     except fleet.BusError as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import click
+import orjson
 
 from streamv1.translator import jetstream, logs
 from streamv1.translator.jetstream import BusConfig, BusError
@@ -183,15 +184,38 @@ def _said_once() -> Callable[[str], None]:
 # -- subscribe --from nats:// -----------------------------------------------------------------
 
 
+#: Lines asked for per fetch.
+FETCH = 256
+#: Lines written between two confirmed acks (``--ack-window``): the most a kill can
+#: leave printed but not acked, printed again by the next run. Each confirmation is
+#: a round trip: 3,847 lines/s at 1, 13,259 at 32, 15,049 at 256 on loopback
+#: (docs/fleet.md).
+ACK_WINDOW = 1
+#: How long a durable consumer holding unacked lines must show no reader at work
+#: (no pull request waiting, nothing delivered or acked) before those lines are
+#: taken for a dead subscriber's and delivered again (:func:`_take_back`).
+QUIET = 2.0
+#: How long to look for that quiet at most: a killed subscriber's last pull request
+#: waits out its expiry (the fetch timeout, 1 s) before it is gone.
+QUIET_LIMIT = QUIET + 2.0
+#: How often the consumer is looked at meanwhile.
+LOOK = 0.25
+#: The first nats-server with $JS.API.CONSUMER.RESET (ADR-60).
+RESET_SINCE = (2, 14)
+
+
 def subscribe(bus: BusConfig, out: IO[bytes], *, host: str | None, session: str | None,
-              durable: str | None, since: datetime | None, catch_up: bool) -> int:
+              durable: str | None, since: datetime | None, catch_up: bool,
+              ack_window: int = ACK_WINDOW) -> int:
     """Print the stream's lines (a pull consumer, each acked after it is written).
     Returns how many were written."""
-    return asyncio.run(_subscribe(bus, out, host, session, durable, since, catch_up))
+    return asyncio.run(_subscribe(bus, out, host, session, durable, since, catch_up,
+                                  ack_window))
 
 
 async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: str | None,
-                     durable: str | None, since: datetime | None, catch_up: bool) -> int:
+                     durable: str | None, since: datetime | None, catch_up: bool,
+                     ack_window: int = ACK_WINDOW) -> int:
     from nats.errors import TimeoutError as NatsTimeout
     from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
@@ -218,23 +242,39 @@ async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: 
         )
         sub = await _bounded(js.pull_subscribe(subject, durable=durable, stream=bus.stream,
                                                config=cfg))
+        if durable:
+            await _take_back(nc, sub, bus, durable, stopped)
+        said_held = False
         while not stopped:
             try:
-                msgs = await sub.fetch(256, timeout=1.0)
+                msgs = await sub.fetch(FETCH, timeout=1.0)
             except NatsTimeout:
                 msgs = []
-            for msg in msgs:
+            window: list[Any] = []  # written, acked, the ack not yet confirmed
+            for i, msg in enumerate(msgs):
                 out.write(msg.data + b"\n")
                 out.flush()  # written before it is acked: nothing acked is unprinted
-                await msg.ack()
+                window.append(msg)
+                if len(window) >= ack_window or i == len(msgs) - 1:
+                    await _confirm(nc, window, stopped)
+                    window = []
+                else:
+                    await msg.ack()
                 written += 1
-            if catch_up:
-                if msgs and msgs[-1].metadata.num_pending == 0:
+            if catch_up and (not msgs or msgs[-1].metadata.num_pending == 0):
+                # Done only when nothing is held either: lines another subscriber
+                # fetched and never acked are part of what the stream holds (#23
+                # item 12: they were left out, with exit 0).
+                info = await _bounded(sub.consumer_info())
+                if info.num_pending == 0 and not info.num_ack_pending:
                     return written
-                if not msgs:
-                    info = await _bounded(sub.consumer_info())
-                    if info.num_pending == 0 and info.num_ack_pending == 0:
-                        return written
+                if info.num_ack_pending and not said_held:
+                    said_held = True
+                    logs.get().warning(
+                        f"waiting for {info.num_ack_pending} lines another subscriber of "
+                        f"durable {durable} holds (fetched, not acked): they come when it "
+                        "acks them, or after their ack wait "
+                        f"({_seconds(info.config.ack_wait)} s)")
         raise Interrupted(stopped[0])
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -242,6 +282,111 @@ async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: 
                 loop.remove_signal_handler(signum)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(nc.close(), 2)
+
+
+async def _confirm(nc: Any, window: list[Any], stopped: list[int]) -> None:
+    """Ack the window's last line and wait for the server to confirm it: acks are
+    handled in order, so every ack sent before it is done too. A kill then leaves
+    at most the lines written since the last confirmation printed but not acked
+    (at most the window, printed again by the next run). Before, acks sat in the
+    client's buffer until the batch was done: a kill mid-batch printed up to 255
+    lines twice. A failed try sends the window's acks again (an ack is idempotent)
+    in case the connection dropped them. The server does not answer an ack for a
+    line someone else has reset the consumer past, so while connected three
+    unanswered tries end it; while disconnected the server is waited for."""
+    delay, tries = 0.1, 0
+    while True:
+        try:
+            await window[-1].ack_sync(timeout=jetstream.ACK_WAIT)
+            return
+        except Exception as exc:
+            tries += 1
+            if stopped or (tries >= 3 and nc.is_connected):
+                logs.get().warning(f"ack not confirmed ({jetstream._reason(exc)}): up to "
+                                   f"{len(window)} lines may be printed again by the next run")
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, jetstream.RETRY_MAX)
+            for msg in window[:-1]:
+                with contextlib.suppress(Exception):
+                    await msg.ack()
+
+
+def _activity(info: Any) -> tuple[object, ...]:
+    """What changes when any reader of a consumer is at work: a delivery, an ack.
+    (Not num_pending: that grows with the stream, whoever reads.)"""
+    delivered, floor = info.delivered, info.ack_floor
+    return (delivered and delivered.stream_seq, delivered and delivered.consumer_seq,
+            floor and floor.stream_seq, info.num_ack_pending)
+
+
+async def _take_back(nc: Any, sub: Any, bus: BusConfig, durable: str,
+                     stopped: list[int]) -> None:
+    """Deliver again, first and in order, the lines a dead subscriber of this durable
+    fetched and never acked. The server holds them until their ack wait ends (30 s
+    by default) and meanwhile a fetch brings newer lines: #23 item 12, where
+    ``--catch-up`` exited 0 without 253 of them and they came 30 s later, after the
+    lines that follow them. The consumer is reset to its ack floor ($JS.API.CONSUMER
+    .RESET, nats-server 2.14, ADR-60), which keeps its config and name.
+
+    Only when no other reader is at work on it for QUIET seconds: a durable shared by
+    several subscribers (work-queue style) is left alone, since a reset would hand
+    a live reader's held lines to this one too. Those come after their ack wait,
+    and ``--catch-up`` waits for them."""
+    info = await _bounded(sub.consumer_info())
+    held = info.num_ack_pending or 0
+    if not held:
+        return
+    log = logs.get()
+    loop = asyncio.get_running_loop()
+    start = quiet = loop.time()
+    last = _activity(info)
+    while loop.time() - quiet < QUIET:
+        if stopped:
+            return
+        if loop.time() - start > QUIET_LIMIT:
+            log.warning(f"durable {durable}: {held} lines held (fetched, not acked) by "
+                        "another subscriber that is still reading; left to it (they "
+                        "come here after their ack wait if it dies)")
+            return
+        await asyncio.sleep(LOOK)
+        info = await _bounded(sub.consumer_info())
+        if not info.num_ack_pending:
+            return  # acked, or delivered again after their ack wait: nothing held
+        now = _activity(info)
+        if info.num_waiting or now != last:
+            quiet, last = loop.time(), now
+    held = info.num_ack_pending
+    try:
+        version = nc.connected_server_version
+        old = (version.major, version.minor) < RESET_SINCE
+    except (ValueError, TypeError):
+        old = True
+    if old:
+        log.warning(f"durable {durable}: {held} lines a stopped subscriber fetched and "
+                    "never acked come after their ack wait, after newer lines: this "
+                    "nats-server cannot reset a consumer (2.14 can)")
+        return
+    try:
+        reply = await nc.request(f"$JS.API.CONSUMER.RESET.{bus.stream}.{durable}", b"",
+                                 timeout=5.0)
+        answer = orjson.loads(reply.data)
+    except Exception as exc:
+        log.warning(f"durable {durable}: reset refused ({jetstream._reason(exc)}); the "
+                    f"{held} lines a stopped subscriber held come after their ack wait")
+        return
+    if not isinstance(answer, dict) or answer.get("error"):
+        error = answer.get("error") if isinstance(answer, dict) else answer
+        log.warning(f"durable {durable}: reset refused ({error}); the {held} lines a "
+                    "stopped subscriber held come after their ack wait")
+        return
+    log.info("lines a stopped subscriber fetched and never acked: delivered again "
+             "first (consumer reset to its ack floor)", durable=durable, lines=held,
+             from_seq=answer.get("reset_seq"))
+
+
+def _seconds(value: object) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else "?"
 
 
 def parse_since(value: str | None) -> datetime | None:
