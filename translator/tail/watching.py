@@ -14,7 +14,6 @@ folders the kernel does not watch, and a sweep under both.
 
 from __future__ import annotations
 
-import math
 import os
 import queue
 import threading
@@ -131,6 +130,7 @@ class Sweep:
         self.last = now
         self._order: list[str] = []
         self._at = 0
+        self._owed = 0.0
 
     def restart(self, now: float) -> None:
         """Every file was just polled (a full rescan)."""
@@ -138,14 +138,18 @@ class Sweep:
 
     def take(self, now: float, followed: Mapping[str, Any], every: float) -> list[str]:
         """The next slice: as many files as the time since the last slice is of
-        ``every`` (at least one), in a fixed order renewed at each pass."""
+        ``every``, in a fixed order renewed at each pass."""
         share = (now - self.last) / every if every > 0 else 1.0
         if share <= 0 or not followed:
             return []
         self.last = now
         if self._at >= len(self._order):
             self._order, self._at = list(followed), 0
-        k = min(len(self._order), max(1, math.ceil(len(self._order) * share)))
+        # A share of a file is carried to the next round: n files over ``every``
+        # seconds are n polls, not one a round whatever n (nor ceil(n/every)).
+        self._owed = min(self._owed + len(self._order) * share, float(len(self._order)))
+        k = int(self._owed)
+        self._owed -= k
         taken = self._order[self._at : self._at + k]
         self._at += k
         return [p for p in taken if p in followed]
