@@ -363,9 +363,114 @@ def test_the_gate_suppresses_whole_runs_and_marks_the_rest() -> None:
     assert counters.items_transcript == 2
 
 
+def _msg(kind: str, uid: str, seq: int) -> dict[str, Any]:
+    return {"type": kind, "session_id": "s", "seq": seq, "extension": {"uuid": uid}}
+
+
+def test_a_run_the_stream_left_unfinished_is_finished_with_what_it_never_delivered() -> None:
+    """The transcript ran ahead of the stream (m2 read while the stream had only
+    m1), then the stream ended mid-run: m2 and what follows come out as a run of
+    their own, numbered from 0, after the suppressed run's init; m1 does not."""
+    counters = Counters()
+    claims = Claims(counters)
+    state: dict[str, Any] = {}
+    gate = TranscriptGate(claims, state)
+    claims.claim("s", "a")
+    claims.stream_line("s", "a", _init("s", now_ts()))
+    claims.stream_line("s", "a", _msg("assistant", "m1", 1))
+    init = {**_init("s", now_ts()), "extension": {"uuid": "p0"}}
+    assert gate(init) is None
+    assert gate(_msg("assistant", "m1", 1)) is None
+    assert gate(_msg("assistant", "m2", 2)) is None  # held: the stream may still bring it
+    assert claims.release("a", left=set(claims.delivered["s"])) == ["s"]
+    assert claims.cut == {"s": ["m1"]}
+    out = gate(_msg("user", "m3", 3))
+    assert isinstance(out, list)
+    assert [(x["type"], x["seq"], x.get("extension", {}).get("uuid")) for x in out] == [
+        ("system", 0, "p0"), ("assistant", 1, "m2"), ("user", 2, "m3")]
+    end = gate({"type": "result", "subtype": "success", "session_id": "s", "seq": 4})
+    assert isinstance(end, dict) and end["seq"] == 3 and end["_meta"] == {"origin": "transcript"}
+    assert claims.cut == {}  # finished
+    assert claims.state() == {"floors": claims.floors, "cut": {}}
+
+
+def test_a_run_the_stream_finished_is_not_finished_again() -> None:
+    counters = Counters()
+    claims = Claims(counters)
+    gate = TranscriptGate(claims, {})
+    claims.claim("s", "a")
+    for line in (_init("s", now_ts()), _msg("assistant", "m1", 1),
+                 {"type": "result", "session_id": "s", "seq": 2}):
+        claims.stream_line("s", "a", line)
+    assert gate(_init("s", now_ts())) is None and gate(_msg("assistant", "m1", 1)) is None
+    claims.release("a")  # its run had its result: no cut
+    assert claims.cut == {}
+    assert gate({"type": "result", "session_id": "s", "seq": 2}) is None
+
+
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX only")
 def test_default_socket_is_under_the_runtime_dir(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1000")
     assert protocol.default_socket() == Path("/run/user/1000/streamv1/ingest.sock")
     monkeypatch.delenv("XDG_RUNTIME_DIR")
     assert protocol.default_socket() == Path(f"/tmp/streamv1-{os.getuid()}/ingest.sock")
+
+
+def _uuids(lines: list[dict[str, Any]]) -> list[str]:
+    return [x["extension"]["uuid"] for x in lines
+            if x["type"] in ("assistant", "user") and "uuid" in x.get("extension", {})]
+
+
+@pytest.mark.parametrize("how", ["daemon restarted", "relay killed"])
+def test_a_run_a_stream_leaves_unfinished_is_finished_from_the_transcript(
+    daemon: Daemon, streamv1_bin: str, how: str
+) -> None:
+    """#23 item 7: the stream is cut mid-run (the daemon stopped gracefully and
+    started again, or the relay killed) while Claude Code goes on writing its
+    durable file: the tool result, the final answer and the real result come from
+    the transcript, every message once, framed."""
+    target = daemon.projects / "p" / f"{SID}.jsonl"
+    target.parent.mkdir()
+    records = DURABLE.read_bytes().splitlines(keepends=True)
+    relay = subprocess.Popen(
+        [streamv1_bin, "relay", "--socket", str(daemon.sock), "--", sys.executable, "-c",
+         PACED, str(STREAM), "0.5"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    assert wait_until(lambda: (daemon.status() or {}).get("items", {}).get("stream", 0) >= 3, 15)
+    # The durable file as far as the tool call (the stream has that far, too).
+    call = next(i for i, r in enumerate(records) if b'"tool_use"' in r and b'"assistant"' in r)
+    with target.open("ab") as fh:
+        fh.write(b"".join(records[: call + 1]))
+    assert wait_until(lambda: (daemon.status() or {}).get("suppressed", 0) >= 2, 15)
+    if how == "daemon restarted":
+        daemon.stop()
+    else:
+        relay.kill()
+    relay.wait(30)
+    with target.open("ab") as fh:  # the run goes on: its answer, its end
+        fh.write(b"".join(records[call + 1 :]))
+    if how == "daemon restarted":
+        daemon.proc = subprocess.Popen(
+            [streamv1_bin, "tail", str(daemon.projects), "--output", str(daemon.out),
+             "--state", str(daemon.tmp / "state.json"), "--ingest-socket", str(daemon.sock),
+             "--idle-close", "0", "--commit-every", "0.05", "--log-format", "json"],
+            stdout=subprocess.DEVNULL, stderr=daemon.log.open("ab"))
+    assert wait_until(lambda: any(x["type"] == "result" and x["_meta"]["origin"] ==
+                                  "transcript" for x in daemon.lines()), 20), \
+        daemon.log.read_text()[-3000:]
+    daemon.stop()
+    lines = daemon.lines()
+    mine = [x for x in lines if x["session_id"] == SID]
+    want = _uuids([orjson.loads(x) for x in convert_file(DURABLE, "claude-session")[0]
+                   .splitlines()])
+    got = _uuids(mine)
+    assert sorted(got) == sorted(want), (got, want)  # each message once
+    results = [x for x in mine if x["type"] == "result"]
+    assert [x["_meta"]["origin"] for x in results] == ["stream", "transcript"]
+    assert results[0]["subtype"] != "success" and results[1]["subtype"] == "success"
+    finished = [x for x in mine if x["_meta"]["origin"] == "transcript"]
+    assert finished[0]["type"] == "system" and finished[0]["subtype"] == "init"
+    assert [x["seq"] for x in finished] == list(range(len(finished)))
+    assert any(x["type"] == "user" for x in finished)  # the tool result
+    assert framing_violations(daemon.out.read_bytes()) == []

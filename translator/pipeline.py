@@ -91,7 +91,7 @@ class Translation:
         #: The last step before encoding, where a caller has one (the tail daemon
         #: marks each line's origin, and suppresses the runs a live stream carries):
         #: a line, or None to drop it. Not checkpointed; ``extra`` is, for its state.
-        self.decorate: Callable[[JSON], JSON | None] | None = None
+        self.decorate: Callable[[JSON], JSON | list[JSON] | None] | None = None
         self.extra: dict[str, Any] = {}
         self.held: list[tuple[dict[str, Any], Where]] = []
         self.held_problems: list[Problem] = []
@@ -186,7 +186,13 @@ class Translation:
             self.skip -= dropped
             lines = lines[dropped:]
         if self.decorate is not None:
-            lines = [d for d in map(self.decorate, lines) if d is not None]
+            decorated: list[JSON] = []
+            for d in map(self.decorate, lines):
+                if type(d) is list:
+                    decorated.extend(d)  # (a line held back, given with this one)
+                elif d is not None:
+                    decorated.append(d)  # type: ignore[arg-type]
+            lines = decorated
         encode, scrub = self.encoder.encode, self.scrub
         if len(lines) == 1:
             self.write(scrub(encode(lines[0])))  # the common case: no join

@@ -135,6 +135,8 @@ class Checkpoint:
     output_ino: int | None = None
     output_tail_len: int = 0
     output_tail_hash: str = ""
+    #: The live part's hand-backs (:meth:`translator.tail.claims.Claims.state`).
+    claims: dict[str, Any] | None = None
 
 
 class CheckpointError(Exception):
@@ -176,7 +178,9 @@ def _read_document(path: Path) -> Checkpoint | None:
     with _damaged(path):
         files_raw = raw.get("files", {})
         files = {p: FileMark.from_json(m, version) for p, m in files_raw.items()}
-        return _head(raw.get("output") or {}, raw.get("scanned", True), files)
+        head = _head(raw.get("output") or {}, raw.get("scanned", True), files)
+        head.claims = raw.get("claims") if isinstance(raw.get("claims"), dict) else None
+        return head
 
 
 def _head(output: dict[str, Any], scanned: Any, files: dict[str, FileMark]) -> Checkpoint:
@@ -243,8 +247,11 @@ def _read_db(path: Path, db: sqlite3.Connection) -> Checkpoint:
                 f"{path}: not a streamv1 checkpoint this release reads (version {version!r}; "
                 f"reads {VERSION})")
         files = {_name(p): FileMark.from_json(json.loads(m), VERSION) for p, m in rows}
-        return _head(json.loads(meta.get("output", "null")) or {},
+        head = _head(json.loads(meta.get("output", "null")) or {},
                      json.loads(meta.get("scanned", "true")), files)
+        claims = json.loads(meta.get("claims", "null"))
+        head.claims = claims if isinstance(claims, dict) else None
+        return head
 
 
 def _name(raw: Any) -> str:
@@ -339,6 +346,7 @@ class Store:
                     ("version", str(VERSION)),
                     ("scanned", "true" if head.scanned else "false"),
                     ("output", _output_json(head)),
+                    ("claims", json.dumps(head.claims)),
                 ])
                 db.execute("COMMIT")
             except BaseException:
@@ -378,6 +386,7 @@ def export(path: Path) -> dict[str, Any] | None:
         "version": VERSION,
         "scanned": saved.scanned,
         "output": json.loads(_output_json(saved)),
+        "claims": saved.claims,
         "files": {p: m.as_json() for p, m in saved.files.items()},
     }
 

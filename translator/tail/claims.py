@@ -9,7 +9,16 @@ transcript reader stays silent for it.
   instant: a transcript run that began at or before the floor was the stream's
   (or backlog read while the claim held) and stays suppressed; a run that begins
   after it (a resumed turn) is read from the file.
-* Claims and floors live in memory: a restarted daemon keeps none.
+* A stream that ends with its run unfinished (its relay killed, or the daemon
+  stopping: #23 item 7) leaves its session *cut*: the ids (``extension.uuid``)
+  of the messages it delivered in that run. The transcript run it suppressed is
+  then finished from the transcript: the messages the stream never delivered
+  (held back while the claim stood, or read after) come out as a run of their
+  own (the suppressed run's init, seq from 0, the transcript's real result), so
+  nothing is lost and nothing comes twice. Print mode and the durable file give
+  a message the same uuid (every capture), which is what makes this exact.
+* Floors and cuts are checkpointed (:meth:`Claims.state`); a claim is not: a
+  restarted daemon has no stream until its relay comes again.
 
 The decision is made per run, at its system/init line, and holds to its result:
 a run is never cut in two, so the unified stream keeps its framing. A transcript
@@ -58,6 +67,10 @@ class Claims:
     holder: dict[str, str] = field(default_factory=dict)  # session -> stream id
     waiting: dict[str, list[str]] = field(default_factory=dict)  # later claimants
     floors: dict[str, str] = field(default_factory=dict)  # session -> handback instant
+    #: session -> uuids of the messages its holder delivered in its current run
+    delivered: dict[str, set[str]] = field(default_factory=dict)
+    #: session -> uuids delivered by a stream that left its run unfinished
+    cut: dict[str, list[str]] = field(default_factory=dict)
 
     def claim(self, session: str, stream: str) -> bool:
         """``stream`` announces ``session``: True if it holds the claim now."""
@@ -70,10 +83,30 @@ class Claims:
             self.waiting.setdefault(session, []).append(stream)
         return held == stream
 
-    def release(self, stream: str) -> list[str]:
-        """``stream`` ended: hand its sessions on, or back with a floor."""
+    def stream_line(self, session: str, stream: str, line: JSON) -> None:
+        """A line the holder of ``session`` delivered: which messages its run has."""
+        if self.holder.get(session) != stream:
+            return
+        kind = line.get("type")
+        if kind == "system" and line.get("subtype") == "init":
+            self.delivered[session] = set()
+            return
+        if kind == "result":
+            self.delivered.pop(session, None)  # its run is whole: nothing to finish
+            return
+        uid = message_id(line)
+        if uid is not None:
+            self.delivered.setdefault(session, set()).add(uid)
+
+    def release(self, stream: str, left: set[str] | None = None) -> list[str]:
+        """``stream`` ended: hand its sessions on, or back with a floor (and, when
+        it ``left`` a run unfinished, having delivered those messages of it, a cut
+        for the transcript to finish the run from)."""
         handed_back = []
         for session in [s for s, held in self.holder.items() if held == stream]:
+            self.delivered.pop(session, None)
+            if left is not None:
+                self.cut[session] = sorted(left)
             others = self.waiting.pop(session, [])
             if others:
                 self.holder[session] = others[0]
@@ -97,6 +130,28 @@ class Claims:
         floor = self.floors.get(session)
         return floor is not None and (ts is None or ts <= floor)
 
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint keeps: floors and cuts."""
+        return {"floors": dict(self.floors), "cut": {k: list(v) for k, v in self.cut.items()}}
+
+    def restore(self, state: Any) -> None:
+        if not isinstance(state, dict):
+            return
+        floors, cut = state.get("floors"), state.get("cut")
+        if isinstance(floors, dict):
+            self.floors.update({k: v for k, v in floors.items() if isinstance(v, str)})
+        if isinstance(cut, dict):
+            self.cut.update({k: [x for x in v if isinstance(x, str)]
+                             for k, v in cut.items() if isinstance(v, list)})
+
+
+def message_id(line: JSON) -> str | None:
+    """The source's id of a message line (``extension.uuid``: the same in print
+    mode's stream and the durable file)."""
+    ext = line.get("extension")
+    uid = ext.get("uuid") if isinstance(ext, dict) else None
+    return uid if isinstance(uid, str) else None
+
 
 def mark_origin(line: JSON, origin: str) -> JSON:
     """``_meta.origin`` on a line (``_meta`` is the catalog's home for host metadata)."""
@@ -107,26 +162,94 @@ def mark_origin(line: JSON, origin: str) -> JSON:
 
 class TranscriptGate:
     """A transcript translation's last step before encoding: suppress the runs a
-    stream carries, mark the rest ``transcript``. Its one piece of state (is the
-    current run suppressed?) is kept in the translation's checkpointed ``extra``."""
+    stream carries, finish from the transcript a run a stream left unfinished,
+    mark the rest ``transcript``. Its state (the current run suppressed? its init,
+    the messages held back, the seq of a finishing run) is kept in the
+    translation's checkpointed ``extra``."""
 
     def __init__(self, claims: Claims, state: dict[str, Any]) -> None:
         self.claims = claims
         self.state = state
 
-    def __call__(self, line: JSON) -> JSON | None:
+    def __call__(self, line: JSON) -> JSON | list[JSON] | None:
         kind = line.get("type")
+        state = self.state
+        session = line.get("session_id")
         if kind == "system" and line.get("subtype") == "init":
-            session = line.get("session_id")
             ts = line.get("ts")
-            self.state["suppressing"] = isinstance(session, str) and self.claims.silences(
+            state["suppressing"] = isinstance(session, str) and self.claims.silences(
                 session, ts if isinstance(ts, str) else None
             )
-        suppressing = self.state.get("suppressing", False)
+            state.pop("finishing", None)
+            if state["suppressing"]:
+                state["init"], state["held"] = dict(line), []
+        if state.get("finishing") is not None:
+            return self._finishing(line, kind)
+        suppressing = state.get("suppressing", False)
+        if suppressing and isinstance(session, str):
+            out = self._suppressed(line, kind, session)
+            if out is not None:
+                return out
         if kind == "result":
-            self.state["suppressing"] = False
+            state["suppressing"] = False
+            for key in ("init", "held"):
+                state.pop(key, None)
         if suppressing:
             self.claims.counters.suppressed += 1
             return None
+        self.claims.counters.items_transcript += 1
+        return mark_origin(line, "transcript")
+
+    def _suppressed(self, line: JSON, kind: Any, session: str) -> list[JSON] | None:
+        """A line of a suppressed run: held back while the stream may still deliver
+        it; once the stream has left the run unfinished (a cut), what it never
+        delivered starts the run's finish."""
+        state = self.state
+        held: list[JSON] = state.setdefault("held", [])
+        # Messages only: the stream has its own init, results and system lines.
+        uid = message_id(line) if kind in ("assistant", "user") else None
+        if session in self.claims.holder:
+            delivered = self.claims.delivered.get(session, set())
+            held[:] = [x for x in held if message_id(x) not in delivered]
+            if uid is not None and uid not in delivered:
+                held.append(dict(line))
+            return None
+        cut = self.claims.cut.get(session)
+        if cut is None:
+            return None
+        done = set(cut)
+        rest = [x for x in held if message_id(x) not in done]
+        if uid is None and kind == "system" and line.get("subtype") == "init":
+            return None
+        if uid is not None and uid in done:
+            held[:] = rest
+            return None  # the stream had it
+        if not rest and uid is None and kind != "result":
+            return None  # (no message of its own: the stream's run had its like)
+        init = state.get("init")
+        if not isinstance(init, dict):
+            return None
+        state["finishing"] = 0
+        for key in ("held", "init"):
+            state.pop(key, None)
+        state["suppressing"] = False
+        out: list[JSON] = []
+        for x in [init, *rest, line]:
+            got = self._finishing(x, x.get("type"))
+            if got is not None:
+                out.append(got)
+        return out
+
+    def _finishing(self, line: JSON, kind: Any) -> JSON:
+        """A line of a run finished from the transcript: numbered from 0."""
+        n = self.state["finishing"]
+        line = dict(line)
+        line["seq"] = n
+        self.state["finishing"] = n + 1
+        if kind == "result":
+            self.state.pop("finishing", None)
+            session = line.get("session_id")
+            if isinstance(session, str):
+                self.claims.cut.pop(session, None)
         self.claims.counters.items_transcript += 1
         return mark_origin(line, "transcript")

@@ -207,6 +207,7 @@ class TailDaemon:
                         "since); appending, not cutting back: lines after the checkpoint may "
                         "come twice", path=self._out_name,
                     )
+            self.claims.restore(saved.claims)  # floors and cuts: runs a stream left
             self._resume = dict(saved.files)
             self._resumed_sessions = Counter(k for p in self._resume
                                              if (k := session_of(p)) is not None)
@@ -901,7 +902,7 @@ class TailDaemon:
         translation = follower.translation
         gate = TranscriptGate(self.claims, translation.extra)
 
-        def decorate(line: JSON) -> JSON | None:
+        def decorate(line: JSON) -> JSON | list[JSON] | None:
             self._note_line(path, line)
             return gate(line)
 
@@ -1074,6 +1075,7 @@ class TailDaemon:
             output_ino=sink.ino if sink.path else None,
             output_tail_len=len(sink.tail),
             output_tail_hash=cp.digest(sink.tail),
+            claims=self.claims.state(),
         )
         self.store.commit(checkpoint, changed or {}, self._gone)
         if self.on_commit is not None and sink.path is not None and sink.length is not None:

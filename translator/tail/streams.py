@@ -119,6 +119,8 @@ class LiveStreams:
                 if not self.claims.claim(session, stream.id):
                     self.log.warning("session already claimed by a live stream; ambiguous",
                                      session_id=session, stream=stream.id)
+            if stream.session is not None:
+                self.claims.stream_line(stream.session, stream.id, line)
             self.counters.items_stream += 1
             return mark_origin(line, "stream")
 
@@ -149,11 +151,18 @@ class LiveStreams:
                 stream.lines, kind="untranslatable"))
 
     def _end(self, stream: LiveStream) -> None:
+        # What the stream delivered of a run it leaves unfinished, taken before its
+        # run is closed here (that close is a result line, which makes a run whole).
+        left = (self.claims.delivered.get(stream.session)
+                if stream.translation.run_open and stream.session is not None else None)
         with contextlib.suppress(InputError):
             stream.translation.finish()  # a killed run ends as a file does at EOF
         self.streams.remove(stream)
         self.counters.stream_dropped += stream.dropped + stream.relay_dropped
-        handed_back = self.claims.release(stream.id)
+        # A run the stream left unfinished is finished from the transcript (claims).
+        handed_back = self.claims.release(stream.id, left)
+        cut = [x for x in handed_back if x in self.claims.cut]
         self.log.info("live stream ended", stream=stream.id, lines=stream.lines,
                       session_id=stream.session or "-", dropped=stream.dropped +
-                      stream.relay_dropped, handed_back=",".join(handed_back) or "-")
+                      stream.relay_dropped, handed_back=",".join(handed_back) or "-",
+                      unfinished=",".join(cut) or "-")
