@@ -763,3 +763,101 @@ def test_folders_inotify_does_not_watch_are_said_and_polled(
     want = b"".join(convert_file(p, "claude-session")[0] for p in (b / "three.jsonl",))
     got = tail_output(tmp_path / "out.jsonl")
     assert got.count(b'"type":"result"') >= 2 and want.splitlines()[-1] in got
+
+
+def _rename_in(targets: list[Path], old: Path, new: Path) -> None:
+    """Paths under ``old`` are under ``new`` now."""
+    for i, t in enumerate(targets):
+        if t == old or old in t.parents:
+            targets[i] = new / t.relative_to(old)
+
+
+@pytest.mark.parametrize(
+    "seed", [int(s) for s in os.environ.get("STREAMV1_MODEL_SEEDS", "1,2").split(",")]
+)
+def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path,
+                                               seed: int) -> None:
+    """The model test (Vector's way: random operations, the result checked against
+    a model), #23: the session files written in random chunks, and between them at
+    random: SIGKILL or SIGTERM and a restart; a project folder renamed (live, or
+    while the daemon is down); a standalone session file renamed or moved to a new
+    folder; the output deleted while the daemon writes it, or copied and truncated
+    (logrotate's copytruncate) while it is down. Every session in the outputs,
+    taken in order, is what convert makes of the final files: nothing lost,
+    nothing doubled. (A relayed run cut by a restart is
+    test_live.test_a_run_a_stream_leaves_unfinished_is_finished_from_the_transcript.)"""
+    rng = random.Random(seed)
+    targets = prepare(tmp_path)
+    chunks = plan_chunks(rng)
+    out = tmp_path / "out.jsonl"
+    parts: list[Path] = []
+    standalone = [i for i, (_, rel, _, meta) in enumerate(WRITES)
+                  if rel.startswith("p/")]
+    proc = _start(streamv1_bin, tmp_path)
+    done: Counter[str] = Counter()
+
+    def restart(how: str) -> subprocess.Popen[bytes]:
+        proc.send_signal(signal.SIGKILL if how == "kill" else signal.SIGTERM)
+        proc.wait(timeout=20)
+        return _start(streamv1_bin, tmp_path)
+
+    def rotate_part(name: str) -> Path:
+        part = tmp_path / f"out.{len(parts)}.{name}"
+        parts.append(part)
+        return part
+
+    ops = ["kill", "term", "folder", "folder_down", "file", "delete_output", "copytruncate"]
+    for k, (i, chunk) in enumerate(chunks):
+        with targets[i].open("ab") as fh:
+            fh.write(chunk)
+        time.sleep(rng.uniform(0, 0.02))
+        if k == 0 or rng.random() > 0.12:
+            continue
+        op = rng.choice(ops)
+        done[op] += 1
+        if op in ("kill", "term"):
+            time.sleep(rng.uniform(0, 0.3))
+            proc = restart(op)
+        elif op in ("folder", "folder_down"):
+            projects = tmp_path / "projects"
+            old = rng.choice(sorted(p for p in projects.iterdir() if p.is_dir()))
+            new = old.with_name(old.name + "m")
+            if op == "folder_down":
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=20)
+            old.rename(new)
+            _rename_in(targets, old, new)
+            if op == "folder_down":
+                proc = _start(streamv1_bin, tmp_path)
+        elif op == "file":
+            j = rng.choice(standalone)
+            old = targets[j]
+            new = (old.parent.with_name(old.parent.name + "f") / old.name if rng.random() < 0.5
+                   else old.with_name(old.stem + "-r.jsonl"))
+            new.parent.mkdir(exist_ok=True)
+            old.rename(new)
+            targets[j] = new
+        elif op == "delete_output":
+            time.sleep(rng.uniform(0, 0.2))
+            if out.exists():
+                os.link(out, rotate_part("deleted"))  # what was in it, kept to compare
+                out.unlink()
+        else:  # copytruncate, with the daemon down (copytruncate's own race aside)
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=20)
+            if out.exists():
+                shutil.copy(out, rotate_part("copied"))
+                with out.open("r+b") as fh:
+                    fh.truncate(0)
+            proc = _start(streamv1_bin, tmp_path)
+    settle(out)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0, (tmp_path / "daemon.log").read_text()[-2000:]
+    data = b"".join(tail_output(p) for p in [*parts, out] if p.exists())
+    got, want = by_actor(data), expected(targets)
+    lost, doubled = lost_and_doubled(got, want)
+    assert (lost, doubled) == (0, 0), (dict(done), first_mismatch(got, want))
+    assert got == want, first_mismatch(got, want)
+    assert framing_violations(data) == []
+    assert sum(done.values()) >= 5, done
+    print(dict(done))
