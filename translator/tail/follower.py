@@ -19,6 +19,7 @@ import errno
 import os
 import stat
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -80,11 +81,11 @@ class Change:
 class FileFollower:
     # Slots: a daemon holds one follower per file, 10,000 for a heavy user (#23 item 4).
     __slots__ = (
-        "_clock", "_encoder", "_long", "_next_close", "_now", "_redact", "_replaying",
-        "_seen", "broken", "closes", "counted", "dirty", "fd", "head_hash", "head_len",
-        "ino", "last_data", "line_no", "new", "offset", "out", "path", "pending_replay",
-        "progress", "retry_sig", "start", "start_line", "started", "tail_hash", "tail_len",
-        "translation",
+        "_clock", "_encoder", "_hashed_crc", "_long", "_next_close", "_now", "_redact",
+        "_replaying", "_seen", "broken", "closes", "counted", "dirty", "fd", "head_hash",
+        "head_len", "ino", "last_data", "line_no", "new", "offset", "out", "path",
+        "pending_replay", "progress", "retry_sig", "start", "start_line", "started",
+        "tail_crc", "tail_hash", "tail_len", "translation",
     )
 
     def __init__(
@@ -112,7 +113,9 @@ class FileFollower:
         #: (the bytes themselves, 4 KiB a file, were most of a follower's memory at
         #: 10,000 files; one pread and a hash check them when the file changes).
         self.tail_len = 0
-        self.tail_hash = ""
+        self.tail_crc = 0  # zlib.crc32 of those bytes: the cheap check of every poll
+        self.tail_hash = ""  # their BLAKE2b (the checkpoint's), made when a mark asks
+        self._hashed_crc: int | None = None  # the crc tail_hash was made for
         self.closes: list[int] = []  # offsets where the daemon closed runs itself
         self.start = self.start_line = 0  # where translation began (--from end: later)
         self.counted = True  # translation.framed counts every line framed since start
@@ -152,7 +155,28 @@ class FileFollower:
 
     # -- checkpoints ---------------------------------------------------------------
 
+    def _tail_identity(self) -> tuple[int, str]:
+        """(length, BLAKE2b) of the bytes before the offset, for a checkpoint: read
+        again here, once per commit of a changed file, not at every read. Bytes no
+        longer as read (rewritten since) give no identity: (0, "")."""
+        if not self.tail_len:
+            return 0, ""
+        if self._hashed_crc != self.tail_crc:
+            fd = self.fd if self.fd is not None else open_file(self.path)
+            if fd is None:
+                return 0, ""
+            try:
+                data = self._tail_at(fd)
+            finally:
+                if fd != self.fd:
+                    os.close(fd)
+            if len(data) != self.tail_len or zlib.crc32(data) != self.tail_crc:
+                return 0, ""
+            self.tail_hash, self._hashed_crc = digest(data), self.tail_crc
+        return self.tail_len, self.tail_hash
+
     def mark(self) -> FileMark:
+        tail_len, tail_hash = self._tail_identity()
         try:
             state: dict[str, Any] | None = self.translation.snapshot()
         except StateError:
@@ -163,8 +187,8 @@ class FileFollower:
             self.ino,
             self.head_len,
             self.head_hash,
-            self.tail_len,
-            self.tail_hash,
+            tail_len,
+            tail_hash,
             state,
             list(self.closes),
             self.translation.framed if self.counted else None,
@@ -429,12 +453,12 @@ class FileFollower:
             self._set_tail(self._tail_at(fd))
 
     def _set_tail(self, data: bytes) -> None:
-        self.tail_len, self.tail_hash = len(data), digest(data)
+        self.tail_len, self.tail_crc = len(data), zlib.crc32(data)
 
     def _tail_is_same(self, fd: int) -> bool:
         """Are the bytes before the offset still those read (not rewritten in place)?"""
         data = self._tail_at(fd)
-        return len(data) == self.tail_len and digest(data) == self.tail_hash
+        return len(data) == self.tail_len and zlib.crc32(data) == self.tail_crc
 
     def _tail_at(self, fd: int) -> bytes:
         start = max(0, self.offset - TAIL_BYTES)
