@@ -85,6 +85,22 @@ def test_out_dir_mirrors_relative_paths(streamv1_bin: str, tmp_path: Path) -> No
     assert framing_violations((tmp_path / "out" / made[0]).read_bytes()) == []
 
 
+def test_an_out_dir_inside_its_input_folder_is_not_read_back(streamv1_bin: str,
+                                                             tmp_path: Path) -> None:
+    """#23 item 18: the second run read the first run's outputs as inputs."""
+    src = tmp_path / "archive"
+    (src / "p").mkdir(parents=True)
+    shutil.copy(SESSION, src / "p" / SESSION.name)
+    out = src / "converted"
+    made = []
+    for _ in range(2):
+        proc = run(streamv1_bin, "convert", str(src), "--out-dir", str(out))
+        assert proc.returncode == 0, proc.stderr
+        made.append({str(f.relative_to(out)): f.read_bytes() for f in out.rglob("*.jsonl")})
+    assert made[0] == made[1] and list(made[0]) == [f"p/{SESSION.name}"]
+    assert "what it holds is output, not input" in proc.stderr.decode()
+
+
 def test_output_file(streamv1_bin: str, tmp_path: Path) -> None:
     target = tmp_path / "o.jsonl"
     proc = run(streamv1_bin, "convert", str(STREAM), "-o", str(target))

@@ -366,7 +366,7 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
     failed = 0
     with ExitStack() as stack:
         work: list[batch.Job] = []
-        for path, rel in _inputs(paths, log, stack):
+        for path, rel in _inputs(paths, log, stack, out_dir):
             if path is None:
                 failed += 1
             elif path == "-":
@@ -466,9 +466,11 @@ def _fail(message: str) -> NoReturn:
     sys.exit(1)
 
 
-def _inputs(paths: tuple[Path, ...], log: logs.Logger,
-            stack: ExitStack) -> Iterator[tuple[Any, str]]:
-    """(path or "-", relative output name) per input; (None, "") for a bad path."""
+def _inputs(paths: tuple[Path, ...], log: logs.Logger, stack: ExitStack,
+            out_dir: Path | None = None) -> Iterator[tuple[Any, str]]:
+    """(path or "-", relative output name) per input; (None, "") for a bad path.
+    A folder's walk leaves out what is under ``out_dir`` (#23 item 18: an
+    ``--out-dir`` inside its input folder was read back as input the next run)."""
     if not paths:
         if not sys.stdin.isatty() and not _empty_stdin():
             yield "-", "stdin.jsonl"
@@ -494,6 +496,8 @@ def _inputs(paths: tuple[Path, ...], log: logs.Logger,
         elif p.is_dir():
             root = str(p)
             files, skipped = _walk(root, log)
+            if out_dir is not None:
+                files = _outside(files, out_dir, root, log)
             for _ in range(skipped):
                 yield None, ""  # counted as an input that failed: exit 1
             if not files and not skipped:
@@ -505,6 +509,16 @@ def _inputs(paths: tuple[Path, ...], log: logs.Logger,
         else:
             log.error("no such file or directory", path=str(p))
             yield None, ""
+
+
+def _outside(files: list[str], out_dir: Path, root: str, log: logs.Logger) -> list[str]:
+    """The files not under ``out_dir`` (its own earlier output is not input)."""
+    inside = os.path.join(os.path.realpath(out_dir), "")
+    kept = [f for f in files if not os.path.realpath(f).startswith(inside)]
+    if len(kept) < len(files):
+        log.info("--out-dir is inside this folder; what it holds is output, not input",
+                 path=root, skipped=len(files) - len(kept))
+    return kept
 
 
 def _walk(root: str, log: logs.Logger) -> tuple[list[str], int]:
