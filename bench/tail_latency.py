@@ -63,20 +63,20 @@ class Watcher(threading.Thread):
         self.path = path
         self.seen: dict[int, float] = {}
         self.stop = False
+        self.pos = path.stat().st_size if path.exists() else 0  # new lines only
 
     def run(self) -> None:
-        pos = 0
         buf = b""
         while not self.stop:
             try:
                 with self.path.open("rb") as fh:
-                    fh.seek(pos)
+                    fh.seek(self.pos)
                     data = fh.read()
             except FileNotFoundError:
                 data = b""
             if data:
                 now = time.perf_counter()
-                pos += len(data)
+                self.pos += len(data)
                 buf += data
                 *lines, buf = buf.split(b"\n")
                 for line in lines:

@@ -29,7 +29,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -37,6 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "testdata" / "claude-session" / "print_mode_bash.jsonl"
 SAMPLE_ID = b"5eccd76e-a2bd-46d3-9ac7-285807858239"
 BIN = str(Path(sys.executable).parent / "streamv1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tail_latency import Watcher, percentile  # noqa: E402  (the same detection loop)
+
 P99_MS, IDLE_PCT, RSS_MIB = 100.0, 1.0, 100.0
 
 
@@ -52,43 +54,6 @@ def turn(session: str, k: int) -> bytes:
                           "stop_reason": "end_turn",
                           "usage": {"input_tokens": 1, "output_tokens": 1}}}
     return b"".join(json.dumps(r).encode() + b"\n" for r in (prompt, answer))
-
-
-class Watcher(threading.Thread):
-    """Reads a growing file and notes when each ``lat-<k>-end`` marker appears."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(daemon=True)
-        self.path = path
-        self.seen: dict[int, float] = {}
-        self.stop = False
-        self.pos = path.stat().st_size if path.exists() else 0
-
-    def run(self) -> None:
-        buf = b""
-        while not self.stop:
-            try:
-                with self.path.open("rb") as fh:
-                    fh.seek(self.pos)
-                    data = fh.read()
-            except FileNotFoundError:
-                data = b""
-            if not data:
-                time.sleep(0.0005)
-                continue
-            now = time.perf_counter()
-            self.pos += len(data)
-            buf += data
-            *lines, buf = buf.split(b"\n")
-            for line in lines:
-                i = line.find(b"lat-")
-                if i >= 0:
-                    self.seen.setdefault(int(line[i + 4 : line.index(b"-end", i)]), now)
-
-
-def percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
 def proc(pid: int, name: str) -> str:
