@@ -200,3 +200,4 @@ def test_a_follower_keeps_no_copy_of_the_bytes_it_read(tmp_path: Path) -> None:
         assert all(not isinstance(getattr(f, a), bytes) for a in type(f).__slots__
                    if hasattr(f, a))
     d.stop()
+

@@ -153,7 +153,10 @@ def load(path: Path) -> Checkpoint | None:
         return None
     except OSError as exc:
         raise CheckpointError(f"{path}: unreadable checkpoint ({exc.strerror or exc})") from exc
-    if magic == SQLITE_MAGIC:
+    # An empty file is a database too: SQLite writes the main file only when it
+    # folds its log back in, so a daemon killed before that leaves a 0-byte
+    # database whose every commit is in STATE-wal (seen in the model test).
+    if magic in (SQLITE_MAGIC, b""):
         db = _open(path, readonly=True)
         try:
             return _read_db(path, db)
@@ -234,8 +237,10 @@ def _open(path: Path, readonly: bool = False) -> sqlite3.Connection:
     return db
 
 
-def _read_db(path: Path, db: sqlite3.Connection) -> Checkpoint:
+def _read_db(path: Path, db: sqlite3.Connection) -> Checkpoint | None:
     try:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
+            return None  # made, never committed to: no checkpoint yet
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         rows = db.execute("SELECT path, mark FROM files").fetchall()
     except sqlite3.Error as exc:
@@ -296,7 +301,7 @@ class Store:
 
     def _is_db(self) -> bool:
         with open(self.path, "rb") as fh:
-            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+            return fh.read(len(SQLITE_MAGIC)) in (SQLITE_MAGIC, b"")
 
     def _convert(self, saved: Checkpoint) -> None:
         tmp = self.path.with_name(self.path.name + ".new")
