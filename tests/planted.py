@@ -11,16 +11,24 @@ the assistant's text, the tool's input and the tool's output (content and
 userinfo, ``curl -u``, ``mysql -p``, ...), built from the table of :data:`PLANTS`
 and :data:`FORMS`, plus the forms that belong to one kind (PEM blocks, STS JSON,
 connection strings, headers); tests/test_redact.py runs them through ``convert``.
+The plants are the hand-written kinds' and one of each gitleaks rule kept (made from
+its pattern's example: translator/gitleaks.py). :data:`ISSUE_23_22` holds the seven
+kinds issue #23 (item 22) found passing through; :data:`NOT_SECRETS`, ordinary text
+(prose, code, ids, hashes, image data) that must come out as it went in.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from streamv1.translator import redact
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -198,7 +206,19 @@ class Plant:
     shape: str
 
 
-PLANTS: list[Plant] = [
+@dataclass(frozen=True)
+class Case:
+    label: str
+    kind: str  # the marker expected
+    text: str  # the text the secret sits in
+    secret: str  # the part of it the marker replaces
+
+    @property
+    def expected(self) -> str:
+        return self.text.replace(self.secret, f"[REDACTED:{self.kind}]")
+
+
+_HAND_PLANTS: list[Plant] = [
     Plant("anthropic_api_key", SECRETS["anthropic_api_key"], "ANTHROPIC_API_KEY", "prefix"),
     Plant("openai_api_key", SECRETS["openai_api_key"], "OPENAI_API_KEY", "prefix"),
     Plant("aws_access_key", SECRETS["aws_access_key"], "AWS_ACCESS_KEY_ID", "prefix"),
@@ -243,6 +263,49 @@ PLANTS: list[Plant] = [
 ]
 
 
+def _hand_masks(kind: redact.SecretKind) -> bool:
+    """Does the hand-written kind of the same name mask this example (all but a
+    public prefix of up to 8 bytes), before the gitleaks kind sees it?"""
+    ours = [k for k in redact.KINDS if k.name == kind.name and k.rule is None]
+    out = orjson.loads(redact.mask(kind.probe, ours))["text"] if ours else kind.example
+    marker = f"[REDACTED:{kind.name}]"
+    return marker in out and len(out.replace(marker, "")) <= 8
+
+
+def _gitleaks_plants() -> tuple[list[Plant], list[Case]]:
+    """One plant per gitleaks rule kept (translator/gitleaks.py), from its first
+    pattern's example: a prefix kind as its secret; a kind known by a name as the
+    name (its keyword, ``_KEY`` after it) and the secret. A kind known by other
+    text before it (a URL's scheme) is its example alone."""
+    plants: list[Plant] = []
+    alone: list[Case] = []
+    seen: set[str] = set()
+    for kind in redact.GITLEAKS:
+        if kind.rule is None or kind.rule in seen:
+            continue
+        seen.add(kind.rule)
+        m = kind.exact.search(kind.probe)
+        assert m is not None, kind.rule
+        secret = m["secret"].decode()
+        if _hand_masks(kind):
+            continue  # (its forms are the hand-written kind's: xoxe.[REDACTED:slack_token])
+        if "keep" not in kind.exact.groupindex:
+            plants.append(Plant(kind.name, kind.example,
+                                kind.rule.upper().replace("-", "_"), "prefix"))
+        elif m["keep"].endswith(b"="):
+            keyword = kind.example[:kind.example.index("=" + secret)]
+            plants.append(Plant(kind.name, secret,
+                                keyword.upper().replace("-", "_") + "_KEY", "named"))
+        else:
+            alone.append(Case(f"{kind.name} / its example", kind.name, kind.example, secret))
+    return plants, alone
+
+
+_GITLEAKS_PLANTS, _GITLEAKS_ALONE = _gitleaks_plants()
+#: the hand-written kinds' plants, then gitleaks' (its kinds in the same forms)
+PLANTS: list[Plant] = _HAND_PLANTS + _GITLEAKS_PLANTS
+
+
 def _kebab(name: str) -> str:
     return name.lower().replace("_", "-")
 
@@ -274,6 +337,7 @@ FORMS: dict[str, tuple[tuple[str, ...], Any]] = {
 }
 
 #: values whose shape breaks a form (a URL holds no URL, "@" or ":" as a user)
+_HAND = {p.kind for p in _HAND_PLANTS}
 _SKIP = {
     ("slack_webhook", f) for f in ("URL user", "URL password", "curl -u user:pass", "path")
 } | {
@@ -283,16 +347,36 @@ _SKIP = {
      ("telegram_bot_token", "URL password")}
 
 
-@dataclass(frozen=True)
-class Case:
-    label: str
-    kind: str  # the marker expected
-    text: str  # the text the secret sits in
-    secret: str  # the part of it the marker replaces
+#: the byte that follows a value in a form: a secret whose bytes go on over it
+#: (a base64 token in a path) takes more than itself
+_AFTER = {"path": "/config", "URL user": "@git.example.com", "URL password": "@gitlab"}
 
-    @property
-    def expected(self) -> str:
-        return self.text.replace(self.secret, f"[REDACTED:{self.kind}]")
+
+def _skipped(plant: Plant, form: str) -> bool:
+    """A value whose own shape breaks a form: a URL holds no ``/``, ``@`` or ``:`` in
+    its user or password (nor ``curl -u`` in its user); a gitleaks secret whose bytes
+    would go on over what follows it in the form, or whose prefix does not follow
+    ``_`` (its own bytes are the secret's: docs/security.md); a gitleaks name with
+    ``_`` in it as a ``--flag`` (a kebab-case flag holds none)."""
+    if (plant.kind, form) in _SKIP:
+        return True
+    if plant.kind in _HAND:
+        return False
+    if plant.shape == "named":
+        return form == "--flag=value" and "_" in plant.name[:-len("_KEY")]
+    if form in ("URL user", "URL password", "curl -u user:pass") and any(
+            c in plant.value for c in ":/@"):
+        return True
+    if form == "inside an identifier" and any(
+            rb"(?<![0-9A-Z_a-z]" in k.source for k in redact.GITLEAKS if k.name == plant.kind):
+        return True  # (a prefix with "_" before a secret of "_": pscale_tkn_…)
+    if form in _AFTER:
+        text = plant.value + _AFTER[form]
+        line = orjson.dumps({"text": text}) + b"\n"
+        kinds = [k for k in redact.GITLEAKS if k.name == plant.kind]
+        masked = orjson.loads(redact.mask(line, kinds))["text"]
+        return bool(masked != f"[REDACTED:{plant.kind}]{_AFTER[form]}")
+    return False
 
 
 def _special() -> list[Case]:
@@ -367,6 +451,8 @@ def _special() -> list[Case]:
         Case("URL x-access-token:TOKEN", "url_password",
              f"https://x-access-token:{s['url_token']}@github.com/org/repo.git", s["url_token"]),
         Case("curl --user", "password", f"curl --user admin:{pw} https://x.example.com", pw),
+        Case("curl -u TOKEN (a token as the user)", "github_token",
+             f"curl -u {s['github_token']} https://api.github.com/user", s["github_token"]),
         Case("-pPASS mariadb", "password", f"mariadb-dump -u root -p{pw} --all-databases", pw),
         Case("password in SQL", "password", f"ALTER USER app WITH PASSWORD '{pw}';", pw),
         Case("quoted password with spaces", "password",
@@ -385,10 +471,61 @@ def cases() -> list[Case]:
     out: list[Case] = []
     for plant in PLANTS:
         for form, (shapes, make) in FORMS.items():
-            if plant.shape in shapes and (plant.kind, form) not in _SKIP:
+            if plant.shape in shapes and not _skipped(plant, form):
                 out.append(Case(f"{plant.kind} ({plant.name}) / {form}", plant.kind,
                                 make(plant), plant.value))
-    return out + _special()
+    return out + _special() + _GITLEAKS_ALONE + ISSUE_23_22
+
+
+#: issue #23 item 22: seven kinds of public, well-known formats that passed through
+#: before gitleaks' rules (each case as the issue names it)
+ISSUE_23_22: list[Case] = [
+    Case("#23.22 npm token after a space", "npm_token",
+         "npm config set //registry.npmjs.org/:_authToken npm_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+         "npm_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"),
+    Case("#23.22 AWS secret key as a JSON value", "aws_secret_key",
+         '{"region": "eu-west-1", "secretAccessKey": "Zq8vR2mK7xT4pL9wN3bH6cJ1dF5gS0aE2yU8iO4k"}',
+         "Zq8vR2mK7xT4pL9wN3bH6cJ1dF5gS0aE2yU8iO4k"),
+    Case("#23.22 SendGrid key (segments of other lengths)", "sendgrid_api_key",
+         "SENDGRID_API_KEY: SG.NqVwYS81VP7Hb1DX8pPd.uoV8FWnFbB0JxXujr4qqaaABvvLOzAxzXMcU1vsHiQMaR",
+         "SG.NqVwYS81VP7Hb1DX8pPd.uoV8FWnFbB0JxXujr4qqaaABvvLOzAxzXMcU1vsHiQMaR"),
+    Case("#23.22 age secret key (age-keygen output)", "age_secret_key",
+         "# created: 2026-01-01T00:00:00Z\n# public key: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2el"
+         "w8zmrj2kg5sfn9aqmcac8p\nAGE-SECRET-KEY-196UM9P0REC4HN4F5KGTAF9XR5KFFS7G5GQ9FVXGUD22YY5CD"
+         "PDXT4A2M4J\n",
+         "AGE-SECRET-KEY-196UM9P0REC4HN4F5KGTAF9XR5KFFS7G5GQ9FVXGUD22YY5CDPDXT4A2M4J"),
+    Case("#23.22 Telegram bot token (as in Telegram's docs)", "telegram_bot_token",
+         "bot = Bot('110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw')",
+         "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"),
+    Case("#23.22 unsigned JWT (alg none, no signature part)", "jwt",
+         "id_token eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiIxMjM0NTY3ODkwIiwiYWRtaW4iOnRydWV9"
+         " accepted",
+         "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiIxMjM0NTY3ODkwIiwiYWRtaW4iOnRydWV9"),
+    Case("#23.22 bearer token without digits", "bearer_token",
+         "curl -H 'Authorization: Bearer vRmKxTpLwNbHcJdFgSaEyUiOkMnBvCxZqWeRtY' https://x.example",
+         "vRmKxTpLwNbHcJdFgSaEyUiOkMnBvCxZqWeRtY"),
+]
+
+#: ordinary text that gitleaks' kinds must leave as it is: prose, code, ids, hashes,
+#: image data (each a line of a transcript)
+NOT_SECRETS: list[str] = [
+    "The token bucket lets each client send a burst, then one request per second; the "
+    "secret to a fast build is caching, and the key insight is that Twitter, Slack and "
+    "Jira all rate-limit by API key.",
+    "const twitterApiKeyFieldName = 'twitterApiKey'; function getGithubToken(env) {}",
+    "def get_slack_webhook_url(self) -> str: return self.settings.slack_webhook_url",
+    "heroku_app_name = my-app-staging; discord_channel = general; sentry_dsn = None",
+    "request 0f0e0d0c-0b0a-4908-8706-050403020100 failed; session_id "
+    "5eccd76e-a2bd-46d3-9ac7-285807858239",
+    "commit 9fceb02d0ae598e95dc970b74767f19372d61af8, parent a94a8fe5ccb19ba61c4c0873d391e987"
+    "982fbbd3, sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "TWITTER_API_KEY=xxxxxxxxxxxxxxxxxxxxxxxxx and MAILGUN_KEY=${MAILGUN_KEY}",
+    "linear regression: y = 3.2x + 1; the dropbox folder and the okta tenant",
+    "s.isdigit() and s.startswith('ey') for s in names; os.environ.get('NPM_TOKEN')",
+    # base64 image data, as a tool's output carries it (a PNG's bytes, made up)
+    "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"".join(
+        hashlib.sha256(b"%d" % i).digest() for i in range(1000))).decode(),
+]
 
 
 def structural_cases() -> list[tuple[str, str, str, str]]:

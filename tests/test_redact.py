@@ -15,8 +15,10 @@ from typing import Any
 import orjson
 import pytest
 from planted import (
+    ISSUE_23_22,
     LOOKALIKES,
     MARKER_KIND,
+    NOT_SECRETS,
     PLANTS,
     SECRETS,
     Case,
@@ -51,9 +53,13 @@ def assert_clean(out: bytes) -> None:
 
 
 def test_every_kind_is_planted() -> None:
-    assert len(redact.NAMES) >= 40
-    assert {MARKER_KIND.get(k, k) for k in SECRETS} == set(redact.NAMES)
+    """The fixtures carry every hand-written kind; the kinds x forms table carries
+    every kind, gitleaks' too (tests/planted.py)."""
+    ours = {k.name for k in redact.KINDS if k.rule is None}
+    assert len(ours) >= 38
+    assert ours <= {MARKER_KIND.get(k, k) for k in SECRETS} <= set(redact.NAMES)
     assert {c.kind for c in cases()} == set(redact.NAMES)
+    assert len({p.kind for p in PLANTS}) > 60  # (the audit of #23 item 22 planted 60)
 
 
 @pytest.mark.parametrize("name", redact.NAMES)
@@ -168,9 +174,32 @@ def test_each_secret_becomes_its_marker(engine: str, kind: str) -> None:
 @pytest.mark.parametrize("engine", ENGINES)
 def test_look_alikes_are_left_alone(engine: str) -> None:
     scrub = Scrubber(engine=engine)
-    for look in LOOKALIKES:
+    for look in LOOKALIKES + NOT_SECRETS:
         line = orjson.dumps({"text": look}) + b"\n"
-        assert scrub(line) == line
+        assert scrub(line) == line, look[:80]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", ISSUE_23_22, ids=lambda c: c.label)
+def test_the_kinds_issue_23_item_22_found_passing_are_masked(engine: str, case: Case) -> None:
+    """Seven kinds of public, well-known formats that passed through (#23 item 22)."""
+    assert _scrub_text(Scrubber(engine=engine), case.text) == case.expected
+
+
+def test_prose_code_ids_and_image_data_pass_through_convert(streamv1_bin: str,
+                                                            tmp_path: Path) -> None:
+    """Ordinary lines (prose, code, UUIDs, git ids, base64 image data) come out of
+    ``convert`` as they went in, in a tool's output too."""
+    text_cases = [Case(f"not a secret {i}", "none", text, "\x00") for i, text in
+                  enumerate(NOT_SECRETS)]
+    source = tmp_path / "plain.jsonl"
+    source.write_bytes(_table_input(text_cases, []))
+    proc = subprocess.run([streamv1_bin, "convert", "--source", "stream_v1", str(source)],
+                          capture_output=True, check=True)
+    assert b"[REDACTED:" not in proc.stdout
+    texts = [line["message"]["content"][0]["text"] for line in map(orjson.loads,
+             proc.stdout.splitlines()) if line["type"] == "assistant"]
+    assert texts == NOT_SECRETS
 
 
 def test_a_cut_off_private_key_is_masked_to_the_end_of_its_string() -> None:
@@ -321,7 +350,7 @@ def test_a_key_whose_lines_are_damaged_lines_is_masked(streamv1_bin: str, tmp_pa
 _ADVERSARIAL = ["sk-", "eyJ", "-eyJ", ".eyJ", "AKIA", "ghp_", "://a:", "a://b:c@d ",
                 "-----BEGIN ", "-----BEGIN RSA PRIVATE KEY-----", "password=", "password= ",
                 '"password":"', '\\"password\\": \\"', "DB_PASSWORD=", "token=", "api_key: ",
-                "-u a:", "mysql ", "mysql -p", "Bearer ", "Authorization: Basic ",
+                "-u a:", "mysql ", "mysql -p", "mysql -u", "Bearer ", "Authorization: Basic ",
                 "AccountKey=", "&sig=", "0Q~", "1:AA", "hf_", "Private-Lines: 1\n", "@"]
 
 
@@ -350,10 +379,13 @@ def test_adversarial_lines_are_masked_right(piece: str) -> None:
 
 
 def test_the_docs_list_every_kind() -> None:
-    """docs/security.md and docs/mapping.md name every kind (with its example)."""
-    for doc in ("security.md", "mapping.md"):
+    """docs/security.md names every kind (gitleaks' in a table made from them: see
+    tests/test_gitleaks.py), docs/mapping.md every hand-written one (with its
+    example)."""
+    ours = [k.name for k in redact.KINDS if k.rule is None]
+    for doc, names in (("security.md", redact.NAMES), ("mapping.md", ours)):
         text = (ROOT / "docs" / doc).read_text()
-        missing = [name for name in redact.NAMES if f"`{name}`" not in text]
+        missing = [name for name in names if f"`{name}`" not in text]
         assert not missing, (doc, missing)
 
 

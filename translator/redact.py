@@ -37,20 +37,30 @@ long run again (does this ``sk-`` run hold a digit?) is made in Python on the ma
 and a Python call per match costs more than the rest of a line's conversion. So a
 pattern is either the secret and nothing else (``re.sub`` with the marker), or
 ``(?P<keep>…)(?P<secret>…)`` (``re.split``, then every secret piece swapped for the
-marker); only the few kinds with a Python check go match by match.
+marker); only the few kinds with a Python check go match by match, and those at
+most :data:`CHECKED` matches a line (a line with more is a flood: all its matches
+are masked, unchecked, in C).
+
+**gitleaks' kinds.** ~170 more kinds are gitleaks' rule set, translated by
+:mod:`translator.gitleaks` into this design (a literal start, a core, bounded or
+possessive reads) and loaded from ``secrets/gitleaks.kinds.json`` (:data:`GITLEAKS`):
+they run between the shapes above and the contexts (``Bearer``, URLs, names).
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Any
 
 import orjson
 
-#: a test of a match, made on the line
-Check = Callable[[re.Match[bytes], bytes], bool]
+#: a test of a match: the secret (its head read back, if any) and the match
+Check = Callable[[bytes, re.Match[bytes]], bool]
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,8 @@ class SecretKind:
     #: literal)
     head: int = 0
     head_chars: bytes = b""
+    #: the gitleaks rule it is translated from (translator/gitleaks.py); None: ours
+    rule: str | None = None
 
     @property
     def probe(self) -> bytes:
@@ -87,14 +99,23 @@ class SecretKind:
     @cached_property
     def cut(self) -> str:
         """How matches are cut out: ``sub``, ``split`` (both in C) or ``each``."""
-        groups = self.exact.groupindex
         if self.check is not None or self.head:
             return "each"
+        if self.in_c is None:
+            raise ValueError(f"{self.name}: {self.source!r} has groups besides keep and secret")
+        return self.in_c
+
+    @cached_property
+    def in_c(self) -> str | None:
+        """How its pattern alone could be cut in C (``sub``, ``split``; None: no way)."""
+        groups = self.exact.groupindex
+        if self.head:
+            return None
         if self.exact.groups == 1 and groups == {"secret": 1}:
             return "sub"
         if self.exact.groups == 2 and groups == {"keep": 1, "secret": 2}:
             return "split"
-        raise ValueError(f"{self.name}: {self.source!r} has groups besides keep and secret")
+        return None
 
 
 _ANY = rb"[\x00-\xff]"
@@ -128,10 +149,9 @@ _DIGIT = re.compile(rb"[0-9]")
 _SEGMENT16 = re.compile(rb"[A-Za-z0-9]{16}")
 
 
-def _random(m: re.Match[bytes], line: bytes) -> bool:
+def _random(secret: bytes, m: re.Match[bytes]) -> bool:
     """A digit somewhere and 16 letters or digits in a row: a random token, not
     hyphenated words (``sk-learn-compatible-estimator-v2``)."""
-    secret = m["secret"]
     return _DIGIT.search(secret) is not None and _SEGMENT16.search(secret) is not None
 
 
@@ -238,8 +258,8 @@ _URL_PART = rb'(?:[^\s/"\\@\[]++|\[(?!REDACTED:))*+'
 # In the order they are applied: a specific kind before a general one (an Anthropic
 # key before the generic sk- form, a JWT before the bearer token that carries it, a
 # kind with a shape before a value known only by its name, which then sees the
-# marker and leaves it).
-KINDS: tuple[SecretKind, ...] = (
+# marker and leaves it). gitleaks' kinds come between the shapes and the contexts.
+_SHAPES: tuple[SecretKind, ...] = (
     # The whole block, to its END line, or to the end of the string if it was cut.
     SecretKind("private_key", rb"PRIVATE KEY",
                rb"(?P<secret>-----BEGIN " + _PEM + rb'(?:[^"\\-]++|\\.|-(?!----END ))*+'
@@ -258,8 +278,6 @@ KINDS: tuple[SecretKind, ...] = (
     *_named("private_key", rb"client[_-]?key[_-]?data",
             rb"lient(?<=[Cc]lient)[_-]?[Kk]ey[_-]?[Dd]ata", rb"LIENT(?<=CLIENT)[_-]?KEY[_-]?DATA",
             "client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpGQUtF", value=_B64),
-    _run("age_secret_key", (rb"AGE-SECRET-KEY-1",), rb"[0-9A-Z]{58}(?![A-Za-z0-9])",
-         "AGE-SECRET-KEY-1QQFAKEFAKEFAKE2345678FAKEFAKEFAKE2345678FAKEFAKEFAKE234567"),
     _run("anthropic_api_key", (rb"sk-ant-",), _T + rb"{20,}+",
          "sk-ant-api03-Zq8vR2mK7xT4pL9wN3bH6cJ1dF5gS0aE2yU8iO4kM7nB3vC9xZ1qW5eR7tY"),
     # Not an Anthropic key (masked before), and random (see _random).
@@ -327,9 +345,6 @@ KINDS: tuple[SecretKind, ...] = (
     _run("huggingface_token", (rb"hf_",),
          rb"(?=[a-z0-9]*+[A-Z])(?=[A-Z0-9]*+[a-z])[A-Za-z0-9]{34,}+",
          "hf_FAKEfakeAbCdEfGhIjKlMnOpQrStUvWxYz"),
-    _run("sendgrid_api_key", (rb"SG\.",), _T + rb"{22}\." + _T + rb"{43}" + _END,
-         "SG.FAKEfake0123456789abcd.FAKEfake0123456789abcdefghijklmnopqrstuvwxy",
-         core=rb"SG\."),
     _run("pypi_token", (rb"pypi-",), rb"Ag" + _T + rb"{50,}+",
          "pypi-AgEIcHlwaS5vcmcCJFAKEfake0123456789abcdefghijklmnopqrstuvwxyzABCDEF",
          core=rb"pypi-Ag"),
@@ -353,9 +368,10 @@ KINDS: tuple[SecretKind, ...] = (
                rb"(?P<secret>[MNO]" + _lead(1, rb"[A-Za-z0-9_-]") + _T + rb"{23,25}\." + _T
                + rb"{6}\." + _T + rb"{27,38}" + _END + rb")",
                "MTA5NzY1NDMyMTA5ODc2NTQz.GFaKeA.FAKEfake0123456789abcdefghijklmn"),
-    # The bot's id, then ":AA" and 33 more: found from ":AA", the id read back.
+    # The bot's id, then ":AA" and 30 to 34 more (33 in tokens, 32 in Telegram's own
+    # docs): found from ":AA", the id read back.
     SecretKind("telegram_bot_token", rb"[0-9]:AA",
-               rb"(?P<secret>:AA(?<=[0-9]:AA)" + _T + rb"{33}" + _END + rb")",
+               rb"(?P<secret>:AA(?<=[0-9]:AA)" + _T + rb"{30,34}" + _END + rb")",
                "123456789:AAFAKEfake0123456789abcdefghijklmno", head=12, head_chars=b"0123456789"),
     *_named("azure_storage_key", rb"account[_-]?key",
             rb"ccount(?<=[Aa]ccount)[_-]?[Kk]ey", rb"CCOUNT(?<=ACCOUNT)[_-]?KEY",
@@ -378,15 +394,21 @@ KINDS: tuple[SecretKind, ...] = (
                rb"[A-Za-z0-9_~.-]{31,34}+)(?![A-Za-z0-9_~.-])",
                "abc8Q~FAKEfake0123456789abcdefghij.FAKE", head=4,
                head_chars=b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_~.-"),
-    # No prefix: a run of base64url that starts, then two more parts.
+    # No prefix: a run of base64url that starts, then a payload, and a signature
+    # unless it is unsigned ("alg": "none": "header.payload." or "header.payload").
     SecretKind("jwt", rb"\.eyJ",
                rb"(?P<secret>eyJ" + _lead(3, rb"[A-Za-z0-9_-]") + _T + rb"{10,}+\.eyJ" + _T
-               + rb"{10,}+\." + _T + rb"*+)",
+               + rb"{10,}+(?:\." + _T + rb"*+)?)",
                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkZBS0UifQ"
                ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_FAKEfake"),
-    # Only the token goes; "Bearer " stays. Random: a digit somewhere.
+)
+
+_CONTEXTS: tuple[SecretKind, ...] = (
+    # Only the token goes; "Bearer " stays. Random: a digit somewhere, or both
+    # cases (a token of letters; not a word, "Bearer YOUR_TOKEN" or "<token>").
     *(SecretKind("bearer_token", rb"(?i:bearer)\s",
-                 rb"(?P<keep>" + name + rb"\s++)(?P<secret>(?=[A-Za-z._~+/=-]*+[0-9])"
+                 rb"(?P<keep>" + name + rb"\s++)(?P<secret>(?:(?=[A-Za-z._~+/=-]*+[0-9])"
+                 rb"|(?=[A-Z0-9._~+/=-]*+[a-z])(?=[a-z0-9._~+/=-]*+[A-Z]))"
                  rb"[A-Za-z0-9._~+/-]{16,}+=*+)",
                  "Authorization: Bearer 0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f")
       for name in (rb"earer(?<=[Bb]earer)", rb"EARER(?<=BEARER)")),
@@ -409,17 +431,22 @@ KINDS: tuple[SecretKind, ...] = (
                rb"(?P<keep>://(?<=[A-Za-z0-9]://))(?P<secret>" + _HAS_DIGIT + _HAS_LETTER
                + rb"[A-Za-z0-9_-]{20,}+)(?=@[A-Za-z0-9\[])",
                "https://0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b@git.example.com/org/repo.git"),
-    # curl -u user:PASSWORD, --user user:PASSWORD (not -u UID:GID); mysql -pPASSWORD
+    # curl -u user:PASSWORD, --user user:PASSWORD (not -u UID:GID, nor a marker's
+    # colon: "-u [REDACTED:github_token]" is a token as the user); mysql -pPASSWORD
     SecretKind("password", rb"-u[ =]",
-               rb"(?P<keep>-u(?<![A-Za-z0-9-]-u)(?:=| ++)(?:\\?[\"'])?+[^\s:\"'\\]*+:)"
+               rb"(?P<keep>-u(?<![A-Za-z0-9-]-u)(?:=| ++)(?:\\?[\"'])?+"
+               rb"(?!\[REDACTED:)[^\s:\"'\\]*+:)"
                rb"(?P<secret>(?![0-9]++(?![^\s\"'\\]))(?!\[REDACTED:)[^\s\"'\\]{4,}+)",
                "curl -u admin:FAKE-pa55word https://api.example.com"),
     SecretKind("password", rb"--user[ =]",
-               rb"(?P<keep>--user(?:=| ++)(?:\\?[\"'])?+[^\s:\"'\\]*+:)"
+               rb"(?P<keep>--user(?:=| ++)(?:\\?[\"'])?+(?!\[REDACTED:)[^\s:\"'\\]*+:)"
                rb"(?P<secret>(?![0-9]++(?![^\s\"'\\]))(?!\[REDACTED:)[^\s\"'\\]{4,}+)",
                "curl --user admin:FAKE-pa55word https://api.example.com"),
+    # (the tool's name where a word starts: "-umysql -umysql …" is not read again
+    # at every "mysql")
     *(SecretKind("password", tool,
-                 rb"(?P<keep>" + tool + rb"[a-z-]*+(?: ++(?!mysql|mariadb)[^\s\"\\]++){0,8}? ++-p)"
+                 rb"(?P<keep>" + tool + _lead(len(tool), rb"[A-Za-z0-9_-]")
+                 + rb"[a-z-]*+(?: ++(?!mysql|mariadb)[^\s\"\\]++){0,8}? ++-p)"
                  rb"(?P<secret>(?!\[REDACTED:)[^\s\"'\\]{4,}+)",
                  tool.decode() + " -u root -pFAKEpa55 appdb")
       for tool in (rb"mysql", rb"mariadb")),
@@ -450,6 +477,73 @@ KINDS: tuple[SecretKind, ...] = (
             "access_token=FAKEfake0123456789abcdef", with_op=True),
 )
 
+
+def entropy(data: bytes) -> float:
+    """Shannon entropy in bits per byte, as gitleaks computes it."""
+    n = len(data)
+    if not n:
+        return 0.0
+    return -sum(k / n * math.log2(k / n) for k in map(data.count, set(data)))
+
+
+@cache
+def _either(patterns: tuple[bytes, ...]) -> re.Pattern[bytes] | None:
+    """One pattern for a list of them (one search a match, not one each)."""
+    return re.compile(b"|".join(b"(?:" + p + b")" for p in patterns)) if patterns else None
+
+
+def _allowed(floor: float | None, allow: tuple[bytes, ...], allow_match: tuple[bytes, ...],
+             stopwords: tuple[bytes, ...]) -> Check:
+    """A gitleaks rule's tests of a match: its entropy floor, its allowlists and the
+    global one (what they allow is no secret: ``${VAR}``, ``xxxx…``, ``true``)."""
+
+    compiled: list[re.Pattern[bytes] | None] = []  # (on first use: most never run)
+
+    def check(secret: bytes, m: re.Match[bytes]) -> bool:
+        if floor is not None and entropy(secret) < floor:
+            return False
+        if stopwords:
+            low = secret.lower()
+            if any(word in low for word in stopwords):
+                return False
+        if not compiled:
+            compiled.extend((_either(allow), _either(allow_match)))
+        on_secret, on_match = compiled
+        if on_secret is not None and on_secret.search(secret):
+            return False
+        return on_match is None or not on_match.search(m[0])
+
+    return check
+
+
+def from_json(spec: dict[str, Any], global_allow: Sequence[bytes] = (),
+              global_stopwords: Sequence[str] = ()) -> SecretKind:
+    """A kind of secrets/gitleaks.kinds.json (written by translator/gitleaks.py);
+    the global allowlist is every kind's."""
+    def raw(key: str) -> bytes:
+        return str(spec.get(key, "")).encode("latin-1")
+
+    allow = tuple(p.encode("latin-1") for p in spec.get("allow", ())) + tuple(global_allow)
+    allow_match = tuple(p.encode("latin-1") for p in spec.get("allow_match", ()))
+    stop = tuple(w.lower().encode() for w in (*spec.get("stopwords", ()), *global_stopwords))
+    check = _allowed(spec.get("entropy"), allow, allow_match, stop)
+    return SecretKind(spec["name"], raw("core"), raw("source"), spec["example"], check,
+                      head=int(spec.get("head", 0)), head_chars=raw("head_chars"),
+                      rule=spec["rule"])
+
+
+def _gitleaks() -> tuple[SecretKind, ...]:
+    """gitleaks' kinds, as translated (~3 ms: read and built; each compiled when a
+    line first needs it)."""
+    # (beside this module: importlib.resources would import zipfile, ~4 ms)
+    doc = orjson.loads((Path(__file__).parent / "secrets" / "gitleaks.kinds.json").read_bytes())
+    glob = tuple(p.encode("latin-1") for p in doc["global_allow"])
+    return tuple(from_json(k, glob, doc["global_stopwords"]) for k in doc["kinds"])
+
+
+GITLEAKS: tuple[SecretKind, ...] = _gitleaks()
+KINDS: tuple[SecretKind, ...] = _SHAPES + GITLEAKS + _CONTEXTS
+
 #: Every kind's name, in the order first met.
 NAMES: tuple[str, ...] = tuple(dict.fromkeys(k.name for k in KINDS))
 
@@ -463,17 +557,26 @@ def mask(data: bytes, kinds: list[SecretKind]) -> bytes:
     an exact pattern matches before the secret (a key name, a URL's user) stays."""
     for kind in kinds:
         cut = kind.cut
-        if cut == "sub":
-            data = kind.exact.sub(marker(kind.name), data)
-        elif cut == "split":
-            parts = kind.exact.split(data)
-            if len(parts) > 1:
-                # text, keep, secret, text, keep, secret, ..., text
-                parts[2::3] = [marker(kind.name)] * (len(parts) // 3)
-                data = b"".join(parts)
-        else:
-            data = _each(kind, data)
+        data = _each(kind, data) if cut == "each" else _in_c(kind, data, cut)
     return data
+
+
+def _in_c(kind: SecretKind, data: bytes, cut: str) -> bytes:
+    if cut == "sub":
+        return kind.exact.sub(marker(kind.name), data)
+    parts = kind.exact.split(data)
+    if len(parts) > 1:
+        # text, keep, secret, text, keep, secret, ..., text
+        parts[2::3] = [marker(kind.name)] * (len(parts) // 3)
+        return b"".join(parts)
+    return data
+
+
+#: how many matches of one kind in one line are checked in Python; a line with more
+#: is a flood (megabytes of near-secrets), and all its matches are masked unchecked,
+#: in C where the pattern allows (masking more is the safe side): its cost stays
+#: that of the C cut, whatever the line
+CHECKED = 256
 
 
 def _each(kind: SecretKind, data: bytes) -> bytes:
@@ -481,16 +584,23 @@ def _each(kind: SecretKind, data: bytes) -> bytes:
     pieces: list[bytes] = []
     pos = 0
     check = kind.check
+    left = CHECKED
     floor = kind.head
-    chars = frozenset(kind.head_chars)
+    chars = kind.head_chars
     mark = marker(kind.name)
     for m in kind.exact.finditer(data):
-        if check is not None and not check(m, data):
-            continue  # the shape without the substance (hyphenated words, say)
         start, end = m.span("secret")
-        lowest = max(start - floor, pos)
-        while start > lowest and data[start - 1] in chars:
-            start -= 1
+        if floor:  # (the head: bytes of head_chars just before, read back in C)
+            head = data[max(start - floor, pos):start]
+            start -= len(head) - len(head.rstrip(chars))
+        if check is not None:
+            left -= 1
+            if left < 0:
+                if kind.in_c is not None:
+                    return _in_c(kind, data, kind.in_c)
+                check = None
+            elif not check(data[start:end], m):
+                continue  # the shape without the substance (hyphenated words, say)
         pieces.append(data[pos:start])
         pieces.append(mark)
         pos = end

@@ -59,7 +59,9 @@ class Scrubber:
             line = clean_ansi(line)
             # what a removed escape joined may now read as a secret
             patterns = self.scanner.hits(line) if self._kinds else frozenset()
-        kinds = [k for i, k in enumerate(self._kinds, start=len(_ANSI_PATTERNS)) if i in patterns]
+        # (by the patterns that hit, in the kinds' order: there are hundreds of kinds)
+        first = len(_ANSI_PATTERNS)
+        kinds = [self._kinds[i - first] for i in sorted(patterns) if i >= first]
         return redact.mask(line, kinds) if kinds else line
 
 
