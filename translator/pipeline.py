@@ -188,10 +188,10 @@ class Translation:
         if self.decorate is not None:
             decorated: list[JSON] = []
             for d in map(self.decorate, lines):
-                if type(d) is list:
+                if isinstance(d, list):
                     decorated.extend(d)  # (a line held back, given with this one)
                 elif d is not None:
-                    decorated.append(d)  # type: ignore[arg-type]
+                    decorated.append(d)
             lines = decorated
         encode, scrub = self.encoder.encode, self.scrub
         if len(lines) == 1:

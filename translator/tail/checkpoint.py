@@ -146,6 +146,20 @@ class CheckpointError(Exception):
 def load(path: Path) -> Checkpoint | None:
     """The last committed checkpoint (a database, or a JSON document of any version
     read), or None when there is none yet. Reads only: nothing is converted."""
+    kind = _kind(path)
+    if kind is None:
+        return None
+    if kind == "database":
+        db = _open(path, readonly=True)
+        try:
+            return _read_db(path, db)
+        finally:
+            db.close()
+    return _read_document(path)
+
+
+def _kind(path: Path) -> str | None:
+    """"database", "document" (JSON), or None when there is no file."""
     try:
         with open(path, "rb") as fh:
             magic = fh.read(len(SQLITE_MAGIC))
@@ -156,13 +170,7 @@ def load(path: Path) -> Checkpoint | None:
     # An empty file is a database too: SQLite writes the main file only when it
     # folds its log back in, so a daemon killed before that leaves a 0-byte
     # database whose every commit is in STATE-wal (seen in the model test).
-    if magic in (SQLITE_MAGIC, b""):
-        db = _open(path, readonly=True)
-        try:
-            return _read_db(path, db)
-        finally:
-            db.close()
-    return _read_document(path)
+    return "database" if magic in (SQLITE_MAGIC, b"") else "document"
 
 
 def _read_document(path: Path) -> Checkpoint | None:
@@ -225,16 +233,24 @@ def _open(path: Path, readonly: bool = False) -> sqlite3.Connection:
         # (Not mode=ro for reading: a database a killed daemon left has its log to
         # fold in, which a read-only connection may not do.)
         db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        if not readonly:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")  # every commit fsynced: a checkpoint is kept
-            # The log is folded back every 1,000 pages (SQLite's default) and then cut
-            # to this size: the first commit of 10,000 files leaves no 30 MB log behind.
-            db.execute("PRAGMA journal_size_limit=4194304")
-            db.executescript(_SCHEMA)
     except sqlite3.Error as exc:
         raise CheckpointError(f"{path}: unreadable checkpoint ({exc})") from exc
+    if not readonly:
+        _for_writing(path, db)
     return db
+
+
+def _for_writing(path: Path, db: sqlite3.Connection) -> None:
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")  # every commit fsynced: a checkpoint is kept
+        # The log is folded back every 1,000 pages (SQLite's default) and then cut
+        # to this size: the first commit of 10,000 files leaves no 30 MB log behind.
+        db.execute("PRAGMA journal_size_limit=4194304")
+        db.executescript(_SCHEMA)
+    except sqlite3.Error as exc:
+        db.close()
+        raise CheckpointError(f"{path}: unreadable checkpoint ({exc})") from exc
 
 
 def _read_db(path: Path, db: sqlite3.Connection) -> Checkpoint | None:
@@ -291,17 +307,25 @@ class Store:
     def load(self) -> Checkpoint | None:
         """The last committed checkpoint, or None. A JSON checkpoint (an earlier
         release's) is turned into a database first, in place."""
-        saved = load(self.path)
-        if saved is None:
-            return None
-        if not self._is_db():
+        kind = _kind(self.path)
+        if kind == "database":
+            # Read on the connection the daemon keeps (one open, one read), and
+            # only then made ready for writing: the schema made first would turn a
+            # database never committed to into an empty, damaged-looking one.
+            db = _open(self.path, readonly=True)
+            try:
+                saved = _read_db(self.path, db)
+            except BaseException:
+                db.close()
+                raise
+            _for_writing(self.path, db)
+            self._db = db
+            return saved
+        saved = _read_document(self.path) if kind == "document" else None
+        if saved is not None:
             self._convert(saved)
-        self._db = self._connect(self.path)
+            self._db = self._connect(self.path)
         return saved
-
-    def _is_db(self) -> bool:
-        with open(self.path, "rb") as fh:
-            return fh.read(len(SQLITE_MAGIC)) in (SQLITE_MAGIC, b"")
 
     def _convert(self, saved: Checkpoint) -> None:
         tmp = self.path.with_name(self.path.name + ".new")

@@ -233,12 +233,7 @@ class TranscriptGate:
         for key in ("held", "init"):
             state.pop(key, None)
         state["suppressing"] = False
-        out: list[JSON] = []
-        for x in [init, *rest, line]:
-            got = self._finishing(x, x.get("type"))
-            if got is not None:
-                out.append(got)
-        return out
+        return [self._finishing(x, x.get("type")) for x in [init, *rest, line]]
 
     def _finishing(self, line: JSON, kind: Any) -> JSON:
         """A line of a run finished from the transcript: numbered from 0."""

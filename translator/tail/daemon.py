@@ -109,7 +109,6 @@ class TailDaemon:
         #: the next commit.
         self._gone: set[str] = set()
         self._last_rescan = -1e18
-        self._found: list[str] = []  # files a rescan of this round began to follow
         self._sweep = Sweep(now())
         self._last_commit = now()
         self._uncommitted = False
@@ -335,12 +334,12 @@ class TailDaemon:
             self._deferred.pop(path)
             if path not in self.followers:
                 self._add(path, new)
-        self._found = []
+        found: list[str] = []  # files a rescan of this round began to follow
         if rescan or now - self._last_rescan >= self.rescan_every:
-            self._rescan()
+            found = self._rescan()
             self._last_rescan = now
         elif new_dirs:
-            self._rescan(new_dirs)
+            found = self._rescan(new_dirs)
         chosen: dict[str, None]
         if rescan:
             chosen = dict.fromkeys(self.followers)
@@ -351,7 +350,7 @@ class TailDaemon:
                      and self._add(path, new=True) is not None]
             chosen = dict.fromkeys(
                 [p for p in changed or () if p in self.followers and p not in added] + added)
-            chosen.update(dict.fromkeys(self._found))
+            chosen.update(dict.fromkeys(found))
             chosen.update(dict.fromkeys(self._sweep.take(now, self.followers,
                                                          self.rescan_every)))
         if self._replays:
@@ -712,8 +711,9 @@ class TailDaemon:
                     targets.append(path)
         return targets
 
-    def _rescan(self, folders: list[str] | None = None) -> None:
-        """Look for new files: under every root, or (``folders``) only in those."""
+    def _rescan(self, folders: list[str] | None = None) -> list[str]:
+        """Look for new files: under every root, or (``folders``) only in those.
+        Returns the files it began to follow."""
         seen: set[str] = set()
         for root in self.roots:
             if folders is None:
@@ -727,13 +727,12 @@ class TailDaemon:
             self._said_output_inside = True
             self.log.warning("the output is inside a watched folder; it is never read as an "
                              "input", path=self._out_name)
-        for path in sorted(seen - mine - set(self.followers)):
-            if self._add(path, new=not self._first_scan) is not None:
-                self._found.append(path)
-        if folders is not None:
-            return
-        self._first_scan = False
-        self._check_watches()
+        found = [path for path in sorted(seen - mine - set(self.followers))
+                 if self._add(path, new=not self._first_scan) is not None]
+        if folders is None:
+            self._first_scan = False
+            self._check_watches()
+        return found
 
     def _add(self, path: str, new: bool) -> FileFollower | None:
         """Follow ``path``: from its checkpoint, its start, or (``--from end`` at the
