@@ -216,7 +216,6 @@ def subscribe(bus: BusConfig, out: IO[bytes], *, host: str | None, session: str 
 async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: str | None,
                      durable: str | None, since: datetime | None, catch_up: bool,
                      ack_window: int = ACK_WINDOW) -> int:
-    from nats.errors import TimeoutError as NatsTimeout
     from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
     nc = await jetstream.connect(bus, "streamv1-subscribe", wait=False)
@@ -248,7 +247,7 @@ async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: 
         while not stopped:
             try:
                 msgs = await sub.fetch(FETCH, timeout=1.0)
-            except NatsTimeout:
+            except TimeoutError:  # nats' own, or asyncio's: fetch raises both (#23)
                 msgs = []
             window: list[Any] = []  # written, acked, the ack not yet confirmed
             for i, msg in enumerate(msgs):

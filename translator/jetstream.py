@@ -291,7 +291,6 @@ class Sender:
     async def stored_ids(self, subject: str) -> set[str]:
         """Every message id the subject holds (headers only, an ephemeral consumer):
         what makes a repeated conversion store nothing twice, however long after."""
-        from nats.errors import TimeoutError as NatsTimeout
         from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
         ids: set[str] = set()
@@ -309,7 +308,7 @@ class Sender:
             while True:
                 try:
                     msgs = await sub.fetch(1000, timeout=2.0)
-                except NatsTimeout:
+                except TimeoutError:  # nats' own, or asyncio's: fetch raises both (#23)
                     break
                 for msg in msgs:
                     value = (msg.headers or {}).get("Nats-Msg-Id")
