@@ -6,6 +6,7 @@ import os
 import select
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -667,3 +668,28 @@ def test_the_unit_degrades_for_an_older_systemd() -> None:
     assert "# (systemd 252 has no RestartSteps: needs 254) RestartSteps=6" in old
     assert "\nRestartSec=2\n" in old and "\nRestart=on-failure\n" in old
     assert for_systemd(shipped, 256) == shipped == for_systemd(shipped, None)
+
+
+@pytest.mark.parametrize("traceback", [False, True])
+def test_an_exception_no_command_handles_is_one_line(tmp_path: Path, traceback: bool) -> None:
+    """A bug (here one planted in the code subscribe calls; in #23, nats-py's fetch
+    raising asyncio's TimeoutError where its own was caught) ends the command with
+    one line and 70, not a traceback; STREAMV1_TRACEBACK=1 gives the traceback."""
+    plant = ("import sys\n"
+             "from streamv1.translator import cli, fleet\n"
+             "def broken(since):\n"
+             "    raise RuntimeError('planted')\n"
+             "fleet.parse_since = broken\n"
+             "sys.argv = ['streamv1', 'subscribe', '--from', 'nats://127.0.0.1:9']\n"
+             "cli.run()\n")
+    env = {**os.environ, "STREAMV1_TRACEBACK": "1" if traceback else ""}
+    proc = subprocess.run([sys.executable, "-c", plant],
+                          capture_output=True, env=env, timeout=60, check=False)
+    err = proc.stderr.decode()
+    if traceback:
+        assert proc.returncode == 1 and "Traceback" in err and "planted" in err
+    else:
+        assert proc.returncode == 70, err
+        assert err.splitlines() == ["streamv1: error: internal error: RuntimeError: planted "
+                                    "(a bug: please report it; STREAMV1_TRACEBACK=1 shows "
+                                    "where)"]

@@ -103,6 +103,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: A reader that went away (``| head -1``): the shell's status for SIGPIPE.
 EXIT_PIPE = 128 + 13
+#: An exception no command handles (sysexits' EX_SOFTWARE).
+EXIT_INTERNAL = 70
 
 
 def quiet_on_closed_stdout(command: F) -> F:
@@ -166,6 +168,15 @@ def run() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(EXIT_PIPE)
+    except Exception as exc:
+        # A bug of ours (or a library's exception we did not know of: nats-py's
+        # fetch raising asyncio's TimeoutError, #23): one line, not a traceback,
+        # with the way to get it for a report. 70 is sysexits' EX_SOFTWARE.
+        if os.environ.get("STREAMV1_TRACEBACK"):
+            raise
+        logs.get().error(f"internal error: {type(exc).__name__}: {exc} (a bug: please "
+                         "report it; STREAMV1_TRACEBACK=1 shows where)")
+        sys.exit(EXIT_INTERNAL)
 
 
 def _global_options_first(args: list[str]) -> list[str]:
