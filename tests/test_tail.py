@@ -781,8 +781,10 @@ def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path
     a model), #23: the session files written in random chunks, and between them at
     random: SIGKILL or SIGTERM and a restart; a project folder renamed (live, or
     while the daemon is down); a standalone session file renamed or moved to a new
-    folder; the output deleted while the daemon writes it, or copied and truncated
-    (logrotate's copytruncate) while it is down. Every session in the outputs,
+    folder; the output renamed away or deleted while the daemon writes it
+    (logrotate's create mode, no SIGHUP: a kill before the daemon checkpointed its
+    last lines printed them twice, #23 CI), or copied and truncated (logrotate's
+    copytruncate) while it is down or while it writes. Every session in the outputs,
     taken in order, is what convert makes of the final files: nothing lost,
     nothing doubled. (A relayed run cut by a restart is
     test_live.test_a_run_a_stream_leaves_unfinished_is_finished_from_the_transcript.)"""
@@ -795,6 +797,7 @@ def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path
                   if rel.startswith("p/")]
     proc = _start(streamv1_bin, tmp_path)
     done: Counter[str] = Counter()
+    journal: list[str] = []  # chunk, operation, output size: what a failure ran
 
     def restart(how: str) -> subprocess.Popen[bytes]:
         proc.send_signal(signal.SIGKILL if how == "kill" else signal.SIGTERM)
@@ -802,11 +805,14 @@ def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path
         return _start(streamv1_bin, tmp_path)
 
     def rotate_part(name: str) -> Path:
-        part = tmp_path / f"out.{len(parts)}.{name}"
+        # Named as a rotation names it (the output's name, a suffix): the restart
+        # after a kill cuts a rotated file back to its checkpoint by that name.
+        part = tmp_path / f"out.jsonl.{len(parts)}.{name}"
         parts.append(part)
         return part
 
-    ops = ["kill", "term", "folder", "folder_down", "file", "delete_output", "copytruncate"]
+    ops = ["kill", "term", "folder", "folder_down", "file", "rotate_output", "delete_output",
+           "copytruncate", "truncate_live"]
     for k, (i, chunk) in enumerate(chunks):
         with targets[i].open("ab") as fh:
             fh.write(chunk)
@@ -815,6 +821,7 @@ def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path
             continue
         op = rng.choice(ops)
         done[op] += 1
+        journal.append(f"{k} {op} {out.stat().st_size if out.exists() else '-'}")
         if op in ("kill", "term"):
             time.sleep(rng.uniform(0, 0.3))
             proc = restart(op)
@@ -830,18 +837,33 @@ def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path
             if op == "folder_down":
                 proc = _start(streamv1_bin, tmp_path)
         elif op == "file":
-            j = rng.choice(standalone)
+            written = [j for j in standalone if targets[j].exists()]
+            if not written:
+                continue
+            j = rng.choice(written)
             old = targets[j]
             new = (old.parent.with_name(old.parent.name + "f") / old.name if rng.random() < 0.5
                    else old.with_name(old.stem + "-r.jsonl"))
             new.parent.mkdir(exist_ok=True)
             old.rename(new)
             targets[j] = new
-        elif op == "delete_output":
+        elif op in ("rotate_output", "delete_output"):
             time.sleep(rng.uniform(0, 0.2))
-            if out.exists():
-                os.link(out, rotate_part("deleted"))  # what was in it, kept to compare
+            if out.exists() and op == "rotate_output":  # logrotate's create, no SIGHUP
+                out.rename(rotate_part("rotated"))
+            elif out.exists():  # what the deletion took, kept by a link to compare
+                os.link(out, rotate_part("deleted"))
                 out.unlink()
+        elif op == "truncate_live":
+            # logrotate's copytruncate while the daemon writes, the daemon paused
+            # for the copy (copytruncate's own race, lines written between the copy
+            # and the truncation, aside).
+            if out.exists():
+                proc.send_signal(signal.SIGSTOP)
+                shutil.copy(out, rotate_part("truncated"))
+                with out.open("r+b") as fh:
+                    fh.truncate(0)
+                proc.send_signal(signal.SIGCONT)
         else:  # copytruncate, with the daemon down (copytruncate's own race aside)
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=20)
@@ -856,7 +878,7 @@ def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path
     data = b"".join(tail_output(p) for p in [*parts, out] if p.exists())
     got, want = by_actor(data), expected(targets)
     lost, doubled = lost_and_doubled(got, want)
-    assert (lost, doubled) == (0, 0), (dict(done), first_mismatch(got, want))
+    assert (lost, doubled) == (0, 0), (journal, first_mismatch(got, want))
     assert got == want, first_mismatch(got, want)
     assert framing_violations(data) == []
     assert sum(done.values()) >= 5, done

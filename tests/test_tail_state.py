@@ -966,7 +966,7 @@ _MARK_FIELDS = ["offset", "line_no", "ino", "head_len", "head_hash", "tail_len",
 _BAD_VALUES = [-1, 1.5, True, "x", None, [], {}]
 
 
-@pytest.mark.parametrize("field", [*_MARK_FIELDS, "output.length", "output.ino",
+@pytest.mark.parametrize("field", [*_MARK_FIELDS, "output.length", "output.ino", "output.reopened",
                                    "output.path", "output.tail_len", "scanned", "files"])
 def test_a_checkpoint_with_a_wrong_value_is_one_clear_error(tmp_path: Path, field: str) -> None:
     """#23 item 13: wrong-typed or negative checkpoint values (9 of 32 mutations
@@ -1010,3 +1010,189 @@ def test_a_damaged_checkpoint_is_one_line_at_start(streamv1_bin: str, tmp_path: 
     assert proc.returncode == 1
     err = proc.stderr.decode().strip().splitlines()
     assert len(err) == 1 and "damaged checkpoint entry" in err[0] and "Traceback" not in err[0]
+
+
+def _doomed(tmp_path: Path, clock: Clock, sink: OutputSink | None = None) -> TailDaemon:
+    """A daemon that never checkpoints after its start (until killed by _kill)."""
+    d = TailDaemon([tmp_path / "projects"], sink or OutputSink(tmp_path / "out.jsonl"),
+                   tmp_path / "state.json", clock=fixed, now=clock, commit_every=1e9,
+                   idle_close=0)
+    d.start()
+    return d
+
+
+def _kill(d: TailDaemon) -> None:
+    d.lock.release()  # SIGKILL: the kernel closes its files (and their locks)
+    d.sink.close()
+    d.store.close()
+
+
+@pytest.mark.parametrize("kept", ["renamed", "linked", "copied", "deleted"])
+def test_output_rotated_then_a_kill_before_the_checkpoint_is_exactly_once(
+        tmp_path: Path, kept: str) -> None:
+    """The model test's find (#23, CI): lines written, the output renamed away
+    (logrotate's create mode, or kept as a hard link), copied and truncated
+    (copytruncate), or deleted, the daemon killed before it checkpointed them or
+    saw the move. The restart made them
+    again in a new file, so the rotated one and the new one held them twice (13
+    lines). Now the rotated file is cut back to the checkpoint: together the
+    files hold every line once; a deleted one took only its own lines along."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    target.write_bytes(b"".join(src[:8]))
+    out = tmp_path / "out.jsonl"
+    clock = Clock()
+    daemon(tmp_path, clock, idle_close=0).stop()
+    checkpointed, before = out.read_bytes(), tail_output(out)
+    doomed = _doomed(tmp_path, clock)
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[8:]))
+    doomed.tick(changed={str(target)})
+    assert len(out.read_bytes()) > len(checkpointed)  # lines past the checkpoint
+    rotated = tmp_path / "out.jsonl.1"
+    if kept == "renamed":
+        out.rename(rotated)
+    elif kept == "linked":
+        os.link(out, rotated)
+        out.unlink()
+    elif kept == "copied":  # logrotate's copytruncate
+        shutil.copy(out, rotated)
+        with out.open("r+b") as fh:
+            fh.truncate(0)
+    else:
+        out.unlink()
+    _kill(doomed)
+    daemon(tmp_path, clock, idle_close=0).stop()
+    want = convert_file(target, "claude-session")[0]
+    if kept == "deleted":
+        assert before + tail_output(out) == want
+    else:
+        assert rotated.read_bytes() == checkpointed
+        assert tail_output(rotated) + tail_output(out) == want
+
+
+class _MovedMidRound(OutputSink):
+    """The output renamed away between the round's start and its write: the second
+    look (the write's) is the first to see it."""
+
+    looks = 0
+
+    def moved(self) -> bool:
+        self.looks += 1
+        if self.looks == 2 and self.path is not None:
+            self.path.rename(self.path.with_name(self.path.name + ".1"))
+        return super().moved()
+
+
+def test_output_moved_mid_round_then_a_kill_is_exactly_once(tmp_path: Path) -> None:
+    """The daemon sees the move at its write, opens a new file and writes into it,
+    and is killed before its next checkpoint (which would name the new file): the
+    checkpoint was told of the new file first, so the restart cuts it back to what
+    it held when opened (empty), and the rotated one to the checkpoint."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    target.write_bytes(b"".join(src[:8]))
+    out = tmp_path / "out.jsonl"
+    clock = Clock()
+    daemon(tmp_path, clock, idle_close=0).stop()
+    checkpointed = out.read_bytes()
+    sink = _MovedMidRound(out)
+    doomed = _doomed(tmp_path, clock, sink)
+    sink.looks = 0
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[8:]))
+    doomed.tick(changed={str(target)})
+    rotated = tmp_path / "out.jsonl.1"
+    assert rotated.read_bytes() == checkpointed and out.stat().st_size > 0
+    assert cp.load(tmp_path / "state.json").output_reopened == [(out.stat().st_ino, 0)]
+    _kill(doomed)
+    daemon(tmp_path, clock, idle_close=0).stop()
+    assert rotated.read_bytes() == checkpointed
+    assert tail_output(rotated) + tail_output(out) == convert_file(target, "claude-session")[0]
+    assert cp.load(tmp_path / "state.json").output_reopened == []  # a checkpoint since
+
+
+def test_a_reused_inode_under_another_name_is_never_cut(tmp_path: Path) -> None:
+    """Only a file named as a rotation names it (the output's name plus a suffix)
+    is taken for the rotated output: another file with that inode is left whole."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    target.write_bytes(b"".join(src[:8]))
+    out = tmp_path / "out.jsonl"
+    clock = Clock()
+    daemon(tmp_path, clock, idle_close=0).stop()
+    doomed = _doomed(tmp_path, clock)
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[8:]))
+    doomed.tick(changed={str(target)})
+    other = tmp_path / "notes.txt"
+    os.link(out, other)
+    out.unlink()
+    kept = other.read_bytes()
+    _kill(doomed)
+    daemon(tmp_path, clock, idle_close=0).stop()
+    assert other.read_bytes() == kept
+
+
+def test_a_copy_is_not_told_without_checkpointed_bytes(tmp_path: Path) -> None:
+    """A checkpoint of an empty output has no bytes to compare: a copy cannot be
+    told from any other file of a rotation's name, so none is cut (older
+    rotations stay whole) and a warning says lines may come twice."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    out = tmp_path / "out.jsonl"
+    clock = Clock()
+    daemon(tmp_path, clock, idle_close=0).stop()  # nothing to read: an empty output
+    older = tmp_path / "out.jsonl.2"
+    older.write_bytes(b'{"an":"older rotation"}\n')
+    doomed = _doomed(tmp_path, clock)
+    target.write_bytes(b"".join(lines(BASH)))
+    doomed.tick(changed={str(target)})
+    shutil.copy(out, tmp_path / "out.jsonl.1")
+    with out.open("r+b") as fh:
+        fh.truncate(0)
+    _kill(doomed)
+    daemon(tmp_path, clock, idle_close=0).stop()
+    assert older.read_bytes() == b'{"an":"older rotation"}\n'
+    assert (tmp_path / "out.jsonl.1").stat().st_size > 0
+
+
+def test_copytruncate_while_running_then_a_kill_is_exactly_once(tmp_path: Path) -> None:
+    """copytruncate while the daemon writes (paused for the copy: logrotate's own
+    race aside), the daemon writing on into the truncated file, then killed before
+    its next checkpoint: the copy holds lines after the checkpoint, the truncated
+    file more. The checkpoint was told where the output began anew, so the restart
+    cuts the file back there and the copy to the checkpoint: every line once."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    third = len(src) // 3
+    target.write_bytes(b"".join(src[:third]))
+    out = tmp_path / "out.jsonl"
+    clock = Clock()
+    daemon(tmp_path, clock, idle_close=0).stop()
+    checkpointed = out.read_bytes()
+    doomed = _doomed(tmp_path, clock)
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[third:2 * third]))
+    doomed.tick(changed={str(target)})
+    copy = tmp_path / "out.jsonl.1"
+    shutil.copy(out, copy)
+    with out.open("r+b") as fh:
+        fh.truncate(0)
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[2 * third:]))
+    doomed.tick(changed={str(target)})
+    assert copy.stat().st_size > len(checkpointed) and out.stat().st_size > 0
+    _kill(doomed)
+    daemon(tmp_path, clock, idle_close=0).stop()
+    assert copy.read_bytes() == checkpointed
+    assert tail_output(copy) + tail_output(out) == convert_file(target, "claude-session")[0]

@@ -137,6 +137,11 @@ class Checkpoint:
     output_tail_hash: str = ""
     #: The live part's hand-backs (:meth:`translator.tail.claims.Claims.state`).
     claims: dict[str, Any] | None = None
+    #: Where the output began anew after this checkpoint, each (inode, length): a
+    #: file the daemon opened at the path (the old one deleted or renamed away
+    #: while it wrote), or the output truncated from outside. A restart cuts such a
+    #: file back to that length: everything after it came after the checkpoint.
+    output_reopened: list[tuple[int, int]] = field(default_factory=list)
 
 
 class CheckpointError(Exception):
@@ -208,7 +213,16 @@ def _head(output: dict[str, Any], scanned: Any, files: dict[str, FileMark]) -> C
         _count(output, "ino") if output.get("ino") is not None else None,
         _count(output, "tail_len", 0),
         _text(output, "tail_hash", ""),
+        output_reopened=_reopened(output.get("reopened", [])),
     )
+
+
+def _reopened(raw: Any) -> list[tuple[int, int]]:
+    if not isinstance(raw, list) or not all(
+            isinstance(x, list) and len(x) == 2 and all(type(n) is int and n >= 0 for n in x)
+            for x in raw):
+        raise ValueError(f"output reopened is {raw!r}, not [inode, length] pairs")
+    return [(ino, length) for ino, length in raw]
 
 
 @contextlib.contextmanager
@@ -282,17 +296,18 @@ def _name(raw: Any) -> str:
 
 
 def _output_json(checkpoint: Checkpoint) -> str:
-    return json.dumps(
-        {
-            "path": checkpoint.output_path,
-            "length": checkpoint.output_length,
-            "ino": checkpoint.output_ino,
-            "tail_len": checkpoint.output_tail_len,
-            "tail_hash": checkpoint.output_tail_hash,
-        }
-        if checkpoint.output_path is not None
-        else None
-    )
+    if checkpoint.output_path is None:
+        return "null"
+    output: dict[str, Any] = {
+        "path": checkpoint.output_path,
+        "length": checkpoint.output_length,
+        "ino": checkpoint.output_ino,
+        "tail_len": checkpoint.output_tail_len,
+        "tail_hash": checkpoint.output_tail_hash,
+    }
+    if checkpoint.output_reopened:
+        output["reopened"] = [list(x) for x in checkpoint.output_reopened]
+    return json.dumps(output)
 
 
 class Store:
@@ -377,6 +392,32 @@ class Store:
                     ("output", _output_json(head)),
                     ("claims", json.dumps(head.claims)),
                 ])
+                db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise OSError(f"{self.path}: {exc}") from exc
+
+    def note_reopened(self, ino: int, length: int) -> None:
+        """The daemon opened a new file at the output's path (the old one deleted or
+        renamed away) and is about to write into it before its next checkpoint: the
+        last checkpoint keeps describing the old file, and now also names this one,
+        so a crash before the next checkpoint cuts it back too (#23: every line after
+        the checkpoint was otherwise in the output twice). OSError as for commit."""
+        if self._db is None:
+            return
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute("SELECT value FROM meta WHERE key = 'output'").fetchone()
+                output = json.loads(row[0]) if row else None
+                if isinstance(output, dict):
+                    output["reopened"] = [*output.get("reopened", []), [ino, length]]
+                    db.execute("UPDATE meta SET value = ? WHERE key = 'output'",
+                               (json.dumps(output),))
                 db.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):

@@ -93,6 +93,7 @@ class TailDaemon:
         self.state_path = state_path
         self.lock = cp.StateLock(state_path)
         self.store = cp.Store(state_path)
+        sink.on_fresh_start = self._fresh_start
         self.start_at_end = start_at_end
         self.idle_close = idle_close
         self.rescan_every = rescan_every
@@ -200,12 +201,8 @@ class TailDaemon:
             if saved.output_path == (str(self.sink.path) if self.sink.path else None):
                 if self.sink.is_as_checkpointed(saved):
                     self.sink.cut_back(saved.output_length)
-                else:
-                    self.log.warning(
-                        "output is not the file the checkpoint describes (rotated or edited "
-                        "since); appending, not cutting back: lines after the checkpoint may "
-                        "come twice", path=self._out_name,
-                    )
+                elif (doubt := self.sink.cut_back_rotated(saved)) is not None:
+                    self.log.warning(doubt, path=self._out_name)
             self.claims.restore(saved.claims)  # floors and cuts: runs a stream left
             self._resume = dict(saved.files)
             self._resumed_sessions = Counter(k for p in self._resume
@@ -308,6 +305,13 @@ class TailDaemon:
         now = self._now()
         if self._blocked is not None and not self._unblock(now):
             return 0  # nothing is read while the output cannot take it
+        if self.sink.moved():
+            # Deleted or renamed away since the last round: the old file's lines are
+            # checkpointed before the first line goes to a new one (exactly once
+            # across it, as for SIGHUP); _write catches a move within the round.
+            self.log.warning("output deleted or replaced while running; writing on into a "
+                             "new file at its path", path=self._out_name)
+            self.reopen_output()
         written = self._drain_streams()  # first: a claim must be in before its transcript
         targets = self._targets(now, changed, rescan)
         written += self._read_round(targets)
@@ -579,6 +583,17 @@ class TailDaemon:
             merge.leave(follower.translation)
         self._flush_lines(self.followers.get(main))
 
+    def _fresh_start(self, ino: int, length: int) -> None:
+        """The output begins anew at (ino, length) after the last checkpoint (a new
+        file at its path, or truncated from outside): the checkpoint is told before
+        a line goes there, so a crash before the next one cuts it back to that."""
+        try:
+            self.store.note_reopened(ino, length)
+        except OSError as exc:
+            self.log.error(f"checkpoint not told where the output begins anew ({exc}); a "
+                           "crash before the next one may print lines twice",
+                           path=str(self.state_path))
+
     def _write(self, lines: list[bytes]) -> int:
         """To the output, then to every subscriber (who may lose some; the output never)."""
         data = b"".join(lines)  # once, for the output and every subscriber
@@ -596,6 +611,10 @@ class TailDaemon:
             except (OutputBusy, OSError) as exc:
                 self.log.error(f"output not reopened ({exc}); writing on to the file it had",
                                path=self._out_name)
+            else:
+                # These lines come after the last checkpoint, which names the old
+                # file: the new one is named too before they reach it.
+                self._fresh_start(self.sink.ino, self.sink.length or 0)
             self._uncommitted = True
         try:
             self.sink.write(data)

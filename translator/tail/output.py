@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -65,6 +66,32 @@ def _locked(path: Path, fd: int) -> int:
     return fd
 
 
+def _rotations(path: Path) -> list[tuple[Path, int]]:
+    """The regular files in ``path``'s folder named ``path``'s name plus a suffix,
+    with their inodes. The name rule keeps an unrelated file (one that reuses a
+    deleted output's inode number, or happens to hold the same bytes) out of it."""
+    prefix = path.name
+    found: list[tuple[Path, int]] = []
+    try:
+        with os.scandir(path.parent) as entries:
+            for entry in entries:
+                if (entry.name != prefix and entry.name.startswith(prefix)
+                        and entry.is_file(follow_symlinks=False)):
+                    found.append((Path(entry.path), entry.inode()))
+    except OSError:
+        return []
+    return sorted(found)
+
+
+def _holds(fd: int, saved: cp.Checkpoint) -> bool:
+    """Does the file hold the checkpointed bytes up to the checkpoint's length?"""
+    length = saved.output_length or 0
+    if os.fstat(fd).st_size < length:
+        return False
+    n = saved.output_tail_len
+    return not n or cp.digest(os.pread(fd, n, length - n)) == saved.output_tail_hash
+
+
 class OutputClosed(Exception):
     """The daemon writes to stdout and its reader went away (``| head``, ``jq``
     quitting): the job is over, as for ``convert`` (a file output is another
@@ -84,6 +111,10 @@ class OutputSink:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
+        #: Told (inode, length) before the first line goes into a file the sink
+        #: starts anew after the checkpoint (truncated from outside, or a new file
+        #: at the path): what a restart after a crash cuts it back to.
+        self.on_fresh_start: Callable[[int, int], None] | None = None
         self._out: IO[bytes] | None = None
         self._fd = -1
         self._length = 0
@@ -114,11 +145,71 @@ class OutputSink:
         length = saved.output_length
         if self.path is None or length is None or saved.output_ino is None:
             return True  # an older checkpoint: nothing to compare
-        if saved.output_ino != self.ino or os.fstat(self._fd).st_size < length:
-            return False
-        n = saved.output_tail_len
-        data = os.pread(self._fd, n, length - n)
-        return not n or cp.digest(data) == saved.output_tail_hash
+        return saved.output_ino == self.ino and _holds(self._fd, saved)
+
+    def cut_back_rotated(self, saved: cp.Checkpoint) -> str | None:
+        """The file at the path is not the one the checkpoint describes: it was
+        rotated (renamed away, or copied and truncated) or deleted while the daemon
+        was down or before it checkpointed what it had written. A crash in that
+        window printed every line after the checkpoint twice (#23, the model test:
+        once in the rotated file, once made again here). Cut back so that what the
+        restart makes again is in no other file: this one to where it began anew
+        (when the checkpoint says the daemon opened it, or found it truncated), and
+        every rotation of the output that holds the checkpointed bytes (the hash
+        of the 4 KiB before its length) to the checkpoint. A rotation is a file in
+        the output's folder named the output's name plus a suffix (logrotate's
+        ``out.jsonl.1``, ``out.jsonl-20261202``): the old inode itself (a rename),
+        or a copy (copytruncate; told by the hash only, so never when the
+        checkpoint has no bytes to compare). Returns a warning
+        when lines after the checkpoint may still come twice, or None."""
+        if self.path is None or saved.output_length is None or saved.output_ino is None:
+            return None
+        log = logs.get()
+        opened: dict[int, int] = {}
+        for ino, length in saved.output_reopened:  # the earliest start counts
+            opened[ino] = min(length, opened.get(ino, length))
+        if self.ino in opened:
+            found = opened[self.ino]
+            size = os.fstat(self._fd).st_size
+            if size > found:
+                os.ftruncate(self._fd, found)
+                self._length = found
+                self._load_tail()
+                log.info("output cut back to where it began anew after the last "
+                         "checkpoint", path=str(self.path), dropped_bytes=size - found)
+        kept = False
+        for old, ino in _rotations(self.path):
+            if ino != saved.output_ino and not saved.output_tail_len:
+                continue
+            try:
+                fd = os.open(old, os.O_RDWR | os.O_NOFOLLOW)
+            except OSError as exc:
+                log.warning(f"rotated output not cut back ({exc.strerror or exc}): lines "
+                            "after the checkpoint may come twice", path=str(old))
+                continue
+            try:
+                size = os.fstat(fd).st_size
+                if not _holds(fd, saved):
+                    continue
+                kept = True  # (a copy of just the checkpointed bytes: nothing to cut)
+                if size > saved.output_length:
+                    os.ftruncate(fd, saved.output_length)
+                    os.fsync(fd)
+                    log.warning("rotated output cut back to the last checkpoint: its "
+                                "lines after it are made again in the output",
+                                path=str(old), output=str(self.path),
+                                dropped_bytes=size - saved.output_length)
+            finally:
+                os.close(fd)
+        if kept:
+            return None
+        if self.ino == saved.output_ino and self.ino not in opened:
+            return ("output is not the file the checkpoint describes (truncated or edited "
+                    "since, and no copy of it in its folder); appending, not cutting back: "
+                    "lines after the checkpoint may come twice")
+        return ("the file the checkpoint describes is no longer in the output's folder "
+                "(deleted, or moved elsewhere): lines written after the checkpoint are "
+                "made again here (twice, if that file was kept)")
 
     def cut_back(self, length: int | None) -> None:
         """Drop what a crash wrote after the last checkpoint (file output only)."""
@@ -160,6 +251,8 @@ class OutputSink:
                                found=size)
             self._length = size
             self._load_tail()
+            if self.on_fresh_start is not None:
+                self.on_fresh_start(self.ino, size)
         view = memoryview(data)
         try:
             while view:
