@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from streamv1.translator.sources import (
     CERTAIN,
     NOT_MINE,
     OWN_TYPE,
+    Files,
     Source,
     Where,
     expect_strings,
@@ -1198,6 +1199,38 @@ MAPPING = (
 )
 
 
+# -- where Claude Code keeps its files ----------------------------------------------------
+
+
+def homes(env: Mapping[str, str], home: str) -> list[str]:
+    """``${CLAUDE_CONFIG_DIR:-~/.claude}/projects``: Claude Code's own override first."""
+    base = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    return [os.path.join(base, "projects")]
+
+
+def skips(parts: Sequence[str]) -> bool:
+    """Claude Code's bookkeeping: ``journal.jsonl``, ``tool-results/`` (large tool
+    outputs kept aside), and ``workflows/`` outside ``subagents/`` (workflow state,
+    not transcripts; a subagent's own ``workflows/`` folder holds its agents)."""
+    name = parts[-1]
+    if name == "journal.jsonl" or name == "tool-results":
+        return True
+    return name == "workflows" and "subagents" not in parts[:-1]
+
+
+def ended_by(path: str, line: dict[str, Any]) -> list[str]:
+    """A main-thread tool result whose ``tool_use_result`` names an ``agentId``:
+    that subagent is done. Its file is named for it, under the session's
+    ``subagents/`` folder (or, in older layouts, beside the main file)."""
+    result = line.get("tool_use_result")
+    agent = result.get("agentId") if isinstance(result, dict) else None
+    if not isinstance(agent, str) or not path.endswith(".jsonl"):
+        return []
+    name = f"agent-{agent}.jsonl"
+    return [os.path.join(path.removesuffix(".jsonl"), "subagents", name),
+            os.path.join(os.path.dirname(path), name)]
+
+
 SOURCE = Source(
     name="claude-session",
     description="Claude Code durable session files (~/.claude/projects/**/*.jsonl)",
@@ -1206,4 +1239,6 @@ SOURCE = Source(
     session_hint=session_hint,
     mapping=MAPPING,
     session_of=session_of,
+    ended_by=ended_by,
+    files=Files(homes=homes, skips=skips),
 )

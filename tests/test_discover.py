@@ -3,11 +3,15 @@ order, without Claude Code's own bookkeeping."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from streamv1.translator.discover import walk_paths
+from streamv1.translator.discover import is_transcript, walk_paths
+from streamv1.translator.sources import homes
 
 S = "5eccd76e-a2bd-46d3-9ac7-285807858239"
 
@@ -53,3 +57,40 @@ def test_a_root_inside_subagents_or_named_workflows_is_walked_as_given(tmp_path:
     root = tmp_path / "subagents" / "workflows"
     _tree(root, ["agent-a1.jsonl", "workflows/x.jsonl"])
     assert [Path(p).name for p in walk_paths(str(root))] == ["agent-a1.jsonl"]
+
+
+_NAMES = ["a.jsonl", "journal.jsonl", "x.json", "agent-1.jsonl", "history.jsonl",
+          "session-1.json", "n.txt"]
+_DIRS = ["p", "subagents", "workflows", "tool-results", ".git", "chats", "s"]
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.lists(st.sampled_from(_DIRS), max_size=4),
+                          st.sampled_from(_NAMES)), min_size=1, max_size=12))
+def test_one_rule_for_events_and_walks(tmp_path_factory: pytest.TempPathFactory,
+                                       files: list[tuple[list[str], str]]) -> None:
+    """What the daemon asks of each file event (is_transcript) is what a walk of
+    the folder lists, for any tree of the sources' names, and a walk of a folder
+    inside it lists what it holds of the whole walk."""
+    root = tmp_path_factory.mktemp("tree")
+    paths = []
+    for dirs, name in files:
+        path = root.joinpath(*dirs, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}\n")
+        paths.append(str(path))
+    listed = walk_paths(str(root))
+    assert sorted(p for p in set(paths) if is_transcript(p, str(root))) == sorted(listed)
+    for dirs, _ in files:
+        if dirs:
+            inside = str(root.joinpath(*dirs))
+            assert walk_paths(str(root), inside=inside) == [
+                p for p in listed if p.startswith(inside + os.sep)]
+
+
+def test_every_home_with_its_own_override(tmp_path: Path) -> None:
+    """Each source names its agent's default folders, its CLI's override first."""
+    home = str(tmp_path)
+    assert homes({}, home)[0] == os.path.join(home, ".claude", "projects")
+    assert homes({"CLAUDE_CONFIG_DIR": "/c"}, home)[0] == "/c/projects"

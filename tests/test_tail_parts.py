@@ -165,3 +165,26 @@ def test_a_failed_write_leaves_whole_lines_only(tmp_path: Path,
     sink.write(b'{"c":3}\n')
     assert (tmp_path / "out.jsonl").read_bytes() == b'{"a":1}\n{"c":3}\n'
     sink.close()
+
+
+def test_the_default_job_keeps_its_earlier_state_file(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """tail with no folder followed Claude Code's projects alone before #24, its
+    state file keyed by that folder and the output: now that it follows every
+    agent's home, it keeps that state file (an upgrade goes on from its
+    checkpoint, not from every file's start). A job naming its folders keys by all."""
+    import hashlib
+
+    from streamv1.translator.tail import serve
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    out = tmp_path / "out.jsonl"
+    roots = serve.watched_roots([])
+    assert roots[0] == (tmp_path / "claude" / "projects").resolve()
+    old_key = "\n".join([str(roots[0]), str(out.resolve())])
+    old = tmp_path / "state" / "streamv1" / (
+        f"tail-{hashlib.sha256(old_key.encode()).hexdigest()[:12]}.json")
+    assert serve.default_state_path(roots, out, defaults=True) == old
+    if len(roots) > 1:
+        assert serve.default_state_path(roots, out) != old

@@ -23,11 +23,11 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from streamv1.translator import batch, fleet, logs
-from streamv1.translator.discover import claude_projects, walk_paths
+from streamv1.translator.discover import walk_paths
 from streamv1.translator.pipeline import Interrupted, Totals
 from streamv1.translator.reader import MAX_LINE_BYTES
 from streamv1.translator.shapes import DEFAULT, shapes
-from streamv1.translator.sources import Source, sources
+from streamv1.translator.sources import Source, homes, sources
 from streamv1.translator.timefmt import normalize_ts
 
 SAMPLE = "samples/claude-session-sample.jsonl"
@@ -295,8 +295,9 @@ def convert(
     """Convert PATHs (files, directories, or - for stdin) to stream_v1 on stdout.
 
     With no PATH, reads stdin when it is a pipe or a file with data; at a terminal
-    (or with stdin empty, /dev/null) converts ${CLAUDE_CONFIG_DIR:-~/.claude}/projects,
-    or a bundled sample when that does not exist.
+    (or with stdin empty, /dev/null) converts every agent's home that holds
+    transcripts (${CLAUDE_CONFIG_DIR:-~/.claude}/projects, and each source's own),
+    or a bundled sample when none does.
     """
     if quiet:
         logs.configure("error")
@@ -486,18 +487,29 @@ def _inputs(paths: tuple[Path, ...], log: logs.Logger, stack: ExitStack,
         if not sys.stdin.isatty() and not _empty_stdin():
             yield "-", "stdin.jsonl"
             return
-        home = claude_projects()
-        found = walk_paths(home) if os.path.isdir(home) else []
-        if found:
-            log.info("no PATH given: converting Claude Code's projects", path=home)
-            yield from _relative(found, home)
+        user = os.path.expanduser("~")
+        converted = False
+        for home in homes():
+            found = walk_paths(home) if os.path.isdir(home) else []
+            if not found:
+                continue
+            log.info("no PATH given: converting an agent's home", path=home)
+            converted = True
+            # Named below the home's own path from the user's folder, so two
+            # agents' files never share an --out-dir name.
+            tag = os.path.relpath(home, user) if home.startswith(os.path.join(user, "")) \
+                else home.lstrip(os.sep)
+            tag = os.path.join(*(part.lstrip(".") or part for part in tag.split(os.sep)))
+            for path, rel in _relative(found, home):
+                yield path, os.path.join(tag, rel)
+        if converted:
             return
         from importlib import resources  # only when the bundled sample is used
 
         sample = resources.files("streamv1.translator").joinpath(SAMPLE)
         log.info(
-            "no PATH given and no Claude Code projects: converting the bundled sample",
-            path=str(sample),
+            "no PATH given and no agent's home holds transcripts: converting the bundled "
+            "sample", path=str(sample),
         )
         yield Path(str(sample)), Path(SAMPLE).name
         return
@@ -781,8 +793,9 @@ def tail(
     publish: str | None,
     **bus: Any,
 ) -> None:
-    """Follow Claude Code's session files (default ${CLAUDE_CONFIG_DIR:-~/.claude}/projects)
-    and write one stream_v1 stream of all sessions as they happen."""
+    """Follow agents' session files (default: every agent's home, e.g.
+    ${CLAUDE_CONFIG_DIR:-~/.claude}/projects) and write one stream_v1 stream of all
+    sessions as they happen."""
     from streamv1.translator.shapes import encoder_for
     from streamv1.translator.tail import serve
 
@@ -790,8 +803,8 @@ def tail(
         raise click.UsageError("--claude-extra-types shapes --to claude output; add --to claude")
     missing = [d for d in dirs if not d.exists()]
     if dirs and len(missing) == len(dirs):
-        # Named folders, none there: a typo, most likely. (The default folder may not
-        # exist yet on a machine where Claude Code has not run: that one is waited for.)
+        # Named folders, none there: a typo, most likely. (A default folder may not
+        # exist yet on a machine where its agent has not run: those are waited for.)
         raise click.UsageError(f"{', '.join(map(str, missing))}: no such folder; name one "
                                "that exists (a folder made later is found if one named does)")
     bus_config = _publishing(publish, bus, to, None)
@@ -809,7 +822,7 @@ def tail(
     serve.serve(
         roots,
         output,
-        state_path or serve.default_state_path(roots, output),
+        state_path or serve.default_state_path(roots, output, defaults=not dirs),
         published,
         encoder=lambda: encoder_for(to, claude_extra_types),
         redact=not no_redact,
@@ -820,6 +833,7 @@ def tail(
         ingest_socket=serve.ingest_socket_for(ingest_socket, no_ingest),
         stats_every=stats_every,
         follow_symlinks=follow_symlinks,
+        defaults=not dirs,
     )
 
 

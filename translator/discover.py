@@ -1,38 +1,41 @@
 """Which files a path names: files as given; directories walked for transcripts.
 
-In a directory, every ``*.jsonl`` is an input (session files, and subagent files
-``<session>/subagents/**/agent-*.jsonl``), except Claude Code's own bookkeeping:
-``journal.jsonl``, anything under ``tool-results/``, and ``workflows/`` folders
-outside ``subagents/`` (workflow state, not transcripts). ``*.meta.json`` sidecars
-are read by the adapter that needs them, never converted. Order is by path, a
-session file before its own ``<session>/subagents/...`` files, so output is
-reproducible.
+In a directory, every ``*.jsonl`` is an input, and every file a source says it
+reads (:attr:`translator.sources.Files.reads`), except what a source calls its
+agent's bookkeeping (:attr:`~translator.sources.Files.skips`: a folder it skips is
+not entered) and folders no agent keeps transcripts in (``.git``,
+``node_modules``, ``__pycache__``). Sidecars (``*.meta.json``) are read by the
+adapter that needs them, never converted. Order is by path, a session's main file
+before the files in the folder named like it, so output is reproducible.
+
+The rules are the sources': this module knows none of their layouts.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
-SKIP_FILES = frozenset({"journal.jsonl"})
-SKIP_DIRS = frozenset({"tool-results", ".git", "node_modules", "__pycache__"})
+from streamv1.translator.sources import sources
 
-
-def claude_projects() -> str:
-    """Claude Code's transcripts: ``${CLAUDE_CONFIG_DIR:-~/.claude}/projects`` (what
-    ``convert`` with no path and ``tail`` with no folder read)."""
-    base = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
-    return str(Path(base) / "projects")
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 
 
-def skips_dir(name: str, in_subagents: bool) -> bool:
-    """A folder never holding transcripts (``workflows/`` is one outside ``subagents/``)."""
-    return name in SKIP_DIRS or (name == "workflows" and not in_subagents)
+def _skipped(parts: Sequence[str]) -> bool:
+    """Does a source call this folder or file (its path below the walked folder)
+    its agent's bookkeeping?"""
+    return any(source.files.skips(parts) for source in sources().values())
 
 
-def is_transcript_name(name: str) -> bool:
-    return name.endswith(".jsonl") and name not in SKIP_FILES
+def _read(parts: Sequence[str]) -> bool:
+    """Is this file (its path below the walked folder) a transcript some source reads?"""
+    return parts[-1].endswith(".jsonl") or any(
+        source.files.reads(parts) for source in sources().values())
+
+
+def skips_dir(parts: Sequence[str]) -> bool:
+    """A folder (its path below the walked folder) never holding transcripts."""
+    return parts[-1] in SKIP_DIRS or _skipped(parts)
 
 
 def is_transcript(path: str, root: str) -> bool:
@@ -40,14 +43,9 @@ def is_transcript(path: str, root: str) -> bool:
     The tail daemon asks it of each file event; ``walk_paths`` applies it folder by
     folder (pruning what it skips) so the two can never disagree."""
     rel = os.path.relpath(path, root).split(os.sep)
-    if rel[0] == ".." or not is_transcript_name(rel[-1]):
+    if rel[0] == ".." or not _read(rel) or _skipped(rel):
         return False
-    in_subagents = False
-    for part in rel[:-1]:
-        if skips_dir(part, in_subagents):
-            return False
-        in_subagents = in_subagents or part == "subagents"
-    return True
+    return not any(skips_dir(rel[: i + 1]) for i in range(len(rel) - 1))
 
 
 def stays_inside(path: str, root: str, follow_symlinks: bool = False) -> bool:
@@ -70,16 +68,18 @@ def walk_paths(root: str, follow_symlinks: bool = False,
     between two looks is not (nothing was missed). ``inside``: walk only that
     folder below ``root`` (a new one the daemon was told of), by the same rules."""
     found: list[str] = []
-    if inside is None:
-        stack = [(root, False)]
-    else:
-        parts = os.path.relpath(inside, root).split(os.sep)
-        if parts[0] == ".." or any(skips_dir(x, "subagents" in parts[:i])
-                                   for i, x in enumerate(parts) if x != "."):
+    start: tuple[str, ...] = ()
+    if inside is not None:
+        given = os.path.relpath(inside, root).split(os.sep)
+        if given == ["."]:
+            given = []
+        if given and (given[0] == ".." or any(skips_dir(given[: i + 1])
+                                             for i in range(len(given)))):
             return []
-        stack = [(inside, "subagents" in parts)]
+        start = tuple(given)
+    stack = [(inside if inside is not None else root, start)]
     while stack:
-        folder, in_subagents = stack.pop()
+        folder, rel = stack.pop()
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
@@ -91,11 +91,13 @@ def walk_paths(root: str, follow_symlinks: bool = False,
             continue  # the daemon's next rescan looks again
         for entry in entries:
             try:
+                parts = (*rel, entry.name)
                 if entry.is_dir(follow_symlinks=False):
-                    if not skips_dir(entry.name, in_subagents):
-                        stack.append((entry.path, in_subagents or entry.name == "subagents"))
+                    if not skips_dir(parts):
+                        stack.append((entry.path, parts))
                 elif (
-                    is_transcript_name(entry.name)
+                    _read(parts)
+                    and not _skipped(parts)
                     and entry.is_file()  # through a symlink: what it points at
                     # (is_symlink: known from the listing, no lstat per file)
                     and (not entry.is_symlink() or stays_inside(entry.path, root,
@@ -104,6 +106,6 @@ def walk_paths(root: str, follow_symlinks: bool = False,
                     found.append(entry.path)
             except OSError:
                 continue
-    # "<session>" sorts before "<session>/subagents/...": compare without ".jsonl".
-    found.sort(key=lambda p: p[: -len(".jsonl")])
+    # "<session>" sorts before "<session>/...": compare without the suffix.
+    found.sort(key=lambda p: os.path.splitext(p)[0])
     return found

@@ -7,7 +7,8 @@ defines ``SOURCE``, a :class:`Source`. Adding a source means adding one such mod
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Mapping
+import os
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
@@ -155,6 +156,36 @@ GUESS = 10
 NOT_MINE = 0
 
 
+def _no_homes(env: Mapping[str, str], home: str) -> list[str]:
+    return []
+
+
+def _nothing(parts: Sequence[str]) -> bool:
+    return False
+
+
+@dataclass(slots=True, frozen=True)
+class Files:
+    """Where a source's agent keeps its files and which of them are its transcripts
+    (#24: a source owns its files; discovery, the daemon and batch grouping ask).
+
+    ``parts`` are a path's components below the folder being walked (a file's
+    name last), so a rule sees as much of the layout as the walk does."""
+
+    #: The folders the agent writes its transcripts into by default, given the
+    #: environment and the user's home (the CLI's own overrides first, as the CLI
+    #: reads them): what ``tail`` with no folder follows and ``convert`` with no
+    #: path converts. Folders that do not exist yet are fine (they are waited for).
+    homes: Callable[[Mapping[str, str], str], list[str]] = _no_homes
+    #: A file this source reads that is not ``*.jsonl`` (every ``*.jsonl`` is
+    #: looked at already): Gemini's older ``chats/session-*.json`` documents.
+    reads: Callable[[Sequence[str]], bool] = _nothing
+    #: A folder or file of this agent's that is no transcript (its bookkeeping),
+    #: never an input wherever it is walked: Claude Code's ``tool-results/``,
+    #: Codex's ``history.jsonl``. A folder it skips is not entered.
+    skips: Callable[[Sequence[str]], bool] = _nothing
+
+
 @dataclass(slots=True, frozen=True)
 class Source:
     name: str
@@ -171,12 +202,20 @@ class Source:
     #: made from it, and each row has its example in the table test.
     mapping: tuple[Row, ...] = ()
     #: The session a file on disk is one file of, where this source keeps a session
-    #: in several files (Claude Code: the main file and its subagents' files): a key
-    #: the files of one session share (their folder included, so a copy elsewhere
-    #: is another session): the session's main file's path without its suffix.
-    #: Files with one key are converted as one stream, the main file's framing
-    #: theirs. None: the file stands alone.
+    #: in several files (a main file and its nested actors' files): a key the files
+    #: of one session share (their folder included, so a copy elsewhere is another
+    #: session). Files with one key are converted as one stream, the main file's
+    #: framing theirs. None: the file stands alone. It may read the file's head.
     session_of: Callable[[str], str | None] = lambda path: None
+    #: Is this file the main one of session ``key`` (its framing frames the others)?
+    #: By default: the key is the main file's path without its suffix.
+    is_main: Callable[[str, str], bool] = lambda path, key: os.path.splitext(path)[0] == key
+    #: Files whose nested actor a stream_v1 line of this file says is done (its
+    #: spawning call answered), given the file's path and the line: the daemon ends
+    #: their runs then, as batch conversion does at their files' end.
+    ended_by: Callable[[str, dict[str, Any]], list[str]] = lambda path, line: []
+    #: Where the agent keeps its files (:class:`Files`).
+    files: Files = Files()
 
 
 @cache
@@ -199,19 +238,44 @@ def sniff(record: dict[str, Any]) -> tuple[Source | None, int]:
 
 
 def is_main_file(path: str, key: str) -> bool:
-    """Is ``path`` the main file of the session ``key`` (:attr:`Source.session_of`)?"""
-    import os
-
-    return os.path.splitext(path)[0] == key
+    """Is ``path`` the main file of the session ``key`` (:attr:`Source.is_main` of
+    the source that gives it that key)?"""
+    for source in sources().values():
+        if source.session_of(path) == key:
+            return source.is_main(path, key)
+    return False
 
 
 def session_of(path: str) -> str | None:
-    """The session key some source gives a file on disk (:attr:`Source.session_of`)."""
+    """The session key some source gives a file on disk (:attr:`Source.session_of`:
+    the first source that knows it)."""
     for source in sources().values():
         key = source.session_of(path)
         if key is not None:
             return key
     return None
+
+
+def ended_by(path: str, line: dict[str, Any]) -> list[str]:
+    """Files whose nested actor this line of ``path`` says is done
+    (:attr:`Source.ended_by` of every source that keeps sessions in several files)."""
+    found: list[str] = []
+    for source in sources().values():
+        found += source.ended_by(path, line)
+    return found
+
+
+def homes(env: Mapping[str, str] | None = None, home: str | None = None) -> list[str]:
+    """Every source's default folders (:attr:`Files.homes`), once each, in the
+    sources' order: what ``tail`` with no folder follows."""
+    env = os.environ if env is None else env
+    home = home if home is not None else os.path.expanduser("~")
+    found: list[str] = []
+    for source in sources().values():
+        for folder in source.files.homes(env, home):
+            if folder not in found:
+                found.append(folder)
+    return found
 
 
 #: How much of a file :func:`first_time` looks at.

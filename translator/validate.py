@@ -13,7 +13,7 @@ Framing rules (ADR-0050 §2 and the schema's description):
 Runs of several sessions may interleave (the tail daemon's unified stream): a run
 is known by its ``session_id`` alone, as a consumer of the contract reads it. A
 nested actor's lines (``parent_tool_use_id``) are lines of the open run of their
-session, in its seq, as print mode shows subagents; a system/init or a result
+session, in its seq, as print mode shows nested actors; a system/init or a result
 arriving while that session's run is open is a second run inside the first, and
 rejected. (A nested actor with no run around it, a subagent file converted alone,
 is a run of its own: its init may carry ``parent_tool_use_id``.)

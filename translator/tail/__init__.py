@@ -1,1 +1,1 @@
-"""The live tail daemon: ~/.claude/projects into one stream_v1 stream."""
+"""The live tail daemon: agents' session folders into one stream_v1 stream."""

@@ -43,7 +43,7 @@ from streamv1.translator.events import JSON
 from streamv1.translator.pipeline import InputError, Totals
 from streamv1.translator.session import SessionMerge
 from streamv1.translator.shapes import Encoder
-from streamv1.translator.sources import input_clock, is_main_file, session_of
+from streamv1.translator.sources import ended_by, input_clock, is_main_file, session_of
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate
@@ -133,10 +133,10 @@ class TailDaemon:
         # A subagent's run ends when its parent's tool_result arrives: the tool_use
         # ids and agent ids the parents answered, and which follower runs which.
         self._answered: set[tuple[str, str]] = set()  # (session, tool_use id)
-        self._answered_agents: set[tuple[str, str]] = set()  # (parent's file, agent id)
+        self._answered_files: set[str] = set()  # nested actors' files their parents answered
         self._agent_runs: dict[tuple[str, str], str] = {}  # (session, tool_use) → agent file
         # One session, one stream: the files of a session (a main file and its
-        # subagents') are framed by the main file's translation, their records merged
+        # nested actors') are framed by the main file's translation, their records merged
         # in time order (translator.session). Made when a second file of a session is
         # followed; key → (the merge, the main file's path). path → its session key.
         self._sessions: dict[str, tuple[SessionMerge, str]] = {}
@@ -315,7 +315,7 @@ class TailDaemon:
         written = self._drain_streams()  # first: a claim must be in before its transcript
         targets = self._targets(now, changed, rescan)
         written += self._read_round(targets)
-        written += self._end_answered_agents()
+        written += self._end_answered_actors()
         written += self._close_idle(now)
         self._commit()
         if self.stats_every > 0 and now - self._last_stats >= self.stats_every:
@@ -330,7 +330,7 @@ class TailDaemon:
         it), then the changed ones, what a rescan found, a share of every file
         (the sweep), the unwatched folders' files, the polls that found no
         descriptor last round, and every other file of the sessions among them."""
-        # A new folder (a new project, a subagents/ dir) is looked into at once: its
+        # A new folder (a new project, a folder of nested actors) is looked into at once: its
         # files may have been written before its watch was in place.
         new_dirs = sorted(p for p in changed if p not in self.followers
                           and os.path.isdir(p)) if changed else []
@@ -983,7 +983,7 @@ class TailDaemon:
         self._gone.add(path)
         self._uncommitted = True
 
-    # -- subagents end with their parent's answer --------------------------------------------
+    # -- nested actors end with their parent's answer ----------------------------------------
 
     def _note_line(self, path: str, line: JSON) -> None:
         """Every transcript line, before the gate: which follower runs a subagent (its
@@ -998,12 +998,9 @@ class TailDaemon:
             if follower is None or follower.translation.framer.run_key == (session, parent):
                 self._agent_runs[(session, parent)] = path  # its file's run, not an inline one
         elif kind == "user" and parent is None:
-            result = line.get("tool_use_result")
-            agent = result.get("agentId") if isinstance(result, dict) else None
-            if isinstance(agent, str):
-                # Also the agent whose run is not linked yet (no sidecar): its file
-                # is named for it, and ending it lets it find its parent at last.
-                self._answered_agents.add((path, agent))
+            # Also the actor whose run is not linked yet (its source names its file
+            # from the line): ending it lets it find its spawner at last.
+            self._answered_files.update(ended_by(path, line))
             content = (line.get("message") or {}).get("content")
             for block in content if isinstance(content, list) and self._agent_runs else ():
                 if isinstance(block, dict) and block.get("type") == "tool_result":
@@ -1011,7 +1008,7 @@ class TailDaemon:
                     if isinstance(tool, str) and (session, tool) in self._agent_runs:
                         self._answered.add((session, tool))
 
-    def _end_answered_agents(self) -> int:
+    def _end_answered_actors(self) -> int:
         """End each subagent run whose spawning tool_use its parent answered (what is
         left in its file read first), as batch conversion ends it at the file's end."""
         # (agent file, the run it must be: session and spawning tool_use, if known)
@@ -1020,16 +1017,11 @@ class TailDaemon:
             spawned = self._agent_runs.pop(key, None)
             if spawned is not None:
                 ends.append((spawned, key))
-        for parent_file, agent in self._answered_agents:
-            name = f"agent-{agent}.jsonl"
-            for candidate in (
-                os.path.join(parent_file.removesuffix(".jsonl"), "subagents", name),
-                os.path.join(os.path.dirname(parent_file), name),
-            ):
-                if candidate in self.followers and all(candidate != p for p, _ in ends):
-                    ends.append((candidate, None))
+        for candidate in sorted(self._answered_files):
+            if candidate in self.followers and all(candidate != p for p, _ in ends):
+                ends.append((candidate, None))
         self._answered.clear()
-        self._answered_agents.clear()
+        self._answered_files.clear()
         written = 0
         for path, spawner in ends:
             agent_follower = self.followers.get(path)

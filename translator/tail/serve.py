@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from streamv1.translator import fleet, logs
-from streamv1.translator.discover import claude_projects
 from streamv1.translator.shapes import Encoder
+from streamv1.translator.sources import homes
 from streamv1.translator.tail import protocol
 from streamv1.translator.tail.checkpoint import CheckpointError
 from streamv1.translator.tail.daemon import TailDaemon
@@ -29,16 +29,22 @@ from streamv1.translator.tail.output import OutputBusy, OutputClosed, OutputFail
 
 
 def watched_roots(dirs: Sequence[Path]) -> list[Path]:
-    """The folders given, else Claude Code's projects folder; absolute."""
-    roots = list(dirs) or [Path(claude_projects())]
+    """The folders given, else every source's default folders (each agent's home,
+    :func:`translator.sources.homes`); absolute."""
+    roots = list(dirs) or [Path(p) for p in homes()]
     return [r.expanduser().resolve() for r in roots]
 
 
-def default_state_path(roots: Sequence[Path], output: Path | None) -> Path:
+def default_state_path(roots: Sequence[Path], output: Path | None,
+                       defaults: bool = False) -> Path:
     """``$XDG_STATE_HOME/streamv1/tail-<hash>.json``: one checkpoint per job (the
-    folders watched and the output), so two jobs never share one."""
+    folders watched and the output), so two jobs never share one. ``defaults``
+    (no folder named): keyed by the first default folder alone, as releases that
+    followed only that one keyed it, so an upgrade goes on from its checkpoint
+    instead of reading every file again (the other agents' files are new to it)."""
     state_home = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    key = "\n".join([*map(str, roots), str(output.resolve()) if output else "-"])
+    keyed = list(roots[:1]) if defaults else list(roots)
+    key = "\n".join([*map(str, keyed), str(output.resolve()) if output else "-"])
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return state_home / "streamv1" / f"tail-{digest}.json"
 
@@ -55,14 +61,21 @@ def serve(
     state_path: Path,
     published: tuple[Path, fleet.BusConfig] | None,
     encoder: Callable[[], Encoder],
+    defaults: bool = False,
     **options: Any,
 ) -> NoReturn:
     """Run the daemon until a signal stops it, then exit with its status (1 when it
     could not start, or stopped with output it could not vouch for). ``options``
     are :class:`TailDaemon`'s; ``published``: the output file sent, and where."""
     log = logs.get()
-    for root in roots:
-        if not root.is_dir():
+    waiting = [root for root in roots if not root.is_dir()]
+    if defaults:
+        # No folder named: each agent's home, those not there yet (an agent never
+        # run here) waited for quietly.
+        log.info("following every agent's home", dirs=",".join(map(str, roots)),
+                 **({"not_there_yet": ",".join(map(str, waiting))} if waiting else {}))
+    else:
+        for root in waiting:
             log.warning("not a directory (yet); watching for it on each rescan", path=str(root))
     stop = threading.Event()
     try:
