@@ -375,6 +375,8 @@ class GeminiAdapter:
         self._dirs: list[str] = []
         self._kind: str | None = None
         self._last_ts: str | None = None
+        self._opened = False  # a run was opened in this file
+        self._pre: list[Event] = []  # dropped records before the first run
         # a subagent's file: its spawning call, searched for in its parent's files
         name = os.path.basename(path)
         self._agent_id: str | None = name[:-6] if self._hint and name.endswith(".jsonl") else None
@@ -457,9 +459,11 @@ class GeminiAdapter:
             self._view = self._view or "stream"
             self._stream(rec, where, out)
         else:
+            if self._view == "chat":
+                self._commit(out)  # what came before it goes first
             ts = normalize_ts(rec.get("timestamp"))
             name = kind if isinstance(kind, str) else "<no type>"
-            out.append(Unrecognized(name, self._sid, ts, rec))
+            self._emit(out, Unrecognized(name, self._sid, ts, rec))
 
     # -- the chat file ----------------------------------------------------------------
 
@@ -480,7 +484,7 @@ class GeminiAdapter:
             if not isinstance(values, dict):
                 raise BodyError(f"$set is {type(values).__name__}, not an object")
             if values.keys() <= {"lastUpdated"}:
-                out.append(Dropped("gemini/$set.lastUpdated", self._session))
+                self._drop(out, "gemini/last_updated")
                 return
             self._commit(out)
             sid = values.get("sessionId")
@@ -518,7 +522,7 @@ class GeminiAdapter:
         ts = normalize_ts(rec.get("startTime"))
         if ts is not None:
             self._last_ts = ts
-        out.append(Dropped("gemini/metadata", self._session))
+        self._drop(out, "gemini/metadata")
 
     def _checkpoint(self, messages: Any, out: list[Event]) -> None:
         """``$set.messages``: every message replaced. Its messages are a replay (or
@@ -541,7 +545,7 @@ class GeminiAdapter:
         if self._run is not None and self._run.prompt_id is not None and not kept:
             self._end(out, RunEnd(self._sid, self._last_ts, subtype="error_during_execution",
                                   is_error=True, extension={"rolled_back": True}))
-        out.append(Dropped("gemini/$set.messages", self._session))
+        self._drop(out, "gemini/checkpoint")
 
     def _message(self, rec: dict[str, Any], where: Where, out: list[Event]) -> None:
         mid = rec.get("id")
@@ -583,14 +587,14 @@ class GeminiAdapter:
     def _user(self, rec: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         content = rec.get("content")
         if _is_tool_copy(content):
-            self._emit(out, Dropped("gemini/user.functionResponse", self._session))
+            self._drop(out, "gemini/tool_response_copy")
             return
         texts = _texts(content)
         if texts and texts[0].startswith(_CONTEXT):
             cwd, dirs = _cwd_of(texts[0])
             if cwd is not None:
                 self._cwd, self._dirs = cwd, dirs
-            self._emit(out, Dropped("gemini/session_context", self._session))
+            self._drop(out, "gemini/session_context")
             return
         if self._run is not None:
             # A prompt while the last was still unanswered: that run was cut off (a
@@ -600,6 +604,7 @@ class GeminiAdapter:
                 return
             self._end(out, RunEnd(self._sid, self._last_ts, subtype="interrupted"))
         self._run = _Run(_str(rec, "id"), ts)
+        self._opened = True
         self._start = RunStart(self._sid, ts, AGENT_NAME, PROVIDER, cwd=self._cwd,
                                extension={"directories": self._dirs} if len(self._dirs) > 1
                                else {})
@@ -654,6 +659,7 @@ class GeminiAdapter:
         if self._run is None:
             # A reply with no prompt before it in this file (history written elsewhere).
             self._run = _Run(None, ts)
+            self._opened = True
             self._start = RunStart(self._sid, ts, AGENT_NAME, PROVIDER, cwd=self._cwd)
         if self._start is not None and self._start.model is None:
             self._start.model = model
@@ -675,7 +681,11 @@ class GeminiAdapter:
         parts = call.get("result")
         output: Any = None
         is_error = status in ("error", "cancelled")
+        extra: list[str] = []  # text parts beside the response (read_many_files' contents)
         for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                extra.append(part["text"])
+                continue
             fr = part.get("functionResponse") if isinstance(part, dict) else None
             response = fr.get("response") if isinstance(fr, dict) else None
             if isinstance(response, dict):
@@ -687,8 +697,10 @@ class GeminiAdapter:
                 else:
                     output = response
         block: JSON = {"type": "tool_result", "tool_use_id": cid, "is_error": is_error}
-        if output is not None:
-            block["content"] = output if isinstance(output, str) else orjson.dumps(output).decode()
+        if output is not None or extra:
+            text_ = output if isinstance(output, str) or output is None \
+                else orjson.dumps(output).decode()
+            block["content"] = "\n".join(([text_] if text_ is not None else []) + extra)
         summary: JSON = {}
         if isinstance(status, str):
             summary["status"] = status
@@ -710,6 +722,18 @@ class GeminiAdapter:
         self._run = None
         out.append(end)
 
+    def _drop(self, out: list[Event], kind: str) -> None:
+        """A record dropped on purpose, counted in its run; before the file's first
+        run, held for it (a file with no run at all, a resume's stub, makes no lines)."""
+        event = Dropped(kind, self._session)
+        if self._start is None and self._run is None and not self._opened:
+            self._pre.append(event)
+            if len(self._pre) > 64:
+                out += self._pre
+                self._pre = []
+        else:
+            self._emit(out, event)
+
     def _emit(self, out: list[Event], event: Event) -> None:
         if self._start is not None:
             self._waiting.append(event)
@@ -723,6 +747,8 @@ class GeminiAdapter:
         self._start = None
         start.session_id = self._sid
         out.append(start)
+        out += self._pre
+        self._pre = []
         out += self._waiting
         self._waiting = []
 
@@ -973,10 +999,10 @@ MAPPING = (
         "(`subagent`: a nested actor's file), `directories[0]` as `cwd`; a second one is "
         "a new process (a resume): a run still open there ends `interrupted`"),
     Row("set_last_updated", "chat: `{\"$set\": {\"lastUpdated\"}}`",
-        "dropped (`gemini/$set.lastUpdated`); it does not make the held message final"),
+        "dropped (`gemini/last_updated`); it does not make the held message final"),
     Row("set_messages", "chat: `{\"$set\": {\"messages\": [...]}}` (checkpoint)",
         "no lines (a replay, or history this file never recorded; dropped "
-        "`gemini/$set.messages`); the `<session_context>` message's first workspace "
+        "`gemini/checkpoint`); the `<session_context>` message's first workspace "
         "directory is the `cwd`; the open run's prompt not among its messages: the prompt "
         "was rolled back, the run's `result` is `error_during_execution`, `is_error`, "
         "`extension.rolled_back`"),
@@ -992,7 +1018,7 @@ MAPPING = (
     Row("user_context", "chat: the `<session_context>` `user` message",
         "no line (dropped `gemini/session_context`); its workspace directory is the `cwd`"),
     Row("user_tool_copy", "chat: `user` record of `functionResponse` parts only",
-        "no line (dropped `gemini/user.functionResponse`): the model-facing copy of results "
+        "no line (dropped `gemini/tool_response_copy`): the model-facing copy of results "
         "its `gemini` record holds"),
     Row("gemini", "chat: `gemini` record (last version by `id`)",
         "one `assistant` line: `thoughts[]` → `thinking` blocks (`**subject**\\n\\n"
