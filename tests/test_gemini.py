@@ -205,3 +205,23 @@ def test_bad_tokens_are_one_error_naming_the_line() -> None:
     errors = [x for x in lines_of(out) if x.get("subtype") == "error"]
     assert totals.errors == 1 and len(errors) == 1
     assert errors[0]["message"].startswith("chat.jsonl:3: gemini: tokens.input")
+
+
+def test_the_chat_file_is_translated_in_flat_memory() -> None:
+    """A long session (2,000 turns with tool calls, written as the CLI writes them):
+    the adapter's state (what a checkpoint holds) stays the size of one turn."""
+    from streamv1.translator.sources import Where
+    from streamv1.translator.state import dump
+
+    lines = (FIXTURES / "chat_shell.jsonl").read_bytes().splitlines()
+    head, body = lines[:2], lines[2:]
+    adapter = gemini.GeminiAdapter("session-2026-12-01T19-47-9d89fbee.jsonl")
+    sizes = []
+    n = 0
+    for turn in range(2000):
+        for raw in (head if turn == 0 else []) + body:
+            n += 1
+            list(adapter.feed(orjson.loads(raw), Where("x", n)))
+        if turn % 500 == 499:
+            sizes.append(len(orjson.dumps(dump(adapter))))
+    assert max(sizes) < 20_000 and max(sizes) - min(sizes) < 2_000, sizes
