@@ -104,6 +104,7 @@ DOC_KEYS = frozenset({"session_id", "response", "stats", "error"})
 _CONTEXT = "<session_context>"
 _UUIDISH = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _MAIN_FILE = re.compile(r"session-\d{4}-\d\d-\d\dT\d\d-\d\d-([0-9a-f]{8})\.jsonl")
+_TERMINATION = re.compile(r"^Termination Reason: (\w+)$", re.M)
 _WORKSPACE = re.compile(r"\*\*Workspace Directories:\*\*\n((?:  - [^\n]+\n)+)")
 #: Chat message keys a line uses; the rest goes to its extension.
 _GEMINI_USED = ("id", "timestamp", "type", "content", "thoughts", "tokens", "model",
@@ -653,7 +654,18 @@ class GeminiAdapter:
             if ext:
                 block["extension"] = ext
             blocks.append(block)
-            results.append(self._tool_result(call, cid, ts))
+            result = self._tool_result(call, cid, ts)
+            agent = call.get("agentId")
+            if isinstance(agent, str) and agent:
+                # The subagent it ran is over (its file may still hold its lines, waiting
+                # for this link: translator.session's _introduce hands it on).
+                ext_ = {}
+                reason = _TERMINATION.search(str(result.content[0].get("content", "")))
+                if reason is not None:
+                    ext_["termination_reason"] = reason.group(1)
+                results.append(Note("task_notification", self._sid, result.ts,
+                                    {"task_id": agent, "task": {"tool_use_id": cid}}, ext_))
+            results.append(result)
         usage = _usage(rec.get("tokens"))
         model = _str(rec, "model")
         if self._run is None:
@@ -1030,6 +1042,11 @@ MAPPING = (
         "a `user` `tool_result` line per call (`content` = `response.output`, or "
         "`response.error`; `is_error` = `status` error/cancelled or an `error`); "
         "`tool_use_result` = `{status, resultDisplay, agentId}`"),
+    Row("tool_call_agent", "chat: a `toolCalls[]` entry with `agentId` (`invoke_agent`)",
+        "before its `tool_result`: `system/task_notification` (`task_id` = `agentId`, "
+        "`task.tool_use_id` = the call's `id`, `extension.termination_reason` from the "
+        "result's `Termination Reason:` line): the subagent's end, and the link a subagent "
+        "file still waiting for its spawner learns"),
     Row("notice", "chat: `info` / `warning` / `error` message",
         "`system/notification`, `severity` = its type, `message` = its text"),
     Row("subagent", "chat: `chats/<session>/<agent id>.jsonl` (`kind: subagent`)",

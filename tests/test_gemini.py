@@ -225,3 +225,22 @@ def test_the_chat_file_is_translated_in_flat_memory() -> None:
         if turn % 500 == 499:
             sizes.append(len(orjson.dumps(dump(adapter))))
     assert max(sizes) < 20_000 and max(sizes) - min(sizes) < 2_000, sizes
+
+
+def test_a_subagent_file_waits_for_its_spawner_and_learns_it() -> None:
+    """Live, the subagent's file is written before its parent names it: its lines
+    wait (``holding``) until a task_notification hands on the link."""
+    from streamv1.translator.sources import Where
+
+    agent = f"{'f' * 8}-0000-4000-8000-{'0' * 12}"
+    path = f"/nonexistent/chats/6cf9178a-33e2-4c83-98d0-c2921fb5f629/{agent}.jsonl"
+    adapter = gemini.GeminiAdapter(path)
+    sub = FIXTURES / "subagent" / "chats" / "6cf9178a-33e2-4c83-98d0-c2921fb5f629"
+    records = (sub / "f056c7df-c8c5-46d3-be59-5966957e9f07.jsonl").read_bytes().splitlines()
+    held = [e for n, raw in enumerate(records, 1)
+            for e in adapter.feed(orjson.loads(raw), Where(path, n))]
+    assert held == [] and adapter.holding
+    assert adapter.learn_spawner("someone else", "t9") == []
+    released = adapter.learn_spawner(agent, "t1")
+    marked = [e for e in released if hasattr(e, "parent_tool_use_id")]
+    assert marked and all(e.parent_tool_use_id == "t1" for e in marked)

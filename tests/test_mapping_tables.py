@@ -840,6 +840,17 @@ GEMINI: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
           "tool_use_result.status": "error", "tool_use_result.resultDisplay": "hi"},
          {"type": "assistant"}, {"type": "result", "result": "sorry"}],
     ),
+    "tool_call_agent": (
+        [g_meta(), g_ctx(), g_user("p1", "x"),
+         g_reply("r1", "", [g_call("c1", "Subagent 'generalist' finished.\n"
+                                  "Termination Reason: GOAL\nResult:\n2", agentId=GA)]),
+         g_reply("r2", "two")],
+        [G_INIT, {"type": "user"}, {"type": "assistant"},
+         {"subtype": "task_notification", "task_id": GA, "task.tool_use_id": "c1",
+          "extension.termination_reason": "GOAL"},
+         {"type": "user", "tool_use_result.agentId": GA},
+         {"type": "assistant"}, {"type": "result"}],
+    ),
     "notice": (
         [g_meta(), g_ctx(), g_user("p1", "x"),
          {"id": "n1", "timestamp": ts(), "type": "info", "content": "saved"},
