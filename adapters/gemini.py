@@ -503,10 +503,12 @@ class GeminiAdapter:
                 self._emit(out, Note("notification", self._sid, self._last_ts,
                                      {"kind": "set"}, {"$set": others}))
             return
-        # A metadata line: a process begins (the first, or a resume's).
-        self._commit(out)
-        if self._run is not None:
-            self._end(out, RunEnd(self._sid, self._last_ts, subtype="interrupted"))
+        # A metadata line: a process begins (the first, or a resume's). An older
+        # document's members come one at a time ({"sessionId": ...}): merged only.
+        if "sessionId" in rec and "startTime" in rec:
+            self._commit(out)
+            if self._run is not None:
+                self._end(out, RunEnd(self._sid, self._last_ts, subtype="interrupted"))
         sid = rec.get("sessionId")
         kind = rec.get("kind")
         if isinstance(sid, str) and sid and kind != "subagent":
