@@ -117,6 +117,10 @@ def sniff(record: dict[str, Any]) -> int:
         # print-mode line, or streamv1's own --to claude output, which keeps a
         # durable record's keys (sessionId, parentUuid) beside it.
         return NOT_MINE
+    if "projectHash" in record or record.keys() == {"sessionId"}:
+        # Gemini CLI's chat metadata line, or an older Gemini chat document's member:
+        # no Claude Code record has a projectHash, or a sessionId and nothing else.
+        return NOT_MINE
     if "sessionId" in record or "parentUuid" in record or "leafUuid" in record:
         return CERTAIN
     kind = record.get("type")
@@ -151,6 +155,8 @@ def session_of(path: str) -> str | None:
     name = parts[-1]
     stem = os.path.splitext(name)[0]
     if _UUIDISH.fullmatch(stem):
+        if len(parts) > 1 and _UUIDISH.fullmatch(parts[-2]):
+            return None  # <session>/<agent>.jsonl: Gemini CLI's subagent layout, not ours
         return os.path.join(os.sep.join(parts[:-1]), stem)
     for i in range(len(parts) - 2, 0, -1):
         if parts[i] == "subagents" and _UUIDISH.fullmatch(parts[i - 1]):

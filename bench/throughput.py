@@ -7,7 +7,9 @@ Figures (each its own command; `all` runs them in turn):
            bytes (one process each, alternated, median of --repeat), on
            (a) the Claude Code 2.1.332 captures repeated to ~100 MB,
            (b) the public corpus repeated to ~100 MB,
-           (c) stella events (the testdata runs repeated to ~100 MB).
+           (c) stella events (the testdata runs repeated to ~100 MB),
+           (d) Gemini CLI 0.61 chat files (each a long session: the corpus' turns one
+               after another, ~2 MB a file) and stream-json (the runs one after another).
            Target: >= 0.5x the bare pass on (a) and (b).
   redact   what masking secrets costs: convert vs convert --no-redact (public corpus).
   jobs     `--jobs 2` vs `--jobs 1` on an archive of >= 200 session files (the public
@@ -45,6 +47,7 @@ CORPORA = {
     "claude": "(a) 2.1.332 captures",
     "public": "(b) public corpus",
     "stella": "(c) stella events",
+    "gemini": "(d) Gemini CLI chat files and stream-json",
 }
 
 BARE = r"""
@@ -72,6 +75,16 @@ def corpus_files(kind: str) -> list[Path]:
             return sorted(p for p in base.rglob("*") if p.suffix in (".jsonl", ".ndjson")
                           and "scoutme__milk" not in p.parts)
         return sorted((ROOT / "testdata").glob("claude-session/*[!d].jsonl"))
+    if kind == "gemini":
+        base = SHARED / "gemini-0.61.0"
+        if base.exists():  # the CLI's own bytes (testdata's trim the session context)
+            chats = sorted(p for p in base.glob("*/durable/.gemini/tmp/*/chats/session-*.jsonl")
+                           if "g8_" not in str(p))
+            streams = sorted(p for p in base.glob("*/stdout*.jsonl") if "g8_" not in str(p))
+            return chats + streams
+        return sorted(p for p in (ROOT / "testdata" / "gemini").glob("*.jsonl")
+                      if ".expected." not in p.name and "killed" not in p.name
+                      and "document" not in p.name)
     return sorted(p for p in (ROOT / "testdata" / "stella").glob("*.jsonl")
                   if ".expected." not in p.name and "bad_body" not in p.name
                   and "killed" not in p.name)
@@ -82,6 +95,8 @@ def build_archive(kind: str, target: Path, size_mb: int) -> list[Path]:
     files = [f for f in corpus_files(kind) if ".expected." not in f.name]
     if kind == "stella":
         return _stella_journals(files, target, size_mb)
+    if kind == "gemini":
+        return _gemini_sessions(files, target, size_mb)
     out: list[Path] = []
     total = 0
     copy = 0
@@ -115,6 +130,33 @@ def _stella_journals(files: list[Path], target: Path, size_mb: int) -> list[Path
     return out
 
 
+def _gemini_sessions(files: list[Path], target: Path, size_mb: int) -> list[Path]:
+    """Gemini chat files of ~2 MB each (one metadata line, then the fixtures' turns
+    one after another) and stream-json files (the fixtures' runs one after another)."""
+    chat, stream = b"", b""
+    head = b""
+    for f in files:
+        lines = f.read_bytes().splitlines(keepends=True)
+        if f.name.startswith(("chat_", "session-")):
+            head = head or lines[0] + lines[1]
+            chat += b"".join(x for x in lines if not x.startswith(b'{"sessionId"'))
+        else:
+            stream += b"".join(lines)
+    out: list[Path] = []
+    total = 0
+    while total < size_mb * 1_000_000:
+        n = len(out)
+        name = f"session-2026-12-01T19-47-{n:08x}.jsonl" if n % 2 == 0 else "stdout.jsonl"
+        path = target / f"run{n:04d}" / name
+        path.parent.mkdir(parents=True)
+        body = chat if n % 2 == 0 else stream
+        blob = (head if n % 2 == 0 else b"") + body * max(1, 2_000_000 // len(body))
+        path.write_bytes(blob)
+        out.append(path)
+        total += len(blob)
+    return out
+
+
 def timed(cmd: list[str]) -> tuple[float, int]:
     """Wall time and the child's peak RSS (KiB) of one command."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -139,7 +181,7 @@ def ratio(size_mb: int, repeat: int, only: str | None = None) -> None:
                 ours.append(timed([BIN, "--log-level", "error", "convert", "--jobs", "1",
                                    "-o", "/dev/null", tmp])[0])
             b, o = statistics.median(bare), statistics.median(ours)
-            target = "target 0.5x" if kind != "stella" else "reported, no target"
+            target = "reported, no target" if kind == "stella" else "target 0.5x"
             print(f"{label}: {mb:.0f} MB in {len(files)} files: bare orjson {mb / b:.0f} MB/s, "
                   f"streamv1 convert {mb / o:.0f} MB/s -> {b / o:.2f}x the bare pass "
                   f"({target})")
@@ -265,7 +307,7 @@ def main() -> None:
     ap.add_argument("--size-mb", type=int, default=None,
                     help="archive size (default 100; instructions: 25)")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--only", choices=["claude", "public", "stella"],
+    ap.add_argument("--only", choices=["claude", "public", "stella", "gemini"],
                     help="ratio: one corpus only")
     a = ap.parse_args()
     # Measure streamv1 as installed: a wheel install has bytecode; an editable one

@@ -31,7 +31,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
 FIXED_NOW = "2026-01-01T00:00:00.000Z"
-SOURCES = ("claude-session", "claude-stream", "stella", "stream_v1")
+SOURCES = ("claude-session", "claude-stream", "gemini", "stella", "stream_v1")
 
 
 def fixtures() -> list[Path]:

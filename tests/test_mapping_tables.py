@@ -691,8 +691,274 @@ STREAM_V1: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     ),
 }
 
+
+# -- gemini (chat file, stream-json, json document) ------------------------------------
+
+GS = "6cf9178a-33e2-4c83-98d0-c2921fb5f629"
+GA = "f056c7df-c8c5-46d3-be59-5966957e9f07"
+CTX = ("<session_context>\nThis is the Gemini CLI.\n- **Workspace Directories:**\n"
+       "  - /home/user/project\n- **Directory Structure:**\n</session_context>")
+
+
+def g_meta(**kw: Any) -> dict[str, Any]:
+    return {"sessionId": GS, "projectHash": "9dad", "startTime": T0, "lastUpdated": T0,
+            "kind": "main", **kw}
+
+
+def g_ctx() -> dict[str, Any]:
+    return {"$set": {"messages": [{"id": "ctx", "timestamp": T0, "type": "user",
+                                   "content": [{"text": CTX}]}], "lastUpdated": T0}}
+
+
+def g_user(mid: str, text_: str) -> dict[str, Any]:
+    return {"id": mid, "timestamp": ts(), "type": "user", "content": [{"text": text_}]}
+
+
+def g_reply(mid: str, text_: str = "", calls: list[dict[str, Any]] | None = None,
+            **kw: Any) -> dict[str, Any]:
+    rec = {"id": mid, "timestamp": ts(), "type": "gemini", "content": text_,
+           "thoughts": kw.pop("thoughts", []),
+           "tokens": {"input": 100, "output": 5, "cached": 40, "thoughts": 2, "tool": 0,
+                      "total": 107}, "model": "gemini-flash", **kw}
+    if calls is not None:
+        rec["toolCalls"] = calls
+    return rec
+
+
+def g_call(cid: str, output: Any = "hi", status: str = "success", **kw: Any) -> dict[str, Any]:
+    response = {"output": output} if status == "success" else {"error": output}
+    return {"id": cid, "name": "run_shell_command", "args": {"command": "echo hi"},
+            "result": [{"functionResponse": {"id": cid, "name": "run_shell_command",
+                                             "response": response}}],
+            "status": status, "timestamp": ts(), "resultDisplay": "hi",
+            "displayName": "Shell", **kw}
+
+
+def g_copy(mid: str, cid: str) -> dict[str, Any]:
+    return {"id": mid, "timestamp": ts(), "type": "user", "content": [
+        {"functionResponse": {"id": cid, "name": "run_shell_command",
+                              "response": {"output": "hi"}}}]}
+
+
+LAST = {"$set": {"lastUpdated": T0}}
+G_TURN = [g_meta(), g_ctx(), g_user("p1", "say hi"), LAST, g_reply("r1", "hi")]
+G_INIT = {"subtype": "init", "session_id": GS, "agent.name": "gemini-cli",
+          "agent.provider": "google", "agent.model": "gemini-flash",
+          "cwd": "/home/user/project"}
+G_END = {"type": "result", "subtype": "success", "is_error": False, "result": "hi",
+         "usage.input_tokens": 60, "usage.cache_read": 40, "usage.output_tokens": 7}
+
+
+def gj(kind: str, **kw: Any) -> dict[str, Any]:
+    return {"type": kind, "timestamp": ts(), **kw}
+
+
+GJ_STATS = {"total_tokens": 130, "input_tokens": 120, "output_tokens": 6, "cached": 50,
+            "input": 70, "duration_ms": 9, "tool_calls": 0,
+            "models": {"gemini-flash": {"total_tokens": 130, "input_tokens": 120,
+                                            "output_tokens": 6, "cached": 50, "input": 70}}}
+
+GEMINI: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
+    "metadata": (
+        G_TURN,
+        [G_INIT, {"type": "user"}, {"type": "assistant"},
+         {**G_END, "extension.dropped.gemini/metadata": 1}],
+    ),
+    "set_last_updated": (
+        [g_meta(), g_ctx(), g_user("p1", "x"), g_reply("r1", "hi"), LAST,
+         g_reply("r1", "hi", [g_call("c1")]), g_copy("u2", "c1"), g_reply("r2", "done")],
+        [G_INIT, {"type": "user"},
+         {"type": "assistant", "message.content.1.id": "c1"},
+         {"type": "user", "message.content.0.tool_use_id": "c1"},
+         {"type": "assistant"},
+         {"type": "result", "num_turns": 2, "extension.dropped.gemini/last_updated": 1}],
+    ),
+    "set_messages": (
+        [g_meta(), g_ctx(), g_user("p1", "fails"), LAST, g_ctx()],
+        [{**G_INIT, "agent.model": None}, {"type": "user"},
+         {"type": "result", "subtype": "error_during_execution", "is_error": True,
+          "extension.rolled_back": True}],
+    ),
+    "set_session": (
+        [g_meta(), g_ctx(), {"$set": {"sessionId": GS}}, g_user("p1", "x"),
+         g_reply("r1", "hi")],
+        [G_INIT, {"type": "user"}, {"type": "assistant"}, {"type": "result"}],
+    ),
+    "set_other": (
+        [*G_TURN, {"$set": {"summary": "a title"}}, g_user("p2", "again"), g_reply("r2", "ok")],
+        [G_INIT, {"type": "user"}, {"type": "assistant"}, {"type": "result"},
+         {"subtype": "init"}, {"subtype": "notification", "kind": "set",
+                               "extension.$set.summary": "a title"},
+         {"type": "user"}, {"type": "assistant"}, {"type": "result"}],
+    ),
+    "rewind": (
+        [*G_TURN, {"$rewindTo": "p1"}, g_user("p2", "again"), g_reply("r2", "ok")],
+        [G_INIT, {"type": "user"}, {"type": "assistant"}, {"type": "result"},
+         {"subtype": "init"}, {"subtype": "notification", "kind": "rewind", "id": "p1"},
+         {"type": "user"}, {"type": "assistant"}, {"type": "result"}],
+    ),
+    "user_prompt": (
+        G_TURN,
+        [G_INIT, {"type": "user", "message.id": "p1",
+                  "message.content": [text("say hi")]},
+         {"type": "assistant"}, G_END],
+    ),
+    "user_context": (
+        G_TURN,
+        [G_INIT, {"type": "user"}, {"type": "assistant"},
+         {"type": "result", "extension.dropped.gemini/session_context": None,
+          "extension.dropped.gemini/checkpoint": 1}],
+    ),
+    "user_tool_copy": (
+        [g_meta(), g_ctx(), g_user("p1", "x"), g_reply("r1", "", [g_call("c1")]),
+         g_copy("u2", "c1"), g_reply("r2", "done")],
+        [G_INIT, {"type": "user"}, {"type": "assistant"}, {"type": "user"},
+         {"type": "assistant"},
+         {"type": "result", "extension.dropped.gemini/tool_response_copy": 1}],
+    ),
+    "gemini": (
+        [g_meta(), g_ctx(), g_user("p1", "x"),
+         g_reply("r1", "hi", thoughts=[{"subject": "Plan", "description": "say it",
+                                        "timestamp": T0}])],
+        [G_INIT, {"type": "user"},
+         {"type": "assistant", "message.id": "r1",
+          "message.content": [{"type": "thinking", "thinking": "**Plan**\n\nsay it"},
+                              text("hi")]},
+         {**G_END, "num_turns": 1,
+          "model_usage.gemini-flash.input_tokens": 60}],
+    ),
+    "tool_call_result": (
+        [g_meta(), g_ctx(), g_user("p1", "x"),
+         g_reply("r1", "", [g_call("c1", "no such file", status="error")]),
+         g_reply("r2", "sorry")],
+        [G_INIT, {"type": "user"},
+         {"type": "assistant", "message.content.0.name": "run_shell_command",
+          "message.content.0.input.command": "echo hi",
+          "message.content.0.extension.displayName": "Shell"},
+         {"type": "user", "message.content.0.is_error": True,
+          "message.content.0.content": "no such file",
+          "tool_use_result.status": "error", "tool_use_result.resultDisplay": "hi"},
+         {"type": "assistant"}, {"type": "result", "result": "sorry"}],
+    ),
+    "tool_call_agent": (
+        [g_meta(), g_ctx(), g_user("p1", "x"),
+         g_reply("r1", "", [g_call("c1", "Subagent 'generalist' finished.\n"
+                                  "Termination Reason: GOAL\nResult:\n2", agentId=GA)]),
+         g_reply("r2", "two")],
+        [G_INIT, {"type": "user"}, {"type": "assistant"},
+         {"subtype": "task_notification", "task_id": GA, "task.tool_use_id": "c1",
+          "extension.termination_reason": "GOAL"},
+         {"type": "user", "tool_use_result.agentId": GA},
+         {"type": "assistant"}, {"type": "result"}],
+    ),
+    "notice": (
+        [g_meta(), g_ctx(), g_user("p1", "x"),
+         {"id": "n1", "timestamp": ts(), "type": "info", "content": "saved"},
+         g_reply("r1", "hi")],
+        [G_INIT, {"type": "user"},
+         {"subtype": "notification", "severity": "info", "message": "saved"},
+         {"type": "assistant"}, {"type": "result"}],
+    ),
+    "subagent": (
+        [{"sessionId": GA, "projectHash": "9dad", "startTime": T0, "lastUpdated": T0,
+          "kind": "subagent", "directories": ["/home/user/project"]},
+         g_user("s1", "count"), g_reply("s2", "", [g_call(f"{GA}#0-0")]),
+         g_copy("s3", f"{GA}#0-0"), g_reply("s4", "two"), {"$set": {"summary": "two"}}],
+        [{"subtype": "init", "session_id": GS, "cwd": "/home/user/project"},
+         {"type": "user", "message.content": [text("count")]},
+         {"type": "assistant"}, {"type": "user"}, {"type": "assistant"},
+         {"type": "result"}],
+    ),
+    "stream_init": (
+        [gj("init", session_id=GS, model="auto"), gj("result", status="success",
+                                                     stats=GJ_STATS)],
+        [{"subtype": "init", "session_id": GS, "agent.name": "gemini-cli",
+          "agent.model": None, "extension.model": "auto"}, {"type": "result"}],
+    ),
+    "stream_user": (
+        [gj("init", session_id=GS, model="auto"), gj("message", role="user", content="hi?"),
+         gj("result", status="success", stats=GJ_STATS)],
+        [{"subtype": "init"}, {"type": "user", "message.content": [text("hi?")]},
+         {"type": "result"}],
+    ),
+    "stream_delta": (
+        [gj("init", session_id=GS, model="auto"),
+         gj("message", role="assistant", content="Hel", delta=True),
+         gj("message", role="assistant", content="lo.", delta=True),
+         gj("result", status="success", stats=GJ_STATS)],
+        [{"subtype": "init"}, {"type": "assistant", "message.content": [text("Hello.")]},
+         {"type": "result", "result": "Hello.", "num_turns": 1}],
+    ),
+    "stream_tool_use": (
+        [gj("init", session_id=GS, model="auto"),
+         gj("message", role="assistant", content="I'll look.", delta=True),
+         gj("tool_use", tool_name="read_file", tool_id="t1", parameters={"path": "a"}),
+         gj("result", status="success", stats=GJ_STATS)],
+        [{"subtype": "init"},
+         {"type": "assistant", "message.content": [
+             text("I'll look."), tool("t1", "read_file", path="a")]},
+         {"type": "result"}],
+    ),
+    "stream_tool_result": (
+        [gj("init", session_id=GS, model="auto"),
+         gj("tool_use", tool_name="read_file", tool_id="t1", parameters={}),
+         gj("tool_result", tool_id="t1", status="error",
+            error={"type": "file_not_found", "message": "no file"}),
+         gj("result", status="success", stats=GJ_STATS)],
+        [{"subtype": "init"}, {"type": "assistant"},
+         {"type": "user", "message.content.0.is_error": True,
+          "message.content.0.content": "no file",
+          "tool_use_result.error.type": "file_not_found"},
+         {"type": "result"}],
+    ),
+    "stream_error": (
+        [gj("init", session_id=GS, model="auto"),
+         gj("error", severity="warning", message="loop detected"),
+         gj("result", status="success", stats=GJ_STATS)],
+        [{"subtype": "init"},
+         {"subtype": "notification", "severity": "warning", "message": "loop detected"},
+         {"type": "result"}],
+    ),
+    "stream_result": (
+        [gj("init", session_id=GS, model="auto"), gj("message", role="user", content="q"),
+         gj("result", status="error", error={"type": "unknown", "message": "[API Error]"},
+            stats=GJ_STATS)],
+        [{"subtype": "init"}, {"type": "user"},
+         {"type": "result", "subtype": "error_during_execution", "is_error": True,
+          "result": "[API Error]", "duration_ms": 9, "usage.input_tokens": 70,
+          "usage.cache_read": 50, "usage.output_tokens": 10,
+          "model_usage.gemini-flash.output_tokens": 10,
+          "extension.error.type": "unknown"}],
+    ),
+    "document": (
+        [{"session_id": GS}, {"response": "Paris."},
+         {"stats": {"models": {"gemini-flash": {
+             "api": {"totalRequests": 1},
+             "tokens": {"input": 60, "prompt": 100, "candidates": 5, "total": 107,
+                        "cached": 40, "thoughts": 2, "tool": 0},
+             "roles": {"main": {"totalRequests": 1}}}}}}],
+        [{"subtype": "init", "session_id": GS, "agent.model": "gemini-flash"},
+         {"type": "assistant", "message.content": [text("Paris.")]},
+         {"type": "result", "result": "Paris.", "num_turns": 1, "usage.input_tokens": 60,
+          "usage.cache_read": 40, "usage.output_tokens": 7}],
+    ),
+    "unknown": (
+        [*G_TURN, {"id": "x1", "timestamp": ts(), "type": "gemini_v2", "content": "?"}],
+        [G_INIT, {"type": "user"}, {"type": "assistant"}, {"type": "result"},
+         {"subtype": "init"}, {"subtype": "unrecognized", "kind": "gemini_v2"},
+         {"type": "result"}],
+    ),
+    "bad_body": (
+        [g_meta(), g_ctx(), g_user("p1", "x"),
+         {**g_reply("r1", "hi"), "tokens": {"input": "many"}}, g_reply("r2", "ok")],
+        [G_INIT, {"type": "user"},
+         {"subtype": "error", "extension.record.id": "r1"},
+         {"type": "assistant"}, {"type": "result"}],
+    ),
+}
+
 TABLES = {"claude-session": SESSION, "claude-stream": STREAM, "stella": STELLA,
-          "stream_v1": STREAM_V1}
+          "stream_v1": STREAM_V1, "gemini": GEMINI}
 
 _MISSING = object()
 
@@ -720,6 +986,11 @@ def test_mapping_row(source: str, key: str) -> None:
     records, expected = TABLES[source][key]
     data = b"".join(orjson.dumps(r) + b"\n" for r in records)
     name = "agent-abc.jsonl" if key in ("agent_file", "fork_agent") else f"{S}.jsonl"
+    if source == "gemini":
+        # A subagent's file in its parent's folder (no parent file there: an actor of
+        # its own); a main chat file otherwise.
+        name = (f"/nonexistent/chats/{GS}/{GA}.jsonl" if key == "subagent"
+                else "/nonexistent/chats/session-2026-12-01T10-00-6cf9178a.jsonl")
     out, _ = convert_bytes(data, name, source)
     lines = lines_of(out)
     assert len(lines) == len(expected), [(x["type"], x.get("subtype")) for x in lines]
