@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -82,6 +82,7 @@ from streamv1.translator.sources import (
     NOT_MINE,
     OWN_TYPE,
     BodyError,
+    Files,
     Source,
     Where,
     body_problem,
@@ -1086,6 +1087,28 @@ MAPPING = (
 )
 
 
+# -- where Gemini CLI keeps its files ---------------------------------------------------
+
+
+def homes(env: Mapping[str, str], home: str) -> list[str]:
+    """``~/.gemini/tmp``, its project folders holding ``chats/``; Gemini CLI's
+    ``GEMINI_CLI_HOME`` stands for the user's home (its state is under
+    ``$GEMINI_CLI_HOME/.gemini``)."""
+    return [os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini", "tmp")]
+
+
+def reads(parts: Sequence[str]) -> bool:
+    """An older chat file: one JSON document, ``chats/session-*.json``."""
+    return (len(parts) >= 2 and parts[-2] == "chats" and parts[-1].startswith("session-")
+            and parts[-1].endswith(".json"))
+
+
+def skips(parts: Sequence[str]) -> bool:
+    """Gemini CLI's bookkeeping beside ``chats/``: edit checkpoints (UI history and
+    API contents, not the conversation; their ``*.json`` is never a chat file)."""
+    return parts[-1] == "checkpoints" and len(parts) >= 2 and parts[-2] != "chats"
+
+
 SOURCE = Source(
     name="gemini",
     description="Gemini CLI (chat files ~/.gemini/tmp/*/chats/*.jsonl, "
@@ -1095,4 +1118,5 @@ SOURCE = Source(
     session_hint=session_hint,
     mapping=MAPPING,
     session_of=session_of,
+    files=Files(homes=homes, reads=reads, skips=skips),
 )
