@@ -201,12 +201,28 @@ class TailDaemon:
                     path=str(self.state_path),
                     output=saved.output_path,
                 )
+            described = True
             if saved.output_path == (str(self.sink.path) if self.sink.path else None):
                 if self.sink.is_as_checkpointed(saved):
                     self.sink.cut_back(saved.output_length)
-                elif (doubt := self.sink.cut_back_rotated(saved)) is not None:
-                    self.log.warning(doubt, path=self._out_name)
+                else:
+                    described = False
+                    if (doubt := self.sink.cut_back_rotated(saved)) is not None:
+                        self.log.warning(doubt, path=self._out_name)
+            elif self.sink.path is not None:
+                described = False
             self.claims.restore(saved.claims)  # floors and cuts: runs a stream left
+            if not described:
+                # Never a line into an output the last checkpoint does not describe
+                # (the model test: a new file at the path, written into and then
+                # killed before a checkpoint named it, kept those lines and got
+                # them again): this file, at its length now, is named first.
+                try:
+                    self._save(scanned=saved.scanned)
+                except OSError as exc:
+                    raise cp.CheckpointError(
+                        f"{self.state_path}: cannot write a checkpoint "
+                        f"({exc.strerror or exc})") from exc
             self._resume = dict(saved.files)
             self._resumed_sessions = Counter(k for p in self._resume
                                              if (k := session_of(p)) is not None)
