@@ -729,6 +729,35 @@ def test_a_renamed_project_folder_is_the_same_files(tmp_path: Path, when: str) -
     assert framing_violations(tail_output(tmp_path / "out.jsonl")) == []
 
 
+@pytest.mark.parametrize("descriptor", ["held", "given back"])
+def test_a_file_seen_gone_before_its_new_path_is_the_same_file(
+        tmp_path: Path, descriptor: str) -> None:
+    """The model test's find (#23): a file moved while the daemon was busy, and the
+    daemon looked at its old path (gone) before it heard of the new one: it was
+    forgotten there and read again from byte 0 at the new path, its lines twice.
+    Gone, a file is looked for first (its descriptor's path, else a walk for its
+    inode) and followed on from where it was."""
+    old = tmp_path / "projects" / "p" / "s.jsonl"
+    old.parent.mkdir(parents=True)
+    src = (SESSION / "print_mode_bash.jsonl").read_bytes().splitlines(keepends=True)
+    old.write_bytes(b"".join(src[:8]))
+    clock = Clock()
+    d = daemon(tmp_path, clock, idle_close=0)
+    follower = d.followers[str(old)]
+    if descriptor == "given back":
+        d.fds.give_back(follower)
+        assert follower.fd is None
+    new = tmp_path / "projects" / "pf" / "s.jsonl"
+    new.parent.mkdir()
+    old.rename(new)
+    with new.open("ab") as fh:
+        fh.write(b"".join(src[8:]))
+    d.tick(changed={str(old)})  # the old path first
+    d.tick(changed={str(new)})
+    d.stop()
+    assert tail_output(tmp_path / "out.jsonl") == convert_file(new, "claude-session")[0]
+
+
 def test_folders_inotify_does_not_watch_are_said_and_polled(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """#23 item 5: when inotify's watches ran out, folders went unwatched in silence
@@ -822,6 +851,7 @@ def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path
         op = rng.choice(ops)
         done[op] += 1
         journal.append(f"{k} {op} {out.stat().st_size if out.exists() else '-'}")
+        (tmp_path / "journal.txt").write_text("\n".join(journal))
         if op in ("kill", "term"):
             time.sleep(rng.uniform(0, 0.3))
             proc = restart(op)
@@ -878,6 +908,8 @@ def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path
     data = b"".join(tail_output(p) for p in [*parts, out] if p.exists())
     got, want = by_actor(data), expected(targets)
     lost, doubled = lost_and_doubled(got, want)
+    on_disk = sorted(p for p in (tmp_path / "projects").rglob("*.jsonl"))
+    assert sorted(targets) == on_disk, (journal, targets)  # the model knows the files
     assert (lost, doubled) == (0, 0), (journal, first_mismatch(got, want))
     assert got == want, first_mismatch(got, want)
     assert framing_violations(data) == []

@@ -1196,3 +1196,79 @@ def test_copytruncate_while_running_then_a_kill_is_exactly_once(tmp_path: Path) 
     daemon(tmp_path, clock, idle_close=0).stop()
     assert copy.read_bytes() == checkpointed
     assert tail_output(copy) + tail_output(out) == convert_file(target, "claude-session")[0]
+
+
+class _DiesAfterWriting(OutputSink):
+    """Killed right after its first write: the lines are in the file, no
+    checkpoint after them."""
+
+    def write(self, data: bytes) -> None:
+        super().write(data)
+        if data:
+            raise Killed
+
+
+@pytest.mark.parametrize("rotated", [True, False])
+def test_a_new_output_is_named_before_a_line_goes_in(tmp_path: Path, rotated: bool) -> None:
+    """The model test's find (#23): the output rotated away (or deleted) while the
+    daemon was down; the restart made a new file at the path, wrote its catch-up
+    into it and was killed before a checkpoint named that file. The next restart
+    kept those lines (the checkpoint described the rotated file only) and made
+    them again: every line twice. A start whose output the checkpoint does not
+    describe now names it in a checkpoint before writing."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    target.write_bytes(b"".join(src[:8]))
+    out = tmp_path / "out.jsonl"
+    clock = Clock()
+    daemon(tmp_path, clock, idle_close=0).stop()
+    before = tail_output(out)
+    kept = tmp_path / "out.jsonl.1"
+    if rotated:
+        out.rename(kept)
+    else:
+        out.unlink()
+    with target.open("ab") as fh:
+        fh.write(b"".join(src[8:]))
+    doomed = TailDaemon([tmp_path / "projects"], _DiesAfterWriting(out),
+                        tmp_path / "state.json", clock=fixed, now=clock,
+                        commit_every=1e9, idle_close=0)
+    with pytest.raises(Killed):
+        doomed.start()
+    _kill(doomed)
+    assert out.stat().st_size > 0
+    daemon(tmp_path, clock, idle_close=0).stop()
+    want = convert_file(target, "claude-session")[0]
+    if rotated:
+        assert tail_output(kept) == before
+    assert before + tail_output(out) == want
+
+
+@pytest.mark.parametrize("made", ["meta only", "both tables", "empty file"])
+def test_a_state_database_never_committed_to_is_no_checkpoint(tmp_path: Path,
+                                                              made: str) -> None:
+    """A daemon killed while it made its state file (the model test: killed
+    between the two CREATEs, "no such table: files" at every restart after) left
+    a database with no checkpoint in it: the next start reads the files from
+    their start, as with no state file. (The schema is made in one transaction
+    now; a file an earlier release left is read as it is.)"""
+    import sqlite3
+
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    target.write_bytes(BASH.read_bytes())
+    state = tmp_path / "state.json"
+    if made == "empty file":
+        state.write_bytes(b"")
+    else:
+        db = sqlite3.connect(state)
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        if made == "both tables":
+            db.execute("CREATE TABLE files (path BLOB PRIMARY KEY, mark TEXT NOT NULL)")
+        db.commit()
+        db.close()
+    daemon(tmp_path, Clock(), idle_close=0).stop()
+    assert tail_output(tmp_path / "out.jsonl") == convert_file(target, "claude-session")[0]

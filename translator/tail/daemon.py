@@ -124,6 +124,9 @@ class TailDaemon:
         self._said_output_inside = False
         self._stop: Any = None  # the run loop's stop event (start): long reads heed it
         self._by_inode: dict[int, str] = {}  # inode → followed path (a move keeps it)
+        #: This round's walk for files gone from their paths (inode → a path not
+        #: followed), made when the first such file has no descriptor to ask.
+        self._unfollowed: dict[int, str] | None = None
         self._resume_by_inode: dict[int, str] | None = None  # made when first asked
         self._starting = False  # the first scan: discoveries summed up, not one line each
         self._discovered: Counter[str] = Counter()
@@ -198,12 +201,28 @@ class TailDaemon:
                     path=str(self.state_path),
                     output=saved.output_path,
                 )
+            described = True
             if saved.output_path == (str(self.sink.path) if self.sink.path else None):
                 if self.sink.is_as_checkpointed(saved):
                     self.sink.cut_back(saved.output_length)
-                elif (doubt := self.sink.cut_back_rotated(saved)) is not None:
-                    self.log.warning(doubt, path=self._out_name)
+                else:
+                    described = False
+                    if (doubt := self.sink.cut_back_rotated(saved)) is not None:
+                        self.log.warning(doubt, path=self._out_name)
+            elif self.sink.path is not None:
+                described = False
             self.claims.restore(saved.claims)  # floors and cuts: runs a stream left
+            if not described:
+                # Never a line into an output the last checkpoint does not describe
+                # (the model test: a new file at the path, written into and then
+                # killed before a checkpoint named it, kept those lines and got
+                # them again): this file, at its length now, is named first.
+                try:
+                    self._save(scanned=saved.scanned)
+                except OSError as exc:
+                    raise cp.CheckpointError(
+                        f"{self.state_path}: cannot write a checkpoint "
+                        f"({exc.strerror or exc})") from exc
             self._resume = dict(saved.files)
             self._resumed_sessions = Counter(k for p in self._resume
                                              if (k := session_of(p)) is not None)
@@ -303,6 +322,7 @@ class TailDaemon:
         """One round of work (the module's docstring lists the steps); returns how
         many lines it wrote."""
         now = self._now()
+        self._unfollowed = None
         if self._blocked is not None and not self._unblock(now):
             return 0  # nothing is read while the output cannot take it
         if self.sink.moved():
@@ -419,6 +439,9 @@ class TailDaemon:
                 self._by_inode[follower.ino] = follower.path
             return self._flush(follower)
         if change.kind == "gone":
+            moved = self._moved_from(follower)
+            if moved is not None:
+                return self._poll(moved)
             follower.close_runs()
             n = self._flush(follower)
             self.log.info("file gone; forgotten after its last lines", path=follower.path)
@@ -789,6 +812,37 @@ class TailDaemon:
         follower = self.followers.get(old)
         if follower is None or follower.ino != st.st_ino or not follower.is_same_head(path):
             return None
+        return self._take_over(follower, path)
+
+    def _moved_from(self, follower: FileFollower) -> FileFollower | None:
+        """A followed file found gone may have moved before its new path was seen
+        (the model test: a file moved again while the daemon started; it was read
+        again from byte 0 at its new path, its lines twice). Where it is now: the
+        path its open descriptor has (the kernel follows a rename), else a walk of
+        the watched folders for its inode; taken over when the head is the same."""
+        found: str | None = None
+        if follower.fd is not None:
+            with contextlib.suppress(OSError):
+                found = os.readlink(f"/proc/self/fd/{follower.fd}")
+                if found.endswith(" (deleted)"):
+                    return None  # unlinked: gone indeed
+        if found is None and follower.ino:
+            if self._unfollowed is None:  # one walk a round, however many are gone
+                self._unfollowed = {}
+                for root in self.roots:
+                    for p in walk_paths(str(root), self.follow_symlinks):
+                        if p not in self.followers and (ino := _ino(p)):
+                            self._unfollowed[ino] = p
+            found = self._unfollowed.get(follower.ino)
+        if (found is None or found == follower.path or found in self.followers
+                or not self._wanted(found) or _ino(found) != follower.ino
+                or not follower.is_same_head(found)):
+            return None
+        return self._take_over(follower, found)
+
+    def _take_over(self, follower: FileFollower, path: str) -> FileFollower:
+        """``follower``'s file is at ``path`` now: it goes on there, from where it was."""
+        old = follower.path
         self.followers.pop(old)
         self._gone.add(old)
         self._rekey_session(old, path)
@@ -796,7 +850,7 @@ class TailDaemon:
         follower.dirty = True
         self._uncommitted = True
         self.followers[path] = follower
-        self._by_inode[st.st_ino] = path
+        self._by_inode[follower.ino] = path
         self.log.info("file moved; followed on from where it was", path=path, was=old)
         return follower
 
@@ -1218,3 +1272,11 @@ def _flat(status: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def _ino(path: str) -> int:
+    """The inode at ``path`` (0 when there is none)."""
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return 0
