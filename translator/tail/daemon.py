@@ -127,6 +127,9 @@ class TailDaemon:
         #: This round's walk for files gone from their paths (inode → a path not
         #: followed), made when the first such file has no descriptor to ask.
         self._unfollowed: dict[int, str] | None = None
+        #: Files no source could tell the session of before their first line was
+        #: complete: asked again when it is, before that line is read.
+        self._unjoined: set[str] = set()
         self._resume_by_inode: dict[int, str] | None = None  # made when first asked
         self._starting = False  # the first scan: discoveries summed up, not one line each
         self._discovered: Counter[str] = Counter()
@@ -419,6 +422,9 @@ class TailDaemon:
                 self.followers.pop(follower.path, None)
                 fresh = self._add(follower.path, follower.new)
                 return self._poll(fresh) if fresh is not None else 0
+        if follower.path in self._unjoined and _has_a_line(follower.path):
+            self._unjoined.discard(follower.path)  # before its first line is read
+            self._join_session(follower.path, follower)
         try:
             change = follower.poll()
         except InputError as exc:
@@ -531,6 +537,11 @@ class TailDaemon:
             self._mains[key] = path
             return  # the owner: a merge is made when a second file joins
         main = self._mains.get(key)
+        if main is None:
+            # Its main file may just not be followed yet (a walk lists Gemini's
+            # chats/<session>/<agent>.jsonl before chats/session-….jsonl): that one
+            # first, so this file joins its session, as convert groups them.
+            main = self._follow_main(key)
         if main is None or main not in self.followers:
             return  # its main file is not followed: it stands alone, as convert frames it
         found = self._sessions.get(key)
@@ -543,6 +554,18 @@ class TailDaemon:
         found[0].join(follower.translation)
         follower.translation.extra["session"] = "part"
         follower.dirty = True
+
+    def _follow_main(self, key: str) -> str | None:
+        """Begin to follow the main file of session ``key`` now, if it is there and
+        not followed (by the contract's default, the key is its path without its
+        suffix; a source keying otherwise frames its files in the order found)."""
+        for suffix in (".jsonl", ".json"):
+            path = key + suffix
+            if (path not in self.followers and os.path.isfile(path) and self._wanted(path)
+                    and is_main_file(path, key)):
+                self._add(path, new=not self._first_scan)
+                return self._mains.get(key)
+        return None
 
     def _replay_sessions(self) -> None:
         """Sessions whose main file's state could not be read: every file of the
@@ -780,6 +803,8 @@ class TailDaemon:
         """Follow ``path``: from its checkpoint, its start, or (``--from end`` at the
         first scan) its end. None when no descriptor could be had (tried again next
         round; nothing about the file is decided until then)."""
+        if path in self.followers:
+            return self.followers[path]  # (a session's main file, begun for a file of it)
         try:
             return self._follow(path, new)
         except Unfollowable as exc:
@@ -949,6 +974,10 @@ class TailDaemon:
         if follower.ino:
             self._by_inode[follower.ino] = path
         self._join_session(path, follower)
+        if path not in self._session_key and not _has_a_line(path):
+            # A source may need the file's first record to tell its session (a
+            # nested actor's file naming its parent): asked again once it is there.
+            self._unjoined.add(path)
         waiting = follower.translation.batches
         found = self._sessions.get(self._session_key.get(path, ""))
         if waiting is not None and (found is None or not any(
@@ -1026,6 +1055,7 @@ class TailDaemon:
                 self._close_lost(path, mark)
 
     def _forget(self, path: str) -> None:
+        self._unjoined.discard(path)
         self._leave_session(path, self.followers.get(path))
         follower = self.followers.pop(path, None)
         if follower is not None:
@@ -1280,3 +1310,13 @@ def _ino(path: str) -> int:
         return os.stat(path).st_ino
     except OSError:
         return 0
+
+
+def _has_a_line(path: str) -> bool:
+    """Does the file hold a complete first line (what a source may read to tell
+    which session the file is one of)?"""
+    try:
+        with open(path, "rb") as fh:
+            return fh.readline(1 << 20).endswith(b"\n")
+    except OSError:
+        return False
