@@ -373,6 +373,20 @@ def _exit_error(output: str) -> bool | None:
     return int(match.group(1)) != 0 if match else None
 
 
+def _shell_output(output: str) -> tuple[str, JSON] | None:
+    """An older ``shell`` call's output, JSON ``{output, metadata{exit_code,
+    duration_seconds}}``: its text, and the rest for ``tool_use_result``."""
+    if not output.startswith('{"output"'):
+        return None
+    try:
+        parsed = orjson.loads(output)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("output"), str):
+        return None
+    return parsed["output"], {k: v for k, v in parsed.items() if k != "output"}
+
+
 _EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)$", re.M)
 
 
@@ -475,7 +489,7 @@ class CodexAdapter:
             else:
                 if kind is not None and not isinstance(kind, str):
                     raise BodyError(f"type is {type(kind).__name__}, not a string")
-                self._line(out, Unrecognized(kind or "<no type>", self._session, ts, record))
+                self._unknown(out, Unrecognized(kind or "<no type>", self._session, ts, record))
         except BodyError as exc:
             what = kind if isinstance(kind, str) else "record"
             self._line(out, body_problem(f"{what}: {exc}", record, where, self._session, ts))
@@ -634,7 +648,12 @@ class CodexAdapter:
         elif kind in _METADATA:
             out.append(Dropped(kind, self._session))
         else:
-            self._line(out, Unrecognized(kind, self._session, ts, record))
+            self._unknown(out, Unrecognized(kind, self._session, ts, record))
+
+    def _unknown(self, out: list[Event], event: Unrecognized) -> None:
+        """A record kept whole, in its place (after the response items before it)."""
+        self._flush(out)
+        self._line(out, event)
 
     def _header(self, record: dict[str, Any], out: list[Event]) -> None:
         """The bare format's first line: the session's id, time and git state."""
@@ -719,7 +738,7 @@ class CodexAdapter:
                                   "message": "the model's configuration was updated"},
                                  fields))
         else:
-            self._line(out, Unrecognized(f"response_item/{sub}", self._session, ts,
+            self._unknown(out, Unrecognized(f"response_item/{sub}", self._session, ts,
                                          {"type": "response_item", "payload": item}))
 
     def _response_part(self, ts: str | None, out: list[Event]) -> _Response:
@@ -794,6 +813,9 @@ class CodexAdapter:
             content = "".join(_texts(raw, f"{sub}.output"))
             is_error = _exit_error(content)
         done = self._executions.pop(call_id, None)
+        shell = _shell_output(content) if isinstance(content, str) else None
+        if shell is not None and done is None:
+            content, done = shell[0], shell[1] or None
         if done is not None:
             failed = _failed(done)
             if failed is not None:
@@ -841,7 +863,7 @@ class CodexAdapter:
         self._flush(out)
         run = self._ensure_run(ts, out)
         run.replied = False
-        ext = {k: item[k] for k in ("id", "author", "recipient") if k in item}
+        ext: JSON = {k: item[k] for k in ("id", "author", "recipient") if k in item}
         hidden = [p for p in content if isinstance(p, dict) and p.get("type") != "input_text"] \
             if isinstance(content, list) else []
         if hidden:
@@ -898,16 +920,24 @@ class CodexAdapter:
             info = payload.get("info")
             last = info.get("last_token_usage") if isinstance(info, dict) else None
             total = info.get("total_token_usage") if isinstance(info, dict) else None
-            if self._records_usage or last is None or (total is not None
-                                                       and total == self._last_total):
+            if self._records_usage or (last is None and total is None) or (
+                    total is not None and total == self._last_total):
                 out.append(Dropped("event_msg/token_count", self._session))
                 return
+            if last is not None:
+                usage = usage_of(last, "token_count.info.last_token_usage")
+            else:
+                # Only the running total: this call is what it grew by.
+                usage = usage_of(total, "token_count.info.total_token_usage")
+                if self._last_total is not None:
+                    before = usage_of(self._last_total, "token_count.info.total_token_usage")
+                    usage = _minus(usage, before) or usage
             self._last_total = total if isinstance(total, dict) else None
-            self._usage(usage_of(last, "token_count.info.last_token_usage"), ts, out, None)
+            self._usage(usage, ts, out, None)
         elif sub in _METADATA_EVENTS:
             out.append(Dropped(f"event_msg/{sub}", self._session))
         else:
-            self._line(out, Unrecognized(f"event_msg/{sub}", self._session, ts, record))
+            self._unknown(out, Unrecognized(f"event_msg/{sub}", self._session, ts, record))
 
     def _task_complete(self, payload: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         self._send_prompt(out)
@@ -928,7 +958,8 @@ class CodexAdapter:
             extra = {k: v for k, v in error.items() if k != "message"}
             if extra:
                 ext["error"] = extra
-        message = _str(error, "message", "task_complete.error") if failed else None
+        message = _str(error, "message", "task_complete.error") if isinstance(error, dict) \
+            else None
         self._end(out, RunEnd(
             self._sid, ts, subtype="error_during_execution" if failed else "success",
             is_error=failed, result=message if failed else answer,
@@ -956,12 +987,12 @@ class CodexAdapter:
                 self._executions[call] = {k: v for k, v in item.items() if k != "id"}
                 out.append(Dropped("item_completed/CollabAgentToolCall", self._session))
             else:
-                self._line(out, Unrecognized("item_completed/CollabAgentToolCall",
+                self._unknown(out, Unrecognized("item_completed/CollabAgentToolCall",
                                              self._session, ts, item))
         elif kind == "SubAgentActivity":
             self._subagent_activity(item, ts, out)
         else:
-            self._line(out, Unrecognized(f"item_completed/{kind}", self._session, ts, item))
+            self._unknown(out, Unrecognized(f"item_completed/{kind}", self._session, ts, item))
 
     def _execution(self, kind: str, item: dict[str, Any], ts: str | None,
                    out: list[Event]) -> None:
@@ -1004,7 +1035,7 @@ class CodexAdapter:
                                                               "kind")}
             self._line(out, Note("task_notification", self._sid, ts, fields, ext))
         else:
-            self._line(out, Unrecognized("item_completed/SubAgentActivity", self._session, ts,
+            self._unknown(out, Unrecognized("item_completed/SubAgentActivity", self._session, ts,
                                          item))
 
     # -- exec --json ----------------------------------------------------------------------------
@@ -1055,13 +1086,7 @@ class CodexAdapter:
             usage = total
             prev = self._exec_total
             if prev is not None:
-                before = usage_of(prev, "usage")
-                share = Usage(total.input_tokens - before.input_tokens,
-                              total.output_tokens - before.output_tokens,
-                              total.cache_read - before.cache_read,
-                              total.cache_creation - before.cache_creation)
-                if min(share.as_dict().values()) >= 0:
-                    usage = share
+                usage = _minus(total, usage_of(prev, "usage")) or total
             self._exec_total = raw
         self._ensure_run(None, out)
         ext: JSON = {k: v for k, v in ev.items() if k not in ("type", "usage")}
@@ -1131,6 +1156,16 @@ class CodexAdapter:
 
 #: Bare-format items (no envelope): read as response items once the source is chosen.
 _BARE = frozenset({"message", "reasoning"}) | _CALLS | _OUTPUTS
+
+
+def _minus(total: Usage, before: Usage) -> Usage | None:
+    """What a running total grew by; None when it did not only grow (another
+    thread's total, a reset)."""
+    share = Usage(total.input_tokens - before.input_tokens,
+                  total.output_tokens - before.output_tokens,
+                  total.cache_read - before.cache_read,
+                  total.cache_creation - before.cache_creation)
+    return share if min(share.as_dict().values()) >= 0 else None
 
 
 def _failed(item: dict[str, Any]) -> bool | None:
