@@ -688,6 +688,8 @@ class CodexAdapter:
         cwd = _str(ctx, "cwd", "turn_context")
         if cwd:
             self._cwd = cwd
+            if self._start is not None:
+                self._start.cwd = cwd
         self._settings = {k: ctx[k] for k in ("approval_policy", "sandbox_policy", "effort",
                                                "summary") if k in ctx}
 
