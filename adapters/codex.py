@@ -458,6 +458,8 @@ class CodexAdapter:
         self._exec_total: JSON | None = None
         self._exec_thread: str | None = None
         self._exec_started: set[str] = set()
+        self._raw_ts: Any = None
+        self._ts: str | None = None
 
     @property
     def _sid(self) -> str:
@@ -472,7 +474,11 @@ class CodexAdapter:
         try:
             if "payload" in record and isinstance(kind, str):
                 raw_ts = record.get("timestamp")
-                ts = normalize_ts(raw_ts)
+                if raw_ts is not None and raw_ts == self._raw_ts:
+                    ts = self._ts  # (records come many to a millisecond)
+                else:
+                    ts = normalize_ts(raw_ts)
+                    self._raw_ts, self._ts = raw_ts, ts
                 if ts is None and raw_ts is not None:
                     out.append(time_problem("timestamp", raw_ts, where, self._session))
                 self._rollout(kind, record, ts, out)
@@ -626,16 +632,7 @@ class CodexAdapter:
         payload = record.get("payload")
         if not isinstance(payload, dict):
             raise BodyError(f"payload is {type(payload).__name__}, not an object")
-        if kind == "session_meta":
-            self._session_meta(payload, out)
-        elif kind == "turn_context":
-            self._turn_context(payload)
-            out.append(Dropped("turn_context", self._session))
-        elif kind == "token_usage_record":
-            self._records_usage = True
-            self._usage(usage_of(payload.get("usage"), "usage"), ts, out,
-                        _str(payload, "response_id", kind))
-        elif kind == "response_item":
+        if kind == "response_item":  # (the common types first: this is the hot path)
             sub = payload.get("type")
             if not isinstance(sub, str):
                 raise BodyError("payload.type is not a string")
@@ -645,6 +642,15 @@ class CodexAdapter:
             if not isinstance(sub, str):
                 raise BodyError("payload.type is not a string")
             self._event(sub, payload, record, ts, out)
+        elif kind == "token_usage_record":
+            self._records_usage = True
+            self._usage(usage_of(payload.get("usage"), "usage"), ts, out,
+                        _str(payload, "response_id", kind))
+        elif kind == "turn_context":
+            self._turn_context(payload)
+            out.append(Dropped("turn_context", self._session))
+        elif kind == "session_meta":
+            self._session_meta(payload, out)
         elif kind in _METADATA:
             out.append(Dropped(kind, self._session))
         else:
@@ -827,6 +833,7 @@ class CodexAdapter:
             block["is_error"] = is_error
         run.unanswered.discard(call_id)
         run.replied = False
+        self._calls.discard(call_id)  # (answered: no execution item of its can follow)
         if call_id in self._exec_open:
             self._exec_open.remove(call_id)
         self._line(out, Message("user", self._sid, ts, [block], tool_use_result=done,

@@ -7,7 +7,8 @@ Figures (each its own command; `all` runs them in turn):
            bytes (one process each, alternated, median of --repeat), on
            (a) the Claude Code 2.1.332 captures repeated to ~100 MB,
            (b) the public corpus repeated to ~100 MB,
-           (c) stella events (the testdata runs repeated to ~100 MB).
+           (c) stella events (the testdata runs repeated to ~100 MB),
+           (d) Codex CLI 0.171.0 rollouts and exec --json streams repeated to ~100 MB.
            Target: >= 0.5x the bare pass on (a) and (b).
   redact   what masking secrets costs: convert vs convert --no-redact (public corpus).
   jobs     `--jobs 2` vs `--jobs 1` on an archive of >= 200 session files (the public
@@ -45,6 +46,7 @@ CORPORA = {
     "claude": "(a) 2.1.332 captures",
     "public": "(b) public corpus",
     "stella": "(c) stella events",
+    "codex": "(d) Codex 0.171.0 rollouts + exec --json",
 }
 
 BARE = r"""
@@ -72,6 +74,12 @@ def corpus_files(kind: str) -> list[Path]:
             return sorted(p for p in base.rglob("*") if p.suffix in (".jsonl", ".ndjson")
                           and "scoutme__milk" not in p.parts)
         return sorted((ROOT / "testdata").glob("claude-session/*[!d].jsonl"))
+    if kind == "codex":
+        base = SHARED / "codex-0.171.0"
+        if base.exists():
+            return sorted(p for p in base.rglob("*.jsonl") if p.name != "requests.jsonl")
+        return sorted(p for p in (ROOT / "testdata" / "codex").rglob("*.jsonl")
+                      if ".expected." not in p.name)
     return sorted(p for p in (ROOT / "testdata" / "stella").glob("*.jsonl")
                   if ".expected." not in p.name and "bad_body" not in p.name
                   and "killed" not in p.name)
@@ -88,6 +96,8 @@ def build_archive(kind: str, target: Path, size_mb: int) -> list[Path]:
     while total < size_mb * 1_000_000:
         for f in files:
             rel = f.name
+            if kind == "codex" and f.name.startswith("stdout"):
+                rel = f"{f.parent.name}-{f.name}"  # one scenario's stdout beside another's
             dest = target / f"copy{copy:04d}" / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, dest)
@@ -265,7 +275,7 @@ def main() -> None:
     ap.add_argument("--size-mb", type=int, default=None,
                     help="archive size (default 100; instructions: 25)")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--only", choices=["claude", "public", "stella"],
+    ap.add_argument("--only", choices=["claude", "public", "stella", "codex"],
                     help="ratio: one corpus only")
     a = ap.parse_args()
     # Measure streamv1 as installed: a wheel install has bytecode; an editable one
