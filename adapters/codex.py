@@ -161,13 +161,16 @@ def sniff(record: dict[str, Any]) -> int:
 # -- which files make one session -------------------------------------------------------
 
 
-def _first_record(path: str) -> dict[str, Any] | None:
+def _first_line(path: str) -> bytes:
     try:
         with open(path, "rb") as fh:
-            head = fh.read(_HEAD)
+            return fh.readline(_HEAD)
     except OSError:
-        return None
-    line = head.split(b"\n", 1)[0]
+        return b""
+
+
+def _first_record(path: str, line: bytes | None = None) -> dict[str, Any] | None:
+    line = _first_line(path) if line is None else line
     try:
         record = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -219,7 +222,10 @@ def session_of(path: str) -> str | None:
     thread = thread_of(path)
     if thread is None:
         return None
-    meta = _meta_of(_first_record(path))
+    line = _first_line(path)
+    if b'"parent_thread_id"' not in line and b'"subagent"' not in line:
+        return os.path.splitext(path)[0]  # a root thread's rollout (no parse needed)
+    meta = _meta_of(_first_record(path, line))
     root_id = meta.get("session_id")
     if not isinstance(root_id, str) or root_id == thread or not _UUID_TAIL.fullmatch(root_id):
         return os.path.splitext(path)[0]
