@@ -264,3 +264,75 @@ def test_streaming_holds_no_more_than_one_response() -> None:
     convert_stream(io.BytesIO(big), "big.jsonl", write, Totals(), source=sources()["codex"],
                    clock=lambda: FIXED_NOW)
     assert len([x for x in lines_of(out.getvalue()) if x["type"] == "result"]) == 300
+
+
+def _comparable(data: bytes) -> dict[str, list[bytes]]:
+    """Per session, its lines without the times and the daemon's _meta."""
+    out: dict[str, list[bytes]] = {}
+    for line in lines_of(data):
+        line.pop("ts", None)
+        line.pop("_meta", None)
+        out.setdefault(line["session_id"], []).append(
+            orjson.dumps(line, option=orjson.OPT_SORT_KEYS))
+    return out
+
+
+@pytest.mark.parametrize("seed", [7, 11])
+def test_tail_of_a_sessions_tree_written_in_chunks_with_a_kill_is_convert(
+        streamv1_bin: str, tmp_path: Path, seed: int) -> None:
+    """The daemon follows a Codex sessions tree (a parent, its subagent, a resumed
+    thread) written in random chunks, SIGKILLed half way: per session the same lines
+    as convert of the finished tree."""
+    import os
+    import random
+    import signal
+    import subprocess
+    import time
+
+    tmp_path.chmod(0o700)
+    day = tmp_path / "sessions" / "2026" / "12" / "01"
+    day.mkdir(parents=True)
+    sources_ = {day / p.name: p.read_bytes() for p in c10_files()}
+    sources_[day / "rollout-2026-12-01T19-47-30-01a23325-e2a3-7d82-bfa0-f863f3d771ff.jsonl"] = (
+        FIXTURES / "c6_resume.rollout.jsonl").read_bytes()
+    rng = random.Random(seed)
+    written = dict.fromkeys(sources_, 0)
+
+    def write_some(limit: float) -> None:
+        for path, data in sources_.items():
+            end = min(len(data), written[path] + int(len(data) * limit * rng.random()) + 1)
+            with open(path, "ab") as fh:
+                fh.write(data[written[path]:end])
+            written[path] = end
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [streamv1_bin, "--log-level", "error", "tail", str(tmp_path / "sessions"),
+             "--output", str(tmp_path / "out.jsonl"), "--state", str(tmp_path / "state.json"),
+             "--idle-close", "2", "--rescan-every", "0.5", "--commit-every", "0.05",
+             "--ingest-socket", str(tmp_path / "i.sock")], stderr=subprocess.DEVNULL)
+
+    proc = start()
+    for _ in range(4):
+        write_some(0.2)
+        time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    for path, data in sources_.items():
+        with open(path, "ab") as fh:
+            fh.write(data[written[path]:])
+    proc = start()
+    want, _ = convert_session_files(sorted(sources_))
+    expected = _comparable(want)
+    deadline = time.monotonic() + 30
+    got: dict[str, list[bytes]] = {}
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        out = tmp_path / "out.jsonl"
+        got = _comparable(out.read_bytes()) if out.exists() else {}
+        if got == expected:
+            break
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=20)
+    assert got == expected
+    assert os.path.exists(tmp_path / "state.json")
