@@ -707,7 +707,8 @@ class CodexAdapter:
 
     def _tools_of(self, payload: dict[str, Any]) -> None:
         names: list[str] = []
-        for tool in payload.get("tools") or []:
+        tools = payload.get("tools")
+        for tool in tools if isinstance(tools, list) else []:
             if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
                 continue
             inner = tool.get("tools")
