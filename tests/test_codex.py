@@ -336,3 +336,11 @@ def test_tail_of_a_sessions_tree_written_in_chunks_with_a_kill_is_convert(
     proc.wait(timeout=20)
     assert got == expected
     assert os.path.exists(tmp_path / "state.json")
+
+
+def test_a_subagent_session_as_claude_print_mode_parses_with_the_sdk() -> None:
+    sdk = pytest.importorskip("claude_agent_sdk._internal.message_parser")
+    out, _ = convert_session_files(c10_files(), to="claude")
+    parsed = [sdk.parse_message(orjson.loads(raw)) for raw in out.splitlines()]
+    assert parsed and all(m is not None for m in parsed)
+    assert type(parsed[-1]).__name__ == "ResultMessage"
