@@ -922,6 +922,16 @@ class CodexAdapter:
             out.append(Dropped("event_msg/task_started", self._session))
         elif sub == "task_complete":
             self._task_complete(payload, ts, out)
+        elif sub == "turn_aborted":
+            self._send_prompt(out)
+            self._flush(out)
+            self._ensure_run(ts, out)
+            reason = _str(payload, "reason", sub)
+            ext = {k: v for k, v in payload.items() if k not in ("type", "duration_ms")}
+            self._end(out, RunEnd(self._sid, ts, subtype="interrupted", is_error=True,
+                                  stop_reason=reason,
+                                  duration_ms=whole(payload.get("duration_ms")),
+                                  extension=ext))
         elif sub == "item_completed":
             self._item(_obj(payload, "item", sub, required=True), ts, out)
         elif sub == "user_message":
@@ -1279,6 +1289,9 @@ MAPPING = (
         "`error` is set; `result` = `last_agent_message` (the error's message on failure); "
         "`duration_ms`, `ttft_ms` = `time_to_first_token_ms`; `usage` = Σ the run's "
         "usage records"),
+    Row("turn_aborted", "`event_msg/turn_aborted` (an interrupted turn)",
+        "the run's `interrupted` result (`is_error`), `stop_reason` = `reason`, "
+        "`duration_ms` when given; `turn_id`, times in `extension`"),
     Row("killed", "a rollout that ends inside a run (no `task_complete`)",
         "a synthetic `interrupted` result (`is_error`), usage what the records sum to; in "
         "an older file without `task_started`: `success` when the model had the last word "

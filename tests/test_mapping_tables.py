@@ -887,6 +887,13 @@ CODEX: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
           "result": "boom", "duration_ms": 9, "ttft_ms": 2,
           "extension.error.codex_error_info": "other"}],
     ),
+    "turn_aborted": (
+        [*CX_START, cx_say("partial"), cx_event("turn_aborted", turn_id="t1",
+                                                reason="interrupted", duration_ms=5)],
+        [CX_INIT, CX_PROMPT, {"type": "assistant"},
+         {"type": "result", "subtype": "interrupted", "is_error": True,
+          "stop_reason": "interrupted", "duration_ms": 5, "extension.turn_id": "t1"}],
+    ),
     "killed": (
         [*CX_START, cx_say("partial"), cx_usage("r1")],
         [CX_INIT, CX_PROMPT, {"type": "assistant"},
