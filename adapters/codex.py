@@ -113,6 +113,8 @@ _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output",
 #: UI items that are the execution of a tool (nested in code mode, a call's own otherwise).
 _EXECUTIONS = {"CommandExecution": "command_execution", "FileChange": "file_change",
                "McpToolCall": "mcp_tool_call"}
+#: A nested execution item's fields its tool_use / tool_result lines carry already.
+_SAID = frozenset({"id", "type", "command", "cwd", "changes", "aggregated_output", "result"})
 #: UI items that repeat a response item (dropped on purpose).
 _REPEATS = frozenset({"AgentMessage", "Reasoning"})
 #: exec items that are tool calls.
@@ -1040,7 +1042,8 @@ class CodexAdapter:
         block: JSON = {"type": "tool_result", "tool_use_id": item_id, "content": result}
         if failed is not None:
             block["is_error"] = failed
-        rest = {k: v for k, v in item.items() if k not in ("id", "type")}
+        # The item's other fields (what the tool_use and tool_result do not say already).
+        rest = {k: v for k, v in item.items() if k not in _SAID}
         self._line(out, Message("user", self._sid, ts, [block], parent_tool_use_id=parent,
                                 tool_use_result=rest, has_tool_use_result=True))
 
@@ -1273,8 +1276,8 @@ MAPPING = (
         "`McpToolCall` inside an `exec` call",
         "a `tool_use` (`command_execution`, `file_change`, `mcp_tool_call`; id = the item "
         "id) and its `tool_result` (`aggregated_output`, `is_error` from status/exit "
-        "code), both with `parent_tool_use_id` = the exec call; the item in "
-        "`tool_use_result`"),
+        "code), both with `parent_tool_use_id` = the exec call; the item's other fields "
+        "(`status`, `exit_code`, `duration`, `parsed_cmd`, …) in `tool_use_result`"),
     Row("direct_execution", "an execution item whose id is a call's (`CommandExecution`, "
         "`FileChange`, `CollabAgentToolCall`)",
         "its fields are the call's `tool_result`'s `tool_use_result`; counted as dropped"),
