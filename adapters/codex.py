@@ -614,8 +614,8 @@ class CodexAdapter:
             end.usage = run.usage
         if end.model_usage is None and run.unattached and run.by_model:
             end.model_usage = dict(run.by_model)
-        if end.num_turns is None and run.calls:
-            end.num_turns = run.calls
+        if end.num_turns is None and (run.calls or self._records_usage):
+            end.num_turns = run.calls  # model calls: one usage record each
         if self._start is not None:
             self._line(out, end)
         else:
