@@ -10,6 +10,7 @@ Figures (each its own command; `all` runs them in turn):
            (c) stella events (the testdata runs repeated to ~100 MB),
            (d) Gemini CLI 0.61 chat files (each a long session: the corpus' turns one
                after another, ~2 MB a file) and stream-json (the runs one after another).
+           (e) Codex CLI 0.171.0 rollouts and exec --json streams repeated to ~100 MB.
            Target: >= 0.5x the bare pass on (a) and (b).
   redact   what masking secrets costs: convert vs convert --no-redact (public corpus).
   jobs     `--jobs 2` vs `--jobs 1` on an archive of >= 200 session files (the public
@@ -48,6 +49,7 @@ CORPORA = {
     "public": "(b) public corpus",
     "stella": "(c) stella events",
     "gemini": "(d) Gemini CLI chat files and stream-json",
+    "codex": "(e) Codex 0.171.0 rollouts + exec --json",
 }
 
 BARE = r"""
@@ -85,6 +87,12 @@ def corpus_files(kind: str) -> list[Path]:
         return sorted(p for p in (ROOT / "testdata" / "gemini").glob("*.jsonl")
                       if ".expected." not in p.name and "killed" not in p.name
                       and "document" not in p.name)
+    if kind == "codex":
+        base = SHARED / "codex-0.171.0"
+        if base.exists():
+            return sorted(p for p in base.rglob("*.jsonl") if p.name != "requests.jsonl")
+        return sorted(p for p in (ROOT / "testdata" / "codex").rglob("*.jsonl")
+                      if ".expected." not in p.name)
     return sorted(p for p in (ROOT / "testdata" / "stella").glob("*.jsonl")
                   if ".expected." not in p.name and "bad_body" not in p.name
                   and "killed" not in p.name)
@@ -103,6 +111,8 @@ def build_archive(kind: str, target: Path, size_mb: int) -> list[Path]:
     while total < size_mb * 1_000_000:
         for f in files:
             rel = f.name
+            if kind == "codex" and f.name.startswith("stdout"):
+                rel = f"{f.parent.name}-{f.name}"  # one scenario's stdout beside another's
             dest = target / f"copy{copy:04d}" / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, dest)
@@ -307,7 +317,7 @@ def main() -> None:
     ap.add_argument("--size-mb", type=int, default=None,
                     help="archive size (default 100; instructions: 25)")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--only", choices=["claude", "public", "stella", "gemini"],
+    ap.add_argument("--only", choices=["claude", "public", "stella", "gemini", "codex"],
                     help="ratio: one corpus only")
     a = ap.parse_args()
     # Measure streamv1 as installed: a wheel install has bytecode; an editable one

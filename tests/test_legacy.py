@@ -36,7 +36,7 @@ def test_every_corpus_line_parses_with_the_sdk(name: str) -> None:
 
 def _fixtures() -> list[Path]:
     out = []
-    for source in ("stella", "stream_v1", "claude-session", "claude-stream", "gemini"):
+    for source in ("stella", "stream_v1", "claude-session", "claude-stream", "gemini", "codex"):
         out += sorted(p for p in (ROOT / "testdata" / source).rglob("*.jsonl")
                       if ".expected." not in p.name)
     return out

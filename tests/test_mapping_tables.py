@@ -957,8 +957,330 @@ GEMINI: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     ),
 }
 
+
+# -- codex records ----------------------------------------------------------------------
+
+CX = "01a23325-0000-7000-8000-000000000001"
+
+
+def cx(kind: str, payload: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+    """A rollout record: the envelope and its payload."""
+    return {"timestamp": ts(), "type": kind, "payload": {**(payload or {}), **kw}}
+
+
+def cx_meta(**kw: Any) -> dict[str, Any]:
+    return cx("session_meta", id=CX, session_id=CX, cwd="/p", cli_version="0.171.0",
+              originator="codex_exec", base_instructions={"text": "You are Codex"}, **kw)
+
+
+def cx_event(event_type: str, **kw: Any) -> dict[str, Any]:
+    return cx("event_msg", type=event_type, **kw)
+
+
+def cx_item(item_type: str, **kw: Any) -> dict[str, Any]:
+    return cx_event("item_completed", item={"type": item_type, **kw})
+
+
+def cx_resp(item_type: str, **kw: Any) -> dict[str, Any]:
+    return cx("response_item", type=item_type, **kw)
+
+
+def cx_usage(rid: str, inp: int = 10, cached: int = 4, out: int = 3) -> dict[str, Any]:
+    return cx("token_usage_record", response_id=rid, usage={
+        "input_tokens": inp, "cached_input_tokens": cached, "cache_write_input_tokens": 1,
+        "output_tokens": out, "reasoning_output_tokens": 0})
+
+
+def cx_say(t: str, phase: str = "final_answer") -> dict[str, Any]:
+    return cx_resp("message", role="assistant", phase=phase,
+                   content=[{"type": "output_text", "text": t}])
+
+
+CX_START = [cx_meta(), cx_event("task_started", turn_id="t1"),
+            cx_item("UserMessage", id="u1", content=[{"type": "text", "text": "go"}])]
+CX_DONE = cx_event("task_complete", turn_id="t1", last_agent_message="done", duration_ms=7)
+CX_INIT = {"subtype": "init", "agent.name": "codex", "agent.provider": "openai"}
+CX_PROMPT = {"type": "user", "message.content": [text("go")]}
+CX_RESULT = {"type": "result", "subtype": "success", "result": "done"}
+
+
+def cx_run(*middle: dict[str, Any]) -> list[dict[str, Any]]:
+    return [*CX_START, *middle, CX_DONE]
+
+
+def ex(kind: str, **kw: Any) -> dict[str, Any]:
+    return {"type": kind, **kw}
+
+
+EX_START = [ex("thread.started", thread_id=CX), ex("turn.started")]
+EX_USAGE = {"input_tokens": 10, "cached_input_tokens": 4, "cache_write_input_tokens": 0,
+            "output_tokens": 3, "reasoning_output_tokens": 0}
+
+CODEX: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
+    "session_meta": (
+        cx_run(),
+        [{**CX_INIT, "session_id": CX, "cwd": "/p", "extension.cli_version": "0.171.0",
+          "extension.base_instructions": None}, CX_PROMPT, CX_RESULT],
+    ),
+    "turn_context": (
+        [*CX_START[:2], cx("turn_context", model="gpt-x", cwd="/q", approval_policy="never"),
+         *CX_START[2:], CX_DONE],
+        [{**CX_INIT, "agent.model": "gpt-x", "cwd": "/q",
+          "extension.turn_context.approval_policy": "never"}, CX_PROMPT,
+         {**CX_RESULT, "extension.dropped": {"turn_context": 1, "event_msg/task_started": 1,
+                                             "session_meta": 1}}],
+    ),
+    "additional_tools": (
+        [*CX_START[:2], cx_resp("additional_tools", tools=[
+            {"type": "namespace", "name": "functions", "tools": [{"type": "custom",
+                                                                  "name": "exec"}]}]),
+         *CX_START[2:], CX_DONE],
+        [{**CX_INIT, "tools": ["functions.exec"]}, CX_PROMPT, CX_RESULT],
+    ),
+    "task_started": (cx_run(), [{**CX_INIT, "seq": 0}, CX_PROMPT, CX_RESULT]),
+    "user_message": (
+        [cx_meta(), cx_event("user_message", message="hi"), CX_DONE],
+        [CX_INIT, {"type": "user", "message.content": [text("hi")]}, CX_RESULT],
+    ),
+    "history_user": (
+        cx_run(cx_resp("message", role="developer", content=[{"type": "input_text",
+                                                              "text": "rules"}]),
+               cx_resp("message", role="user", content=[{"type": "input_text",
+                                                         "text": "go"}])),
+        [CX_INIT, CX_PROMPT,
+         {**CX_RESULT, "extension.dropped.response_item/message/developer": 1,
+          "extension.dropped.response_item/message/user": 1}],
+    ),
+    "assistant": (
+        cx_run(cx_say("hello", "commentary"), cx_usage("r1")),
+        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.id": "r1",
+                              "message.content": [text("hello")],
+                              "extension.phase": "commentary"}, CX_RESULT],
+    ),
+    "reasoning": (
+        cx_run(cx_resp("reasoning", summary=[{"type": "summary_text", "text": "a"},
+                                             {"type": "summary_text", "text": "b"}],
+                       encrypted_content="xyz"), cx_usage("r1")),
+        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.content.0.thinking": "a\n\nb",
+                              "message.content.0.extension.encrypted_content": "xyz"},
+         CX_RESULT],
+    ),
+    "function_call": (
+        cx_run(cx_resp("function_call", call_id="c1", name="spawn_agent",
+                       namespace="collaboration", arguments='{"task_name": "x"}'),
+               cx_usage("r1")),
+        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.content": [
+            tool("c1", "collaboration.spawn_agent", task_name="x")]}, CX_RESULT],
+    ),
+    "custom_tool_call": (
+        cx_run(cx_resp("custom_tool_call", call_id="c1", name="exec", namespace="functions",
+                       input="text('hi')"), cx_usage("r1")),
+        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.content": [
+            {"type": "tool_use", "id": "c1", "name": "functions.exec",
+             "input": {"input": "text('hi')"}}]}, CX_RESULT],
+    ),
+    "local_shell_call": (
+        cx_run(cx_resp("local_shell_call", call_id="c1", status="completed",
+                       action={"type": "exec", "command": ["ls"]})),
+        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.content": [
+            tool("c1", "local_shell", type="exec", command=["ls"])]}, CX_RESULT],
+    ),
+    "token_usage_record": (
+        cx_run(cx_say("a"), cx_usage("r1"), cx_say("b"), cx_usage("r2", 20, 10, 5)),
+        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.id": "r1"},
+         {"type": "assistant", "message.id": "r2"},
+         {**CX_RESULT, "num_turns": 2, "usage": {"input_tokens": 16, "output_tokens": 8,
+                                                 "cache_read": 14, "cache_creation": 2}}],
+    ),
+    "call_output": (
+        cx_run(cx_resp("custom_tool_call", call_id="c1", name="exec", input="x"),
+               cx_usage("r1"),
+               cx_resp("custom_tool_call_output", call_id="c1", output=[
+                   {"type": "input_text", "text": "Script failed\n"},
+                   {"type": "input_text", "text": "TypeError"}])),
+        [CX_INIT, CX_PROMPT, {"type": "assistant"},
+         {"type": "user", "message.content": [
+             {"type": "tool_result", "tool_use_id": "c1",
+              "content": "Script failed\nTypeError", "is_error": True}]}, CX_RESULT],
+    ),
+    "nested_execution": (
+        cx_run(cx_resp("custom_tool_call", call_id="c1", name="exec", input="x"),
+               cx_usage("r1"),
+               cx_item("CommandExecution", id="exec-1", command=["ls"], status="failed",
+                       aggregated_output="nope", exit_code=2),
+               cx_resp("custom_tool_call_output", call_id="c1", output="Script completed")),
+        [CX_INIT, CX_PROMPT, {"type": "assistant"},
+         {"type": "assistant", "parent_tool_use_id": "c1", "message.content": [
+             tool("exec-1", "command_execution", command=["ls"])]},
+         {"type": "user", "parent_tool_use_id": "c1", "message.content": [
+             {"type": "tool_result", "tool_use_id": "exec-1", "content": "nope",
+              "is_error": True}], "tool_use_result.exit_code": 2},
+         {"type": "user", "parent_tool_use_id": None}, CX_RESULT],
+    ),
+    "direct_execution": (
+        cx_run(cx_resp("function_call", call_id="c1", name="exec_command",
+                       arguments='{"cmd": "ls"}'), cx_usage("r1"),
+               cx_item("CommandExecution", id="c1", status="completed", exit_code=0,
+                       aggregated_output="a"),
+               cx_resp("function_call_output", call_id="c1", output="a")),
+        [CX_INIT, CX_PROMPT, {"type": "assistant"},
+         {"type": "user", "message.content.0.is_error": False,
+          "tool_use_result.exit_code": 0},
+         {**CX_RESULT, "extension.dropped.item_completed/CommandExecution": 1}],
+    ),
+    "repeats": (
+        cx_run(cx_item("AgentMessage", id="m1", content=[]), cx_say("done"), cx_usage("r1"),
+               cx_event("token_count", info={"last_token_usage": EX_USAGE})),
+        [CX_INIT, CX_PROMPT, {"type": "assistant"},
+         {**CX_RESULT, "usage.output_tokens": 3,
+          "extension.dropped.item_completed/AgentMessage": 1,
+          "extension.dropped.event_msg/token_count": 1}],
+    ),
+    "legacy_usage": (
+        cx_run(cx_say("done"), cx_event("token_count", info={
+            "last_token_usage": EX_USAGE, "total_token_usage": EX_USAGE}),
+               cx_event("token_count", info={"last_token_usage": EX_USAGE,
+                                             "total_token_usage": EX_USAGE})),
+        [CX_INIT, CX_PROMPT, {"type": "assistant"},
+         {**CX_RESULT, "usage": {"input_tokens": 6, "output_tokens": 3, "cache_read": 4,
+                                 "cache_creation": 0}}],
+    ),
+    "task_complete": (
+        [*CX_START, cx_event("task_complete", last_agent_message=None, duration_ms=9,
+                             time_to_first_token_ms=2,
+                             error={"message": "boom", "codex_error_info": "other"})],
+        [CX_INIT, CX_PROMPT,
+         {"type": "result", "subtype": "error_during_execution", "is_error": True,
+          "result": "boom", "duration_ms": 9, "ttft_ms": 2,
+          "extension.error.codex_error_info": "other"}],
+    ),
+    "turn_aborted": (
+        [*CX_START, cx_say("partial"), cx_event("turn_aborted", turn_id="t1",
+                                                reason="interrupted", duration_ms=5)],
+        [CX_INIT, CX_PROMPT, {"type": "assistant"},
+         {"type": "result", "subtype": "interrupted", "is_error": True,
+          "stop_reason": "interrupted", "duration_ms": 5, "extension.turn_id": "t1"}],
+    ),
+    "killed": (
+        [*CX_START, cx_say("partial"), cx_usage("r1")],
+        [CX_INIT, CX_PROMPT, {"type": "assistant"},
+         {"type": "result", "subtype": "interrupted", "is_error": True,
+          "usage.output_tokens": 3}],
+    ),
+    "subagent_spawn": (
+        cx_run(cx_item("SubAgentActivity", id="c1", kind="started", agent_thread_id="k1")),
+        [CX_INIT, CX_PROMPT,
+         {**CX_RESULT, "extension.dropped.item_completed/SubAgentActivity/started": 1}],
+    ),
+    "subagent_done": (
+        cx_run(cx_item("SubAgentActivity", id="c1", kind="started", agent_thread_id="k1"),
+               cx_item("SubAgentActivity", id="s2", kind="completed", agent_thread_id="k1")),
+        [CX_INIT, CX_PROMPT, {"subtype": "task_notification", "task_id": "k1",
+                              "status": "completed", "task.tool_use_id": "c1"}, CX_RESULT],
+    ),
+    "child_rollout": (
+        [cx("session_meta", id="k1", session_id=CX, parent_thread_id="p0",
+            thread_source="subagent", agent_path="/root/count"),
+         cx_event("task_started"), cx_say("child says"), cx_usage("r1"), CX_DONE],
+        [{**CX_INIT, "session_id": CX, "agent.role": "subagent"},
+         {"type": "assistant", "parent_tool_use_id": None},
+         {"type": "result", "result": "done"}],
+    ),
+    "agent_message": (
+        cx_run(cx_resp("agent_message", author="/root/a", recipient="/root", content=[
+            {"type": "input_text", "text": "FINAL_ANSWER: 2"}])),
+        [CX_INIT, CX_PROMPT, {"type": "user", "message.content": [text("FINAL_ANSWER: 2")],
+                              "extension.author": "/root/a"}, CX_RESULT],
+    ),
+    "configuration_update": (
+        cx_run(cx_resp("configuration_update", reasoning={"effort": "low"})),
+        [CX_INIT, CX_PROMPT, {"subtype": "warning", "kind": "configuration_update",
+                              "extension.reasoning.effort": "low"}, CX_RESULT],
+    ),
+    "metadata": (
+        cx_run(cx("world_state", full=True, state={}),
+               cx_event("thread_settings_applied", thread_id=CX)),
+        [CX_INIT, CX_PROMPT,
+         {**CX_RESULT, "extension.dropped.world_state": 1,
+          "extension.dropped.event_msg/thread_settings_applied": 1}],
+    ),
+    "bare_format": (
+        [{"id": "s9", "timestamp": T0, "instructions": None},
+         {"record_type": "state"},
+         {"type": "message", "role": "user", "content": [{"type": "input_text",
+                                                          "text": "go"}]},
+         {"type": "message", "role": "assistant", "content": [{"type": "output_text",
+                                                               "text": "done"}]}],
+        [{**CX_INIT, "session_id": "s9"}, CX_PROMPT,
+         {"type": "assistant", "message.content": [text("done")]}, CX_RESULT],
+    ),
+    "exec_thread": (
+        [*EX_START, ex("turn.completed", usage=EX_USAGE)],
+        [{**CX_INIT, "session_id": CX}, {"type": "result", "subtype": "success"}],
+    ),
+    "exec_turn": (
+        [*EX_START, ex("turn.completed", usage=EX_USAGE)],
+        [{**CX_INIT, "agent.model": None, "cwd": None}, {"type": "result"}],
+    ),
+    "exec_text": (
+        [*EX_START, ex("item.completed", item={"id": "item_0", "type": "reasoning",
+                                              "text": "hm"}),
+         ex("item.completed", item={"id": "item_1", "type": "agent_message", "text": "hi"}),
+         ex("turn.completed", usage=EX_USAGE)],
+        [CX_INIT, {"type": "assistant", "message.content.0.thinking": "hm"},
+         {"type": "assistant", "message.content": [text("hi")]},
+         {"type": "result", "result": "hi"}],
+    ),
+    "exec_tool": (
+        [*EX_START,
+         ex("item.started", item={"id": "item_0", "type": "command_execution",
+                                  "command": "ls", "aggregated_output": "",
+                                  "exit_code": None, "status": "in_progress"}),
+         ex("item.completed", item={"id": "item_0", "type": "command_execution",
+                                    "command": "ls", "aggregated_output": "no",
+                                    "exit_code": 1, "status": "failed"}),
+         ex("turn.completed", usage=EX_USAGE)],
+        [CX_INIT, {"type": "assistant", "message.content": [
+            tool("item_0", "command_execution", command="ls")]},
+         {"type": "user", "message.content": [{"type": "tool_result", "tool_use_id": "item_0",
+                                               "content": "no", "is_error": True}],
+          "tool_use_result.exit_code": 1}, {"type": "result"}],
+    ),
+    "exec_completed": (
+        [*EX_START, ex("turn.completed", usage=EX_USAGE), ex("turn.started"),
+         ex("turn.completed", usage={**EX_USAGE, "input_tokens": 25, "output_tokens": 5})],
+        [CX_INIT, {"type": "result", "usage": {"input_tokens": 6, "output_tokens": 3,
+                                               "cache_read": 4, "cache_creation": 0},
+                   "extension.thread_usage.input_tokens": 10},
+         CX_INIT, {"type": "result", "usage": {"input_tokens": 15, "output_tokens": 2,
+                                               "cache_read": 0, "cache_creation": 0}}],
+    ),
+    "exec_failed": (
+        [*EX_START, ex("turn.failed", error={"message": "boom"})],
+        [CX_INIT, {"type": "result", "subtype": "error_during_execution", "is_error": True,
+                   "result": "boom"}],
+    ),
+    "exec_error": (
+        [*EX_START, ex("error", message="Reconnecting... 1/5"),
+         ex("item.completed", item={"id": "item_0", "type": "error", "message": "fallback"}),
+         ex("turn.failed", error={"message": "boom"})],
+        [CX_INIT, {"subtype": "warning", "message": "Reconnecting... 1/5"},
+         {"subtype": "warning", "message": "fallback"}, {"type": "result"}],
+    ),
+    "unknown": (
+        cx_run(cx_resp("web_search_call", query="q")),
+        [CX_INIT, CX_PROMPT, {"subtype": "unrecognized", "kind": "response_item/web_search_call"},
+         {**CX_RESULT, "extension.unrecognized": {"response_item/web_search_call": 1}}],
+    ),
+    "bad_body": (
+        cx_run(cx_resp("function_call", name="f", arguments="{}")),
+        [CX_INIT, CX_PROMPT, {"subtype": "error", "extension.record.type": "response_item"},
+         CX_RESULT],
+    ),
+}
+
 TABLES = {"claude-session": SESSION, "claude-stream": STREAM, "stella": STELLA,
-          "stream_v1": STREAM_V1, "gemini": GEMINI}
+          "stream_v1": STREAM_V1, "gemini": GEMINI, "codex": CODEX}
 
 _MISSING = object()
 

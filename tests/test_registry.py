@@ -97,7 +97,7 @@ TOY_FIXTURE = b"""\
 {"toy": "bye", "at": "2026-01-01T10:00:04Z", "turns": 1}
 """
 
-BUILT_IN = {"claude-session", "claude-stream", "gemini", "stella", "stream_v1"}
+BUILT_IN = {"claude-session", "claude-stream", "codex", "gemini", "stella", "stream_v1"}
 
 
 @contextmanager
