@@ -47,6 +47,7 @@ from streamv1.translator.sources import (
     Where,
     expect_strings,
     number,
+    open_regular,
     rest,
     string,
     time_problem,
@@ -171,7 +172,7 @@ def session_of(path: str) -> str | None:
 def _session_in(path: str) -> str | None:
     """The first ``sessionId`` among a file's first lines."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(65536)
     except OSError:
         return None

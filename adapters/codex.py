@@ -92,6 +92,7 @@ from streamv1.translator.sources import (
     Source,
     Where,
     body_problem,
+    open_regular,
     time_problem,
 )
 from streamv1.translator.state import persisted
@@ -166,7 +167,7 @@ def sniff(record: dict[str, Any]) -> int:
 
 def _first_line(path: str) -> bytes:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             return fh.readline(_HEAD)
     except OSError:
         return b""
@@ -250,7 +251,7 @@ def _find_spawner(parent_file: str, child: str, offset: int) -> tuple[str | None
     items past ``offset`` (complete lines only), and where the search stopped."""
     needle = child.encode()
     try:
-        with open(parent_file, "rb") as fh:
+        with open_regular(parent_file) as fh:
             fh.seek(offset)
             for raw in fh:
                 if not raw.endswith(b"\n"):

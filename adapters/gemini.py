@@ -86,6 +86,7 @@ from streamv1.translator.sources import (
     Source,
     Where,
     body_problem,
+    open_regular,
     rest,
     time_problem,
 )
@@ -154,7 +155,7 @@ def sniff(record: dict[str, Any]) -> int:
 
 def _first_record(path: str) -> JSON | None:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             line = fh.readline(1 << 20)
     except OSError:
         return None
@@ -218,7 +219,7 @@ def _spawner_in(path: str, agent_id: str, start: int) -> tuple[str | None, int]:
     looking past byte ``start`` (complete lines only); and where to look next."""
     needle = f'"agentId":"{agent_id}"'.encode()
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             fh.seek(start)
             at = start
             for line in fh:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from streamv1.translator.events import JSON, Event, Problem
 from streamv1.translator.mapping import Row
@@ -278,6 +278,22 @@ def homes(env: Mapping[str, str] | None = None, home: str | None = None) -> list
     return found
 
 
+def open_regular(path: str) -> BinaryIO:
+    """``path`` opened to read, if it is a regular file: a FIFO named like a
+    transcript must not block the reader (the daemon's start hung on one when a
+    source looked at a file's head); anything else is an OSError."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 #: How much of a file :func:`first_time` looks at.
 _HEAD = 65536
 
@@ -290,7 +306,7 @@ def first_time(path: str) -> str:
     from streamv1.translator.timefmt import normalize_ts
 
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(_HEAD)
     except OSError:
         return ""

@@ -43,7 +43,13 @@ from streamv1.translator.events import JSON
 from streamv1.translator.pipeline import InputError, Totals
 from streamv1.translator.session import SessionMerge
 from streamv1.translator.shapes import Encoder
-from streamv1.translator.sources import ended_by, input_clock, is_main_file, session_of
+from streamv1.translator.sources import (
+    ended_by,
+    input_clock,
+    is_main_file,
+    open_regular,
+    session_of,
+)
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail.claims import Claims, Counters, TranscriptGate
@@ -1316,7 +1322,7 @@ def _has_a_line(path: str) -> bool:
     """Does the file hold a complete first line (what a source may read to tell
     which session the file is one of)?"""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             return fh.readline(1 << 20).endswith(b"\n")
     except OSError:
         return False
