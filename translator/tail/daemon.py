@@ -525,6 +525,15 @@ class TailDaemon:
         if not merge.pending:
             return 0
         merge.drain(live=True)
+        # Every file of the session has a new mark too, not only the one read: a
+        # drain frames batches other files handed in and teaches a file that holds
+        # its actor's lines its spawner (learn_spawner). Checkpointed as they were
+        # before, those lines came again after a restart (the three-agent tail
+        # test: a Gemini subagent's six lines twice).
+        for part in merge.parts:
+            follower = self.followers.get(part.translation.path)
+            if follower is not None:
+                follower.dirty = True
         owner = self.followers.get(main)
         if owner is None:
             return 0
