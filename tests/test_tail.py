@@ -368,7 +368,28 @@ def settle(out: Path, quiet: float = 6.0, limit: float = 40.0) -> None:
         time.sleep(0.2)
 
 
+#: Every daemon a test here started: one a failing test left running is killed
+#: after it (a test that stopped on an exception left three for hours).
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_daemon_left() -> Any:
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _start(bin_: str, tmp: Path, *extra: str) -> subprocess.Popen[bytes]:
+    proc = _spawn(bin_, tmp, *extra)
+    _STARTED.append(proc)
+    return proc
+
+
+def _spawn(bin_: str, tmp: Path, *extra: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [bin_, "tail", str(tmp / "projects"), "--output", str(tmp / "out.jsonl"),
          "--state", str(tmp / "state.json"), "--idle-close", "4", "--rescan-every", "1",

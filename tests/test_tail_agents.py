@@ -10,6 +10,7 @@ import random
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,7 +115,27 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_daemon_left() -> Iterator[None]:
+    """A failing test's daemon is killed, not left running."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _start(bin_: str, tmp: Path) -> subprocess.Popen[bytes]:
+    proc = _spawn(bin_, tmp)
+    _STARTED.append(proc)
+    return proc
+
+
+def _spawn(bin_: str, tmp: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [bin_, "tail", "--output", str(tmp / "out.jsonl"), "--idle-close", "4",
          "--rescan-every", "1", "--commit-every", "0.05", "--log-format", "json",
