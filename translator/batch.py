@@ -38,8 +38,7 @@ from streamv1.translator.sources import (
     Source,
     first_time,
     input_clock,
-    is_main_file,
-    session_of,
+    session_place,
     sources,
 )
 from streamv1.translator.timefmt import normalize_ts, now_ts
@@ -198,16 +197,16 @@ def sessions(jobs: list[Job]) -> list[list[Job]]:
     (a subagent's file is lines of its parent's run), and the output is the same
     whatever order the files were named or listed in. stdin and files no source
     places in a session stay alone; ``-`` keeps its place first."""
-    keyed: dict[str, list[Job]] = {}
+    keyed: dict[str, list[tuple[bool, Job]]] = {}
     alone: list[list[Job]] = []
     for job in jobs:
-        session = session_of(job.path) if job.path != "-" else None
-        if session is None:
+        place = session_place(job.path) if job.path != "-" else None
+        if place is None:
             alone.append([job])
         else:
-            keyed.setdefault(session, []).append(job)
-    groups = alone + [sorted(g, key=lambda j: (not is_main_file(j.path, s), j.path))
-                      for s, g in keyed.items()]
+            keyed.setdefault(place[0], []).append((place[1], job))
+    groups = alone + [[job for _, job in sorted(g, key=lambda m: (not m[0], m[1].path))]
+                      for g in keyed.values()]
     stdin = [g for g in groups if g[0].path == "-"]
     files = [g for g in groups if g[0].path != "-"]
     files.sort(key=lambda g: (first_time(g[0].path), g[0].path))

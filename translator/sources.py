@@ -237,23 +237,27 @@ def sniff(record: dict[str, Any]) -> tuple[Source | None, int]:
     return best, score
 
 
-def is_main_file(path: str, key: str) -> bool:
-    """Is ``path`` the main file of the session ``key`` (:attr:`Source.is_main` of
-    the source that gives it that key)?"""
+def session_place(path: str) -> tuple[str, bool] | None:
+    """The session some source gives a file on disk, and whether the file is its
+    main one (:attr:`Source.session_of`, :attr:`Source.is_main` of the first source
+    that knows it), in one look: a source may read the file's head to tell."""
     for source in sources().values():
-        if source.session_of(path) == key:
-            return source.is_main(path, key)
-    return False
+        key = source.session_of(path)
+        if key is not None:
+            return key, source.is_main(path, key)
+    return None
+
+
+def is_main_file(path: str, key: str) -> bool:
+    """Is ``path`` the main file of the session ``key``?"""
+    return session_place(path) == (key, True)
 
 
 def session_of(path: str) -> str | None:
     """The session key some source gives a file on disk (:attr:`Source.session_of`:
     the first source that knows it)."""
-    for source in sources().values():
-        key = source.session_of(path)
-        if key is not None:
-            return key
-    return None
+    place = session_place(path)
+    return place[0] if place is not None else None
 
 
 def ended_by(path: str, line: dict[str, Any]) -> list[str]:

@@ -49,6 +49,7 @@ from streamv1.translator.sources import (
     is_main_file,
     open_regular,
     session_of,
+    session_place,
 )
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail import checkpoint as cp
@@ -543,12 +544,13 @@ class TailDaemon:
     def _join_session(self, path: str, follower: FileFollower) -> None:
         """A file of a session whose main file is followed: its lines are lines of
         that session's runs (a subagent's, inside its parent's)."""
-        key = session_of(path)
-        if key is None:
+        place = session_place(path)
+        if place is None:
             return
+        key, is_main = place
         self._session_key[path] = key
         self._members.setdefault(key, set()).add(path)
-        if is_main_file(path, key):
+        if is_main:
             self._mains[key] = path
             return  # the owner: a merge is made when a second file joins
         main = self._mains.get(key)
