@@ -41,7 +41,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -388,19 +388,26 @@ class Store:
 
     def _write(self, db: sqlite3.Connection, head: Checkpoint, changed: Mapping[str, str],
                gone: Iterable[str]) -> None:
+        with self._transaction(db):
+            db.executemany("DELETE FROM files WHERE path = ?",
+                           [(os.fsencode(p),) for p in gone if p not in changed])
+            db.executemany("INSERT OR REPLACE INTO files (path, mark) VALUES (?, ?)",
+                           [(os.fsencode(p), m) for p, m in changed.items()])
+            db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [
+                ("version", str(VERSION)),
+                ("scanned", "true" if head.scanned else "false"),
+                ("output", _output_json(head)),
+                ("claims", json.dumps(head.claims)),
+            ])
+
+    @contextlib.contextmanager
+    def _transaction(self, db: sqlite3.Connection) -> Iterator[None]:
+        """One write transaction: committed whole, or rolled back; a database error
+        is an OSError naming the state file (disk full, I/O error)."""
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.executemany("DELETE FROM files WHERE path = ?",
-                               [(os.fsencode(p),) for p in gone if p not in changed])
-                db.executemany("INSERT OR REPLACE INTO files (path, mark) VALUES (?, ?)",
-                               [(os.fsencode(p), m) for p, m in changed.items()])
-                db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [
-                    ("version", str(VERSION)),
-                    ("scanned", "true" if head.scanned else "false"),
-                    ("output", _output_json(head)),
-                    ("claims", json.dumps(head.claims)),
-                ])
+                yield
                 db.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
@@ -418,22 +425,13 @@ class Store:
         if self._db is None:
             return
         db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                row = db.execute("SELECT value FROM meta WHERE key = 'output'").fetchone()
-                output = json.loads(row[0]) if row else None
-                if isinstance(output, dict):
-                    output["reopened"] = [*output.get("reopened", []), [ino, length]]
-                    db.execute("UPDATE meta SET value = ? WHERE key = 'output'",
-                               (json.dumps(output),))
-                db.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise OSError(f"{self.path}: {exc}") from exc
+        with self._transaction(db):
+            row = db.execute("SELECT value FROM meta WHERE key = 'output'").fetchone()
+            output = json.loads(row[0]) if row else None
+            if isinstance(output, dict):
+                output["reopened"] = [*output.get("reopened", []), [ino, length]]
+                db.execute("UPDATE meta SET value = ? WHERE key = 'output'",
+                           (json.dumps(output),))
 
     def close(self) -> None:
         """Closed, the write-ahead log is folded into the database and removed."""

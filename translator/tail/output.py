@@ -169,14 +169,10 @@ class OutputSink:
         for ino, length in saved.output_reopened:  # the earliest start counts
             opened[ino] = min(length, opened.get(ino, length))
         if self.ino in opened:
-            found = opened[self.ino]
-            size = os.fstat(self._fd).st_size
-            if size > found:
-                os.ftruncate(self._fd, found)
-                self._length = found
-                self._load_tail()
+            dropped = self._truncate_to(opened[self.ino])
+            if dropped:
                 log.info("output cut back to where it began anew after the last "
-                         "checkpoint", path=str(self.path), dropped_bytes=size - found)
+                         "checkpoint", path=str(self.path), dropped_bytes=dropped)
         kept = False
         for old, ino in _rotations(self.path):
             if ino != saved.output_ino and not saved.output_tail_len:
@@ -211,19 +207,26 @@ class OutputSink:
                 "(deleted, or moved elsewhere): lines written after the checkpoint are "
                 "made again here (twice, if that file was kept)")
 
+    def _truncate_to(self, length: int) -> int:
+        """Cut the file to ``length`` when it is longer; how many bytes went."""
+        size = os.fstat(self._fd).st_size
+        if size <= length:
+            return 0
+        os.ftruncate(self._fd, length)
+        self._length = length
+        self._load_tail()
+        return size - length
+
     def cut_back(self, length: int | None) -> None:
         """Drop what a crash wrote after the last checkpoint (file output only)."""
         if self.path is None or length is None:
             return
         size = os.fstat(self._fd).st_size
         if size > length:
-            os.ftruncate(self._fd, length)
-            self._length = length
-            self._load_tail()
             logs.get().info(
                 "output cut back to the last checkpoint",
                 path=str(self.path),
-                dropped_bytes=size - length,
+                dropped_bytes=self._truncate_to(length),
             )
         elif size < length:
             logs.get().warning(
