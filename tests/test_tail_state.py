@@ -1012,6 +1012,20 @@ def test_a_damaged_checkpoint_is_one_line_at_start(streamv1_bin: str, tmp_path: 
     assert len(err) == 1 and "damaged checkpoint entry" in err[0] and "Traceback" not in err[0]
 
 
+def _checkpointed_start(tmp_path: Path, n: int) -> tuple[Path, list[bytes], Path, Clock]:
+    """A session file holding its first ``n`` lines, converted by a daemon that
+    stopped (its lines checkpointed): (the file, all its lines, the output, the
+    clock)."""
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    target = proj / BASH_NAME
+    src = lines(BASH)
+    target.write_bytes(b"".join(src[:n]))
+    clock = Clock()
+    daemon(tmp_path, clock, idle_close=0).stop()
+    return target, src, tmp_path / "out.jsonl", clock
+
+
 def _doomed(tmp_path: Path, clock: Clock, sink: OutputSink | None = None) -> TailDaemon:
     """A daemon that never checkpoints after its start (until killed by _kill)."""
     d = TailDaemon([tmp_path / "projects"], sink or OutputSink(tmp_path / "out.jsonl"),
@@ -1037,14 +1051,7 @@ def test_output_rotated_then_a_kill_before_the_checkpoint_is_exactly_once(
     again in a new file, so the rotated one and the new one held them twice (13
     lines). Now the rotated file is cut back to the checkpoint: together the
     files hold every line once; a deleted one took only its own lines along."""
-    proj = tmp_path / "projects" / "p"
-    proj.mkdir(parents=True)
-    target = proj / BASH_NAME
-    src = lines(BASH)
-    target.write_bytes(b"".join(src[:8]))
-    out = tmp_path / "out.jsonl"
-    clock = Clock()
-    daemon(tmp_path, clock, idle_close=0).stop()
+    target, src, out, clock = _checkpointed_start(tmp_path, 8)
     checkpointed, before = out.read_bytes(), tail_output(out)
     doomed = _doomed(tmp_path, clock)
     with target.open("ab") as fh:
@@ -1091,14 +1098,7 @@ def test_output_moved_mid_round_then_a_kill_is_exactly_once(tmp_path: Path) -> N
     and is killed before its next checkpoint (which would name the new file): the
     checkpoint was told of the new file first, so the restart cuts it back to what
     it held when opened (empty), and the rotated one to the checkpoint."""
-    proj = tmp_path / "projects" / "p"
-    proj.mkdir(parents=True)
-    target = proj / BASH_NAME
-    src = lines(BASH)
-    target.write_bytes(b"".join(src[:8]))
-    out = tmp_path / "out.jsonl"
-    clock = Clock()
-    daemon(tmp_path, clock, idle_close=0).stop()
+    target, src, out, clock = _checkpointed_start(tmp_path, 8)
     checkpointed = out.read_bytes()
     sink = _MovedMidRound(out)
     doomed = _doomed(tmp_path, clock, sink)
@@ -1119,14 +1119,7 @@ def test_output_moved_mid_round_then_a_kill_is_exactly_once(tmp_path: Path) -> N
 def test_a_reused_inode_under_another_name_is_never_cut(tmp_path: Path) -> None:
     """Only a file named as a rotation names it (the output's name plus a suffix)
     is taken for the rotated output: another file with that inode is left whole."""
-    proj = tmp_path / "projects" / "p"
-    proj.mkdir(parents=True)
-    target = proj / BASH_NAME
-    src = lines(BASH)
-    target.write_bytes(b"".join(src[:8]))
-    out = tmp_path / "out.jsonl"
-    clock = Clock()
-    daemon(tmp_path, clock, idle_close=0).stop()
+    target, src, out, clock = _checkpointed_start(tmp_path, 8)
     doomed = _doomed(tmp_path, clock)
     with target.open("ab") as fh:
         fh.write(b"".join(src[8:]))
@@ -1170,15 +1163,8 @@ def test_copytruncate_while_running_then_a_kill_is_exactly_once(tmp_path: Path) 
     its next checkpoint: the copy holds lines after the checkpoint, the truncated
     file more. The checkpoint was told where the output began anew, so the restart
     cuts the file back there and the copy to the checkpoint: every line once."""
-    proj = tmp_path / "projects" / "p"
-    proj.mkdir(parents=True)
-    target = proj / BASH_NAME
-    src = lines(BASH)
+    target, src, out, clock = _checkpointed_start(tmp_path, len(lines(BASH)) // 3)
     third = len(src) // 3
-    target.write_bytes(b"".join(src[:third]))
-    out = tmp_path / "out.jsonl"
-    clock = Clock()
-    daemon(tmp_path, clock, idle_close=0).stop()
     checkpointed = out.read_bytes()
     doomed = _doomed(tmp_path, clock)
     with target.open("ab") as fh:
@@ -1216,14 +1202,7 @@ def test_a_new_output_is_named_before_a_line_goes_in(tmp_path: Path, rotated: bo
     kept those lines (the checkpoint described the rotated file only) and made
     them again: every line twice. A start whose output the checkpoint does not
     describe now names it in a checkpoint before writing."""
-    proj = tmp_path / "projects" / "p"
-    proj.mkdir(parents=True)
-    target = proj / BASH_NAME
-    src = lines(BASH)
-    target.write_bytes(b"".join(src[:8]))
-    out = tmp_path / "out.jsonl"
-    clock = Clock()
-    daemon(tmp_path, clock, idle_close=0).stop()
+    target, src, out, clock = _checkpointed_start(tmp_path, 8)
     before = tail_output(out)
     kept = tmp_path / "out.jsonl.1"
     if rotated:
