@@ -33,6 +33,7 @@ from streamv1.translator.events import (
     Note,
     RunEnd,
     RunStart,
+    Spawn,
     Unrecognized,
     Usage,
     whole,
@@ -453,6 +454,10 @@ class ClaudeSessionAdapter:
             if ended is not None:
                 # A foreground agent answered its spawner: print mode's
                 # task_notification, just before the tool result it came with.
+                # (Its lines are in a file of their own where it is not inline.)
+                spawner = ended.get("task", {}).get("tool_use_id")
+                if isinstance(spawner, str) and "task_id" in ended and not self._subagent:
+                    out.append(Spawn(spawner, self._sid))
                 out.append(Note("task_notification", self._sid, ts, ended,
                                 parent_tool_use_id=line.parent_tool_use_id))
             out.append(line)

@@ -77,6 +77,7 @@ from streamv1.translator.events import (
     Note,
     RunEnd,
     RunStart,
+    Spawn,
     Unrecognized,
     Usage,
     whole,
@@ -435,7 +436,7 @@ class _Response:
 @persisted
 class CodexAdapter:
     #: The layout of this adapter's checkpointed state (translator.state).
-    STATE_VERSION = 1
+    STATE_VERSION = 2
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
@@ -458,6 +459,7 @@ class CodexAdapter:
         self._exec_open: list[str] = []  # code-mode exec calls not answered yet
         self._executions: dict[str, JSON] = {}  # call id → its execution item
         self._spawned: dict[str, str] = {}  # child thread → spawning call id
+        self._spawn_pending: set[str] = set()  # spawning calls of the unsent response
         # A subagent's file: its actor, its spawner, its lines held until that is known.
         self._child = False
         self._actor: str | None = None
@@ -903,6 +905,10 @@ class CodexAdapter:
         self._line(out, Message("assistant", self._sid, response.ts, response.blocks,
                                 message_id=message_id, model=self._model if usage else None,
                                 usage=usage, extension=response.extension))
+        for block in response.blocks:
+            if block.get("id") in self._spawn_pending:
+                self._spawn_pending.discard(block["id"])
+                out.append(Spawn(block["id"], self._session))  # after the call it names
 
     def _usage(self, usage: Usage, ts: str | None, out: list[Event],
                message_id: str | None) -> None:
@@ -1059,6 +1065,13 @@ class CodexAdapter:
         if kind == "started" and isinstance(child, str) and isinstance(call, str):
             self._spawned[child] = call
             out.append(Dropped("item_completed/SubAgentActivity/started", self._session))
+            # The child's rollout holds its lines: said after the spawning call (its
+            # response may still be waiting for its usage).
+            if self._response is not None and any(b.get("id") == call
+                                                  for b in self._response.blocks):
+                self._spawn_pending.add(call)
+            else:
+                out.append(Spawn(call, self._session))
         elif kind == "completed" and isinstance(child, str) and child in self._spawned:
             self._flush(out)
             self._ensure_run(ts, out)

@@ -69,6 +69,7 @@ from streamv1.translator.events import (
     Note,
     RunEnd,
     RunStart,
+    Spawn,
     Unrecognized,
     Usage,
     whole,
@@ -667,6 +668,7 @@ class GeminiAdapter:
                 reason = _TERMINATION.search(str(result.content[0].get("content", "")))
                 if reason is not None:
                     ext_["termination_reason"] = reason.group(1)
+                results.append(Spawn(cid, self._sid))  # its file holds its lines
                 results.append(Note("task_notification", self._sid, result.ts,
                                     {"task_id": agent, "task": {"tool_use_id": cid}}, ext_))
             results.append(result)

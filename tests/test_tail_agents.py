@@ -55,11 +55,13 @@ CODEX_PARENT = "rollout-2026-12-01T19-48-31-01a23326-cfd4-7841-af24-666d4bd89e35
 CODEX_CHILD = "rollout-2026-12-01T19-48-31-01a23326-d17a-7f81-8719-cf28a17540f3.jsonl"
 CODEX_SID = "01a23326-cfd4-7841-af24-666d4bd89e35"
 
+CLAUDE_SUB = DATA / "claude-session" / "subagent_layout"
+CLAUDE_SID = "7ab05073-03bd-480e-bfab-7ae89322bf51"
+
 WRITES: list[Write] = [
     Write(CODEX_DAY / CODEX_PARENT, f".codex/sessions/2026/12/01/{CODEX_PARENT}"),
     # The child rollout is written while its parent waits before its spawn
-    # call's output. (Written after that output, the child's task_started
-    # comes after it live, before it in batch: docs/live.md, known differences.)
+    # call's output (or, ``late``, just after it: the daemon waits for it then).
     Write(CODEX_DAY / CODEX_CHILD, f".codex/sessions/2026/12/01/{CODEX_CHILD}", parent=0,
           marker=b'"function_call_output"'),
     # A new day's folder, made while the daemon runs.
@@ -70,6 +72,10 @@ WRITES: list[Write] = [
     _gemini_child(3),
     Write(DATA / "gemini" / "chat_shell.jsonl",
           ".gemini/tmp/other/chats/session-2026-12-01T19-47-9d89fbee.jsonl"),
+    Write(CLAUDE_SUB / f"{CLAUDE_SID}.jsonl", f".claude/projects/-home-u-q/{CLAUDE_SID}.jsonl"),
+    Write(CLAUDE_SUB / CLAUDE_SID / "subagents" / "agent-a4ecf0489c6080106.jsonl",
+          f".claude/projects/-home-u-q/{CLAUDE_SID}/subagents/agent-a4ecf0489c6080106.jsonl",
+          parent=6, marker=b'"agentId":"a4ecf0489c6080106"'),
     Write(DATA / "claude-session" / "print_mode_bash.jsonl",
           ".claude/projects/-home-u-p/print_mode_bash.jsonl"),
     Write(DATA / "claude-session" / "thinking.jsonl",
@@ -77,17 +83,21 @@ WRITES: list[Write] = [
 ]
 
 
-def plan(rng: random.Random) -> list[tuple[int, bytes]]:
+def plan(rng: random.Random, late: bool = False) -> list[tuple[int, bytes]]:
     """Every file in random chunks, interleaved; a nested actor's file is written
     whole while its parent waits just before the line that names it (its spawning
-    call's answer, in Gemini's file)."""
+    call's answer, in Gemini's file), or, ``late``, just after that line: read
+    after its parent's answer, the actor's start still comes before it, as in
+    ``convert`` (translator.session: the daemon waits for the actor's file)."""
     data = [w.src.read_bytes() for w in WRITES]
     pos = [0] * len(data)
     hold = {}  # parent -> (child, offset its parent may not pass before the child is whole)
     for k, w in enumerate(WRITES):
         if w.parent is not None:
             at = data[w.parent].index(w.marker)
-            hold[w.parent] = (k, data[w.parent].rindex(b"\n", 0, at) + 1)
+            cut = (data[w.parent].index(b"\n", at) if late
+                   else data[w.parent].rindex(b"\n", 0, at)) + 1
+            hold[w.parent] = (k, cut)
 
     def room(k: int) -> int:
         w = WRITES[k]
@@ -144,10 +154,11 @@ def _spawn(bin_: str, tmp: Path) -> subprocess.Popen[bytes]:
     )
 
 
+@pytest.mark.parametrize("late", [False, True], ids=["actors_in_time", "actors_late"])
 @pytest.mark.parametrize("seed", [int(s) for s in
                                   os.environ.get("STREAMV1_AGENTS_SEEDS", "1").split(",")])
 def test_tail_with_no_folder_follows_every_agent(streamv1_bin: str, tmp_path: Path,
-                                                 seed: int) -> None:
+                                                 seed: int, late: bool) -> None:
     rng = random.Random(seed)
     home = tmp_path / "home"
     (tmp_path / "run").mkdir(mode=0o700)
@@ -155,7 +166,11 @@ def test_tail_with_no_folder_follows_every_agent(streamv1_bin: str, tmp_path: Pa
     for t in targets:
         if "2026/12/02" not in str(t):  # that day's folder comes while it runs
             t.parent.mkdir(parents=True, exist_ok=True)
-    chunks = plan(rng)
+    # Claude Code writes a subagent's sidecar as the agent begins (its spawning call).
+    sidecar = f"{CLAUDE_SID}/subagents/agent-a4ecf0489c6080106.meta.json"
+    (home / ".claude/projects/-home-u-q" / sidecar).parent.mkdir(parents=True, exist_ok=True)
+    (home / ".claude/projects/-home-u-q" / sidecar).write_bytes((CLAUDE_SUB / sidecar).read_bytes())
+    chunks = plan(rng, late)
     kills = set(rng.sample(range(1, len(chunks)), min(8, len(chunks) - 1)))
     proc = _start(streamv1_bin, tmp_path)
     time.sleep(3)  # the first start compiles the secret scanner for this HOME
@@ -186,5 +201,5 @@ def test_tail_with_no_folder_follows_every_agent(streamv1_bin: str, tmp_path: Pa
     agents = {orjson.loads(x)["agent"]["name"] for x in data.splitlines()
               if b'"subtype":"init"' in x}
     assert agents == {"claude-code", "codex", "gemini-cli"}
-    for sid in (GEMINI_SID, CODEX_SID):  # each subagent inside its parent's session
+    for sid in (GEMINI_SID, CODEX_SID, CLAUDE_SID):  # each subagent inside its parent's
         assert (sid, None) in got and any(k[0] == sid and k[1] for k in got), sid

@@ -210,4 +210,18 @@ class RunEnd:
     actor: str | None = None
 
 
-Event = RunStart | Message | Delta | Note | Problem | Unrecognized | Dropped | RunEnd
+@persisted
+@dataclass(slots=True)
+class Spawn:
+    """The source says the call ``tool_use_id`` spawned a nested actor whose lines
+    another file of the session holds (a Codex child rollout, a Claude Code or
+    Gemini CLI subagent file). No line: it tells a live session merge that what
+    follows in this file comes after that actor's start, so the daemon waits a
+    while for the actor's file rather than frame past it (batch conversion orders
+    by time and needs no telling)."""
+
+    tool_use_id: str
+    session_id: str | None = None
+
+
+Event = RunStart | Message | Delta | Note | Problem | Unrecognized | Dropped | RunEnd | Spawn

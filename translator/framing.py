@@ -48,6 +48,7 @@ from streamv1.translator.events import (
     Problem,
     RunEnd,
     RunStart,
+    Spawn,
     Unrecognized,
     Usage,
 )
@@ -138,6 +139,8 @@ class Framer:
                 return [*self._ended_actors(run, event), self._message(run, event)]
             return [self._message(run, event)]  # the common case, first
         out: list[JSON] = []
+        if type(event) is Spawn:
+            return out  # for a session merge (translator.session); no line
         if isinstance(event, RunStart):
             if run is not None and _nested_in(run, event.parent_tool_use_id or event.actor):
                 return [self._task_started(run, event)]

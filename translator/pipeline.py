@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamv1.translator import logs
-from streamv1.translator.events import JSON, Event, Problem, Unrecognized
+from streamv1.translator.events import JSON, Event, Problem, Spawn, Unrecognized
 from streamv1.translator.framing import Framer, FramerStats
 from streamv1.translator.reader import Damage, ParsedLine
 from streamv1.translator.scrub import scrubber
@@ -107,6 +107,10 @@ class Translation:
         #: The session merge this translation frames for (its files' batches), if
         #: any: its end drains them before the run is closed.
         self.merge: Any = None
+        #: Told (the tail daemon) when this input, framing its own lines, says a
+        #: nested actor was spawned whose lines another file holds (a Spawn event):
+        #: the daemon makes the session's merge then, before those events are framed.
+        self.on_spawn: Callable[[Translation], None] | None = None
         if source is not None:
             self._start(source)
 
@@ -156,8 +160,14 @@ class Translation:
 
     def push(self, events: Any) -> None:
         if self.batches is None:
-            self.frame(events)
-        elif events:
+            if self.on_spawn is not None:
+                events = events if type(events) is list else list(events)
+                if any(type(e) is Spawn for e in events):
+                    self.on_spawn(self)
+            if self.batches is None:
+                self.frame(events)
+                return
+        if events:
             self.batches.append(list(events))
 
     def frame(self, events: Any) -> None:

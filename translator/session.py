@@ -9,6 +9,11 @@ order the files were joined in, the main file first), except that a nested
 actor's batch waits for the tool call that spawned it while another file could
 still bring that call. So a subagent's lines come after its spawning call and
 inside the run it was spawned in, in batch conversion and in the daemon alike.
+Live, a file's batch that follows its call spawning an actor another file holds
+(the source's :class:`~translator.events.Spawn`) also waits, a while, for that
+actor's start: the daemon may read the actor's file only after its parent's
+answer, and the actor's ``task_started`` belongs before it, where batch
+conversion's time order puts it.
 
 The merge knows events, not sources: a batch's time is its first event's ``ts``,
 its actor's spawner is its events' ``parent_tool_use_id``, a tool call is a
@@ -21,7 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from streamv1.translator.events import Event, Message, Note, RunStart
+from streamv1.translator.events import Event, Message, Note, RunStart, Spawn
 from streamv1.translator.pipeline import Translation
 
 #: The owner's checkpointed ``extra`` key: the spawning calls of the actors begun
@@ -96,10 +101,15 @@ class SessionMerge:
     def pending(self) -> bool:
         return any(p.batches for p in self.parts)
 
-    def step(self, may_bring: Callable[[Part], bool]) -> bool:
+    def step(self, may_bring: Callable[[Part], bool],
+             patient: Callable[[Part, str], bool] | None = None) -> bool:
         """Frame the next batch; False when none waits. ``may_bring(part)``: could
-        that part still hand in a tool call it has not handed in yet?"""
+        that part still hand in a tool call it has not handed in yet?
+        ``patient(part, tool_use_id)`` (live only): does the part's next batch, past
+        its call spawning an actor that has not begun, still wait for it?"""
         ready = [p for p in self.parts if p.batches]
+        if patient is not None:
+            ready = [p for p in ready if not self._awaits_actor(p, patient)]
         if not ready:
             return False
         if len(ready) > 1 or any(may_bring(p) for p in self.parts if not p.batches):
@@ -135,16 +145,17 @@ class SessionMerge:
 
     _forced = True  # batch conversion: when every batch waits, the earliest goes
 
-    def drain(self, live: bool = False) -> None:
+    def drain(self, live: bool = False,
+              patient: Callable[[Part, str], bool] | None = None) -> None:
         """Frame every batch handed in. ``live`` (the daemon, between rounds): a
         nested actor's batch whose spawning call has not been framed waits for it
         while the session's other files are followed (they may still write it);
         it is checkpointed with its file. Otherwise (a file's end, the run closed)
-        what waits goes too, in time order."""
+        what waits goes too, in time order. ``patient``: :meth:`step`'s."""
         self._introduce()
         self._forced = not live
         try:
-            while self.step(lambda part: live):
+            while self.step(lambda part: live, patient if live else None):
                 pass
         finally:
             self._forced = True
@@ -174,6 +185,21 @@ class SessionMerge:
                             released = learn(task_id, tool) if learn is not None else None
                             if released:
                                 other.translation.push(released)
+
+    def _awaits_actor(self, part: Part, patient: Callable[[Part, str], bool]) -> bool:
+        """Does the part's next batch wait for an actor to begin? What comes before
+        the :class:`Spawn` in it (the spawning call itself) is split off and goes."""
+        begun = self.owner.extra.get(SPAWNERS, ())
+        batch = part.batches[0]
+        for at, event in enumerate(batch):
+            if (type(event) is Spawn and event.tool_use_id not in begun
+                    and patient(part, event.tool_use_id)):
+                if at == 0:
+                    return True
+                part.batches[0] = batch[:at]
+                part.batches.insert(1, batch[at:])
+                return False
+        return False
 
     def _waits(self, part: Part, may_bring: Callable[[Part], bool]) -> bool:
         for event in part.batches[0]:

@@ -41,7 +41,7 @@ from streamv1.translator import logs
 from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
 from streamv1.translator.events import JSON
 from streamv1.translator.pipeline import InputError, Totals
-from streamv1.translator.session import SessionMerge
+from streamv1.translator.session import Part, SessionMerge
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.sources import (
     ended_by,
@@ -66,6 +66,12 @@ from streamv1.translator.tail.output import (
 from streamv1.translator.tail.streams import LiveStreams
 from streamv1.translator.tail.watching import FileEvents, Sweep, Unwatched
 from streamv1.translator.timefmt import now_ts
+
+#: How long, live, a file's lines past its call spawning a nested actor wait for
+#: the actor's own file to begin (translator.session: the actor's task_started
+#: belongs before them, where batch conversion puts it by time). The agents write
+#: that file as the actor begins, so it is seldom waited for at all.
+ACTOR_WAIT = 5.0
 
 
 class TailDaemon:
@@ -158,6 +164,11 @@ class TailDaemon:
         self._mains: dict[str, str] = {}  # key → its main file, when followed
         self._deferring = False  # inside a round's reads: sessions framed at its end
         self._due: set[str] = set()
+        # Sessions whose merge holds batches (waiting for a spawner, or past a call
+        # spawning an actor whose file has not begun): drained again each round. Per
+        # session, the spawning calls waited for, and since when.
+        self._holding: set[str] = set()
+        self._awaited: dict[str, dict[str, float]] = {}
         self._replays: set[str] = set()  # sessions whose files are to be replayed together
         self._resumed_sessions: Counter[str] = Counter()  # checkpointed files a session
         self.log = logs.get()
@@ -415,7 +426,7 @@ class TailDaemon:
                     written += self._poll(follower)
         finally:
             self._deferring = False
-        for key in sorted(self._due):
+        for key in sorted(self._due | self._holding):
             written += self._frame_session(key)
         self._due.clear()
         return written
@@ -524,8 +535,13 @@ class TailDaemon:
             return 0
         merge, main = found
         if not merge.pending:
+            self._holding.discard(key)
             return 0
-        merge.drain(live=True)
+        merge.drain(live=True, patient=functools.partial(self._patient, key, self._now()))
+        if merge.pending:
+            self._holding.add(key)
+        else:
+            self._holding.discard(key)
         # Every file of the session has a new mark too, not only the one read: a
         # drain frames batches other files handed in and teaches a file that holds
         # its actor's lines its spawner (learn_spawner). Checkpointed as they were
@@ -541,6 +557,31 @@ class TailDaemon:
         owner.dirty = True  # its framer's state moved (lines, or counts only)
         return self._flush_lines(owner)
 
+    def _merge_of(self, key: str, main: str) -> tuple[SessionMerge, str]:
+        found = self._sessions.get(key)
+        if found is None:
+            owner = self.followers[main].translation
+            found = (SessionMerge(owner), main)
+            self._sessions[key] = found
+            owner.extra["session"] = "owner"  # checkpointed: a restart knows it
+            self.followers[main].dirty = True
+        return found
+
+    def _patient(self, key: str, now: float, part: Part, tool: str) -> bool:
+        """Do the lines of ``part`` past its call ``tool``, which spawned an actor
+        whose file has not begun, still wait for it? For ``ACTOR_WAIT`` seconds from
+        when they were first held, if the file was written lately; a file older
+        than that is an archive, whose actors' files would be here by now."""
+        awaited = self._awaited.setdefault(key, {})
+        since = awaited.get(tool)
+        if since is None:
+            since = now if _written_lately(part.translation.path, ACTOR_WAIT) else -ACTOR_WAIT
+            awaited[tool] = since
+            if since == now:
+                self.log.debug("lines wait for a nested actor's file to begin",
+                               path=part.translation.path, tool_use_id=tool)
+        return now - since < ACTOR_WAIT
+
     def _join_session(self, path: str, follower: FileFollower) -> None:
         """A file of a session whose main file is followed: its lines are lines of
         that session's runs (a subagent's, inside its parent's)."""
@@ -552,7 +593,9 @@ class TailDaemon:
         self._members.setdefault(key, set()).add(path)
         if is_main:
             self._mains[key] = path
-            return  # the owner: a merge is made when a second file joins
+            if follower.translation.batches is not None:
+                self._merge_of(key, path)  # it held batches at its checkpoint: they wait on
+            return  # the owner: a merge is made when a second file joins (or a spawn)
         main = self._mains.get(key)
         if main is None:
             # Its main file may just not be followed yet (a walk lists Gemini's
@@ -561,13 +604,7 @@ class TailDaemon:
             main = self._follow_main(key)
         if main is None or main not in self.followers:
             return  # its main file is not followed: it stands alone, as convert frames it
-        found = self._sessions.get(key)
-        if found is None:
-            owner = self.followers[main].translation
-            found = (SessionMerge(owner), main)
-            self._sessions[key] = found
-            owner.extra["session"] = "owner"  # checkpointed: a restart knows it
-            self.followers[main].dirty = True
+        found = self._merge_of(key, main)
         found[0].join(follower.translation)
         follower.translation.extra["session"] = "part"
         follower.dirty = True
@@ -642,6 +679,8 @@ class TailDaemon:
         if path == main:
             merge.dissolve()
             del self._sessions[key]
+            self._holding.discard(key)
+            self._awaited.pop(key, None)
         else:
             merge.leave(follower.translation)
         self._flush_lines(self.followers.get(main))
@@ -1025,7 +1064,16 @@ class TailDaemon:
             return gate(line)
 
         translation.decorate = decorate
+        translation.on_spawn = lambda _: self._spawned_in(path)
         return follower
+
+    def _spawned_in(self, path: str) -> None:
+        """A main file says it spawned a nested actor whose own file is not followed
+        yet: its session's merge is made now, so what follows the spawn waits for
+        that file to begin (translator.session)."""
+        key = self._session_key.get(path)
+        if key is not None and self._mains.get(key) == path:
+            self._merge_of(key, path)
 
     def _close_lost(self, path: str, mark: cp.FileMark) -> None:
         """A file deleted or rewritten while the daemon was down: its checkpointed run
@@ -1255,11 +1303,20 @@ class TailDaemon:
     def _quiet_wait(self) -> float:
         """How long a quiet round may wait: a second, or less when written lines wait
         for their checkpoint (what ``tail --publish`` sends, and what a crash keeps)."""
+        if self._holding and self._blocked is None:
+            return 0.25  # a session's lines wait for a file to begin, or for a while
         if not self._uncommitted or self._blocked is not None:
             return 1.0
         due = self._last_commit + self.commit_every - self._now()
         # Past due means the last try failed (said then): retry at the old pace.
         return min(1.0, due + 0.001) if due > 0 else 1.0
+
+
+def _written_lately(path: str, within: float) -> bool:
+    try:
+        return time.time() - os.stat(path).st_mtime < within
+    except OSError:
+        return False
 
 
 def _skip(mark: cp.FileMark) -> int:

@@ -151,6 +151,7 @@ class FileFollower:
         new = self._translation(old.totals)
         new.extra = old.extra
         new.decorate = old.decorate
+        new.on_spawn = old.on_spawn
         return new
 
     # -- checkpoints ---------------------------------------------------------------
