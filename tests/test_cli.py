@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -693,3 +694,43 @@ def test_an_exception_no_command_handles_is_one_line(tmp_path: Path, traceback: 
         assert err.splitlines() == ["streamv1: error: internal error: RuntimeError: planted "
                                     "(a bug: please report it; STREAMV1_TRACEBACK=1 shows "
                                     "where)"]
+
+
+def _logged(stderr: bytes, event: str) -> dict[str, str]:
+    """The fields of one logged event, from the console format (``k=v``, or
+    ``k='v w'``)."""
+    line = next(x for x in stderr.decode().splitlines() if f": {event} (" in x)
+    body = line.split(f": {event} (", 1)[1].rstrip(")")
+    return {k: a or b for k, a, b in re.findall(r"(\w+)=(?:'((?:[^'\\]|\\.)*)'|(\S+?))(?= \w+=|$)",
+                                                 body)}
+
+
+def test_the_summary_names_dropped_kinds_and_sums_tokens_and_stated_cost(
+        streamv1_bin: str) -> None:
+    """#25 item 5: the closing summary says what ``dropped`` counts (its most
+    frequent kinds, where the docs say why) and the runs' tokens and stated cost."""
+    proc = run(streamv1_bin, "convert", str(SESSION), str(STREAM))
+    assert proc.returncode == 0, proc.stderr
+    summary = _logged(proc.stderr, "summary")
+    results = [line for line in lines_of(proc.stdout) if line["type"] == "result"]
+    want = {key: sum(u[key] for r in results for u in r["model_usage"].values())
+            for key in ("input_tokens", "output_tokens", "cache_read", "cache_creation")}
+    assert {key: int(summary[key]) for key in want} == want and want["cache_read"] > 0
+    stated = [r["total_cost_usd"] for r in results if r.get("total_cost_usd") is not None]
+    assert stated and float(summary["stated_cost_usd"]) == round(sum(stated), 6)
+    assert summary["costed_runs"] == f"{len(stated)} of {len(results)}"
+    dropped: dict[str, int] = {}
+    for r in results:
+        for kind, n in r.get("extension", {}).get("dropped", {}).items():
+            dropped[kind] = dropped.get(kind, 0) + n
+    top = max(dropped, key=lambda k: dropped[k])
+    assert int(summary["dropped"]) == sum(dropped.values())
+    assert f"{top} {dropped[top]}" in summary["dropped_kinds"]
+    assert "docs/mapping.md" in summary["dropped_kinds"]
+    debug = run(streamv1_bin, "--log-level", "debug", "convert", "-o", os.devnull, str(SESSION))
+    kinds = dict(item.rsplit(" ", 1)
+                 for item in _logged(debug.stderr, "dropped record kinds")["kinds"].split(", "))
+    session_only = [r for r in lines_of(run(streamv1_bin, "convert", str(SESSION)).stdout)
+                    if r["type"] == "result"]
+    assert {k: int(v) for k, v in kinds.items()} == {
+        k: v for r in session_only for k, v in r["extension"]["dropped"].items()}

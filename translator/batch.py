@@ -351,6 +351,9 @@ def merge(into: Totals, other: Totals) -> None:
     f.tolerated += g.tolerated
     f.dropped.update(g.dropped)
     f.unrecognized.update(g.unrecognized)
+    f.usage.add(g.usage)
+    f.stated_cost_usd += g.stated_cost_usd
+    f.costed_runs += g.costed_runs
 
 
 #: One input this big is waited for long enough (seconds) to show progress inside it.
@@ -531,18 +534,44 @@ def _drain_first(
             bar.done(job)
 
 
+#: How many dropped kinds the closing summary names (the most frequent first).
+SUMMARY_KINDS = 4
+
+
 def describe(totals: Totals) -> dict[str, Any]:
+    """The closing summary's fields: what was read and written, what each count
+    counts (the dropped records by kind, where the mapping docs say why), and the
+    tokens and stated cost of the runs."""
     f = totals.framing
-    return {
+    fields: dict[str, Any] = {
         "files": totals.files,
         "lines_in": totals.lines_in,
         "lines_out": f.lines_out,
         "runs": f.runs,
         "dropped": sum(f.dropped.values()),
+    }
+    if f.dropped:
+        top = f.dropped.most_common(SUMMARY_KINDS)
+        named = ", ".join(f"{kind} {n}" for kind, n in top)
+        others = len(f.dropped) - len(top)
+        more = f" and {others} more kinds" if others > 0 else ""
+        fields["dropped_kinds"] = (f"{named}{more} (metadata dropped on purpose, "
+                                   "docs/mapping.md; every kind: --log-level debug)")
+    fields |= {
         "unrecognized": sum(f.unrecognized.values()),
         "errors": totals.errors,
         "tolerated": f.tolerated,
-    } | ({"source_mismatch": totals.source_mismatch} if totals.source_mismatch else {})
+    }
+    if totals.source_mismatch:
+        fields["source_mismatch"] = totals.source_mismatch
+    u = f.usage
+    fields |= {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+               "cache_read": u.cache_read, "cache_creation": u.cache_creation}
+    if f.costed_runs:
+        # The sources' own figure (print mode's total_cost_usd), never computed here.
+        fields["stated_cost_usd"] = round(f.stated_cost_usd, 6)
+        fields["costed_runs"] = f"{f.costed_runs} of {f.runs}"
+    return fields
 
 
 class OutputError(Exception):

@@ -351,6 +351,9 @@ def convert(
     if stopped is not None:
         _exit_now(stopped)
     log.info("summary", **batch.describe(totals))
+    if totals.framing.dropped:
+        log.debug("dropped record kinds", kinds=", ".join(
+            f"{kind} {n}" for kind, n in sorted(totals.framing.dropped.items())))
     if totals.framing.unrecognized:
         log.debug("unrecognized record types", **dict(totals.framing.unrecognized))
     fatal = totals.failed_inputs or (totals.framing.errors and not lenient)

@@ -68,6 +68,12 @@ class FramerStats:
     tolerated: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
     unrecognized: Counter[str] = field(default_factory=Counter)
+    #: Every actor's tokens over the results framed (each run's model_usage, else
+    #: its usage), and the cost the sources stated (print mode's total_cost_usd):
+    #: the closing summary's figures.
+    usage: Usage = field(default_factory=Usage)
+    stated_cost_usd: float = 0.0
+    costed_runs: int = 0
 
 
 @persisted
@@ -396,6 +402,15 @@ class Framer:
             first, last = ts_millis(run.first_ts), ts_millis(run.last_ts)
             if first is not None and last is not None:
                 duration = max(0, last - first)
+        stats = self.stats
+        if model_usage:
+            for u in model_usage.values():
+                stats.usage.add(u)
+        elif usage:
+            stats.usage.add(usage)
+        if end.total_cost_usd is not None:
+            stats.stated_cost_usd += end.total_cost_usd
+            stats.costed_runs += 1
         ext: JSON = dict(end.extension)
         if run.dropped:
             ext["dropped"] = dict(sorted(run.dropped.items()))
