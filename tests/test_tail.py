@@ -799,6 +799,49 @@ def test_a_file_seen_gone_before_its_new_path_is_the_same_file(
     assert tail_output(tmp_path / "out.jsonl") == convert_file(new, "claude-session")[0]
 
 
+@pytest.mark.parametrize("at", [0, 1, 2])
+def test_a_folder_renamed_while_the_daemon_starts_is_the_same_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at: int) -> None:
+    """The model test's find, under load (seed 3: 10 lines twice): a project folder
+    renamed while the daemon starts, after its scan listed the folder and before
+    (or while) it resumed the files from their marks. A file gone at its old path
+    had its open run closed and its mark dropped; at its new path it was read from
+    byte 0. Its mark now stays for its new path (found by inode), and the end of
+    the first scan looks for a missing file's inode before closing its run."""
+    from streamv1.translator.tail import follower as follower_mod
+
+    old, new = tmp_path / "projects" / "p", tmp_path / "projects" / "pm"
+    old.mkdir(parents=True)
+    names = ["print_mode_bash.jsonl", "thinking.jsonl", "interactive_four_turns.jsonl"]
+    srcs = {n: (SESSION / n).read_bytes().splitlines(keepends=True) for n in names}
+    for n in names:
+        (old / n).write_bytes(b"".join(srcs[n][: len(srcs[n]) // 2]))
+    clock = Clock()
+    daemon(tmp_path, clock, idle_close=0).stop()
+    resumes = 0
+    real = follower_mod.FileFollower.resume
+
+    def resume(self: follower_mod.FileFollower, mark: Any, replay: bool = True) -> str:
+        nonlocal resumes
+        if resumes == at and old.exists():
+            old.rename(new)  # between the scan's listing and this file's resume
+        resumes += 1
+        return real(self, mark, replay)
+
+    monkeypatch.setattr(follower_mod.FileFollower, "resume", resume)
+    d = daemon(tmp_path, clock, idle_close=0)
+    assert not old.exists()
+    for n in names:
+        with (new / n).open("ab") as fh:
+            fh.write(b"".join(srcs[n][len(srcs[n]) // 2 :]))
+    d.tick(changed={str(new), *(str(new / n) for n in names), *(str(old / n) for n in names)})
+    d.tick(rescan=True)
+    d.stop()
+    got, want = by_actor(tail_output(tmp_path / "out.jsonl")), expected([new / n for n in names])
+    assert lost_and_doubled(got, want) == (0, 0), first_mismatch(got, want)
+    assert got == want, first_mismatch(got, want)
+
+
 def test_folders_inotify_does_not_watch_are_said_and_polled(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """#23 item 5: when inotify's watches ran out, folders went unwatched in silence

@@ -863,6 +863,8 @@ class TailDaemon:
             return self.followers[path]  # (a session's main file, begun for a file of it)
         try:
             return self._follow(path, new)
+        except _GoneMeanwhile:
+            return None
         except Unfollowable as exc:
             placeholder = self._follower(path)  # its mark, if any, stays for later
             placeholder.started, placeholder.new = False, new
@@ -996,6 +998,12 @@ class TailDaemon:
             try:
                 state = follower.resume(mark, replay=not together)
             except FileNotFoundError:  # gone between the two looks
+                if not moved_mark:
+                    # Moved away (its folder renamed while the daemon starts) or
+                    # deleted: its mark stays, for its new path to find by inode; the
+                    # first scan's end closes it if no path does (_close_vanished).
+                    self._resume_by_inode = None
+                    raise _GoneMeanwhile(path) from None
                 follower = self._follower(path)
                 self._close_lost(path, mark)
                 state = "gone since the checkpoint"
@@ -1017,6 +1025,9 @@ class TailDaemon:
                 self._agent_runs[(run_key[0], run_key[1])] = path  # a subagent's run
             if follower.run_open:
                 self.fds.park(follower)  # no descriptor yet: watched for idleness by name
+        elif mark is not None and not moved_mark and not os.path.lexists(path):
+            self._resume_by_inode = None
+            raise _GoneMeanwhile(path)  # as above: moved away since the scan's look
         elif mark is not None:
             self._close_lost(path, mark)
             state = "changed since the checkpoint; its open run closed, from its start"
@@ -1105,6 +1116,16 @@ class TailDaemon:
         its files' marks until it is)."""
         left = {p: m for p, m in self._resume.items()
                 if p not in self.followers and p not in self._deferred}
+        lost = {m.ino: p for p, m in left.items() if m.ino and not os.path.lexists(p)}
+        if lost:
+            # Moved while the daemon started (after the scan listed its folder): at
+            # its new path, it goes on from its mark (_moved_mark), not from byte 0.
+            for root in self.roots:
+                for p in walk_paths(str(root), self.follow_symlinks):
+                    if p not in self.followers and _ino(p) in lost and self._wanted(p):
+                        self._add(p, new=False)
+            left = {p: m for p, m in self._resume.items()
+                    if p not in self.followers and p not in self._deferred}
         for root in self.roots:
             mine = [p for p in self._resume if p.startswith(os.path.join(root, ""))]
             if mine and not any(os.path.lexists(p) for p in mine) and _empty(root):
@@ -1310,6 +1331,10 @@ class TailDaemon:
         due = self._last_commit + self.commit_every - self._now()
         # Past due means the last try failed (said then): retry at the old pace.
         return min(1.0, due + 0.001) if due > 0 else 1.0
+
+
+class _GoneMeanwhile(Exception):
+    """A checkpointed file gone between the scan's look and its resume."""
 
 
 def _written_lately(path: str, within: float) -> bool:
