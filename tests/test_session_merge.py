@@ -75,3 +75,21 @@ def test_an_impatient_merge_and_batch_conversion_do_not_wait() -> None:
         merge.drain(**drain)  # type: ignore[arg-type]
         assert _kinds(out) == ["init", "assistant", "user"], drain
         assert not merge.pending
+
+
+def test_an_actor_begun_before_the_merge_was_made_is_not_waited_for() -> None:
+    """An actor whose lines the owner framed itself (inline) has begun: the merge
+    made at its answer's Spawn (the daemon makes it then) does not wait for it."""
+    owner, _child, out = _pair()
+    owner.push([RunStart(SID, "2026-12-01T10:00:00.000Z", "claude-code", "anthropic")])
+    owner.push([Message("assistant", SID, "2026-12-01T10:00:00.100Z",
+                        [{"type": "tool_use", "id": CALL, "name": "Task", "input": {}}])])
+    owner.push([RunStart(SID, "2026-12-01T10:00:00.200Z", "claude-code", "anthropic",
+                         parent_tool_use_id=CALL)])
+    merge = SessionMerge(owner)
+    owner.push([Spawn(CALL, SID),
+                Message("user", SID, "2026-12-01T10:00:00.300Z",
+                        [{"type": "tool_result", "tool_use_id": CALL, "content": "ok"}])])
+    merge.drain(live=True, patient=lambda part, tool: True)
+    assert not merge.pending
+    assert _kinds(out)[:3] == ["init", "assistant", "task_started"] and _kinds(out)[-1] == "user"

@@ -236,6 +236,11 @@ class Framer:
         """The latest time framed (what an untimed line after it takes)."""
         return self._last_ts
 
+    def actors_begun(self) -> list[str]:
+        """The spawning calls of the nested actors begun in the open run whose end
+        has not been said (inline ones included)."""
+        return list(self._run.actors) if self._run is not None else []
+
     def tool_calls(self) -> set[str]:
         """The tool calls framed in the open run (a nested actor spawned by one of
         them may still begin)."""

@@ -68,6 +68,11 @@ class SessionMerge:
         #: after a restart): a nested actor's batch waits for its spawner's.
         self.seen_tools: set[str] = owner.framer.tool_calls()
         self.seen_tools.update(owner.extra.get(SPAWNERS, ()))
+        # Actors the owner began before the merge was made (inline, in its own file)
+        # have begun: a Spawn for one of them waits for nothing.
+        begun = [t for t in owner.framer.actors_begun() if t not in owner.extra.get(SPAWNERS, ())]
+        if begun:
+            owner.extra.setdefault(SPAWNERS, []).extend(begun)
         owner.merge = self
         self.join(owner)
 
