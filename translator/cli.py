@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from streamv1.translator import batch, fleet, logs
+from streamv1.translator import batch, fleet, ledger, logs
 from streamv1.translator.discover import walk_paths
 from streamv1.translator.pipeline import Interrupted, Totals
 from streamv1.translator.reader import MAX_LINE_BYTES
@@ -634,6 +634,80 @@ def _relative(files: list[str], root: str) -> Iterator[tuple[str, str]]:
         inside = name.startswith(prefix)
         yield name, name[len(prefix) :] if inside else os.path.relpath(name, root)
 
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per session (session_id, agent, project, started, ended, "
+              "runs, turns, tool_calls, errors, usage, cost_usd, cost_source), not a table.")
+@click.option("--since", metavar="WHEN",
+              help="Sessions active at or after WHEN: a date or time (2026-12-01, "
+              "2026-12-01T10:00Z), today, yesterday, or a span ago (30m, 2h, 3d, 1w).")
+@click.option("--until", metavar="WHEN", help="Sessions active at or before WHEN (as --since).")
+@click.option("--project", metavar="TEXT", help="Sessions whose project folder (cwd) holds TEXT.")
+@click.option("--agent", metavar="NAME",
+              help="Sessions of this agent: claude-code, codex, gemini-cli, stella, ...")
+@click.option("--session", "session_prefix", metavar="ID",
+              help="Sessions whose id begins with ID.")
+@click.option(
+    "--source",
+    "source_name",
+    type=click.Choice(["auto", *sources()]),
+    default="auto",
+    show_default=True,
+    help="Input format, as for convert.",
+)
+@click.option("--jobs", "-j", type=click.IntRange(1), metavar="N",
+              help="Read N inputs at a time (default: one per core when there are several).")
+@quiet_on_closed_stdout
+def sessions(paths: tuple[Path, ...], as_json: bool, since: str | None, until: str | None,
+             project: str | None, agent: str | None, session_prefix: str | None,
+             source_name: str, jobs: int | None) -> None:
+    """One row per session of PATHs: agent, project, start, duration, runs, turns,
+    tool calls, errors, tokens and cost.
+
+    PATHs are what convert reads (every agent's home when none is given, stdin
+    when it is a pipe), or stream_v1 files such as the tail's output. Tokens are
+    every actor's API messages once each; the cost is the one the source states
+    (print mode's total_cost_usd), none yet where it states none.
+
+    \b
+    Examples:
+      streamv1 sessions                          every agent's sessions, a table
+      streamv1 sessions --since yesterday        what ran since yesterday's midnight
+      streamv1 sessions ~/.codex/sessions --json one JSON object per session
+      streamv1 sessions tail.jsonl --agent gemini-cli --project myrepo
+    """
+    import tempfile
+
+    import orjson
+
+    try:
+        keep = ledger.Filter(
+            since=ledger.parse_when(since) if since else None,
+            until=ledger.parse_when(until) if until else None,
+            project=project, agent=agent, session=session_prefix)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    log = logs.get()
+    source = _source_choice(source_name)
+    options = batch.Options(source.name if source else None)
+    book = ledger.Ledger()
+    with tempfile.TemporaryDirectory(prefix="streamv1-sessions-") as spool:
+        stream = Path(spool) / "stream.jsonl"
+        totals = _convert(paths, stream, None, options, jobs, log)
+        with stream.open("rb") as fh:
+            for raw in fh:
+                book.feed(orjson.loads(raw))
+    rows = [row for row in book.rows.values() if keep.keeps(row)]
+    if as_json:
+        out = sys.stdout.buffer
+        for row in sorted(rows, key=lambda r: r.started or ""):
+            out.write(orjson.dumps(row.as_json()) + b"\n")
+        out.flush()
+    else:
+        click.echo("\n".join(ledger.table(rows)))
+    sys.exit(1 if totals.failed_inputs else 0)
 
 @main.command()
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))

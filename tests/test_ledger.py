@@ -1,0 +1,158 @@
+"""``streamv1 sessions`` (#25 item 1): one row per session, its tokens and its cost.
+
+Over the shared Claude Code captures, a session's tokens are the raw per-message
+totals of its files (ccusage's definition: each API message once, by message id
+and request id, subagent files included), and its cost is the CLI's own
+``total_cost_usd`` of the same run's print-mode stream."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import CORPUS_2_1_332, ROOT
+
+from streamv1.translator.ledger import Filter, Ledger, Row, parse_when
+
+DATA = ROOT / "testdata"
+
+
+def sessions(bin_: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([bin_, "sessions", *args], capture_output=True, timeout=120,
+                          check=False)
+
+
+def rows_of(proc: subprocess.CompletedProcess[bytes]) -> dict[str, dict[str, object]]:
+    assert proc.returncode == 0, proc.stderr
+    rows = [orjson.loads(x) for x in proc.stdout.splitlines()]
+    return {r["session_id"]: r for r in rows}
+
+
+def raw_totals(files: list[Path]) -> dict[str, dict[str, int]]:
+    """ccusage's count: per session, each assistant API message's usage once."""
+    seen: set[tuple[str, str]] = set()
+    totals: dict[str, dict[str, int]] = {}
+    for path in files:
+        for raw in path.read_bytes().splitlines():
+            rec = orjson.loads(raw)
+            msg = rec.get("message")
+            if rec.get("type") != "assistant" or not isinstance(msg, dict) or not msg.get("usage"):
+                continue
+            key = (str(msg.get("id")), str(rec.get("requestId")))
+            if key in seen:
+                continue
+            seen.add(key)
+            u = msg["usage"]
+            t = totals.setdefault(rec["sessionId"], dict.fromkeys(
+                ("input_tokens", "output_tokens", "cache_read", "cache_creation"), 0))
+            t["input_tokens"] += u.get("input_tokens", 0)
+            t["output_tokens"] += u.get("output_tokens", 0)
+            t["cache_read"] += u.get("cache_read_input_tokens", 0)
+            t["cache_creation"] += u.get("cache_creation_input_tokens", 0)
+    return totals
+
+
+def _scenarios() -> list[Path]:
+    if not CORPUS_2_1_332.is_dir():
+        return []
+    return sorted(p for p in CORPUS_2_1_332.iterdir() if (p / "projects").is_dir())
+
+
+@pytest.mark.skipif(not CORPUS_2_1_332.is_dir(), reason="../shared is absent (a user's clone)")
+@pytest.mark.parametrize("scenario", _scenarios(), ids=lambda p: p.name)
+def test_tokens_are_the_files_per_message_totals_and_cost_the_clis(
+        streamv1_bin: str, scenario: Path) -> None:
+    files = sorted((scenario / "projects").rglob("*.jsonl"))
+    got = rows_of(sessions(streamv1_bin, "--json", str(scenario / "projects")))
+    want = raw_totals(files)
+    assert {sid: row["usage"] for sid, row in got.items() if sid in want} == want
+    stream = scenario / "stream.jsonl"
+    if not stream.is_file():
+        return
+    stated = [orjson.loads(x) for x in stream.read_bytes().splitlines()
+              if b'"type":"result"' in x]
+    for result in stated:
+        sid, cost = result.get("session_id"), result.get("total_cost_usd")
+        if sid in got and cost is not None and got[sid]["cost_usd"] is not None:
+            assert got[sid]["cost_usd"] == pytest.approx(cost, rel=0.005), sid
+
+
+def test_rows_of_every_source_and_of_a_stream_v1_file(streamv1_bin: str, tmp_path: Path) -> None:
+    inputs = [DATA / "claude-session" / "print_mode_bash.jsonl",
+              DATA / "codex" / "c2_shell.rollout.jsonl", DATA / "gemini" / "chat_shell.jsonl"]
+    rows = rows_of(sessions(streamv1_bin, "--json", *map(str, inputs)))
+    agents = {r["agent"] for r in rows.values()}
+    assert agents == {"claude-code", "codex", "gemini-cli"}
+    for row in rows.values():
+        assert row["runs"] >= 1 and row["started"] and row["ended"] and row["project"]
+        assert sum(row["usage"].values()) > 0  # type: ignore[attr-defined]
+    # The same sessions read back from stream_v1 (the tail's output, say): the same rows.
+    out = tmp_path / "all.jsonl"
+    conv = subprocess.run([streamv1_bin, "convert", "-o", str(out), *map(str, inputs)],
+                          capture_output=True, check=False)
+    assert conv.returncode == 0, conv.stderr
+    assert rows_of(sessions(streamv1_bin, "--json", str(out))) == rows
+
+
+def test_the_filters(streamv1_bin: str) -> None:
+    inputs = [str(DATA / "claude-session" / "print_mode_bash.jsonl"),
+              str(DATA / "codex" / "c2_shell.rollout.jsonl"),
+              str(DATA / "gemini" / "chat_shell.jsonl")]
+    every = rows_of(sessions(streamv1_bin, "--json", *inputs))
+    only = rows_of(sessions(streamv1_bin, "--json", "--agent", "codex", *inputs))
+    assert {r["agent"] for r in only.values()} == {"codex"}
+    one = next(iter(every))
+    assert set(rows_of(sessions(streamv1_bin, "--json", "--session", one[:8], *inputs))) == {one}
+    assert rows_of(sessions(streamv1_bin, "--json", "--since", "2999-01-01", *inputs)) == {}
+    assert rows_of(sessions(streamv1_bin, "--json", "--until", "2000-01-01", *inputs)) == {}
+    assert rows_of(sessions(streamv1_bin, "--json", "--since", "2000-01-01", *inputs)) == every
+    project = str(every[one]["project"])
+    by_project = rows_of(sessions(streamv1_bin, "--json", "--project", project[-6:], *inputs))
+    assert one in by_project and all(project[-6:] in str(r["project"])
+                                     for r in by_project.values())
+    bad = sessions(streamv1_bin, "--since", "soonish", *inputs)
+    assert bad.returncode == 2 and b"Traceback" not in bad.stderr
+    assert b"'soonish' is no time" in bad.stderr
+
+
+def test_the_table_sorts_by_start_and_totals(streamv1_bin: str) -> None:
+    inputs = [str(DATA / "gemini" / "chat_shell.jsonl"),
+              str(DATA / "claude-session" / "print_mode_bash.jsonl")]
+    proc = sessions(streamv1_bin, *inputs)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert lines[0].split()[:3] == ["session", "agent", "project"]
+    foot = next(x for x in lines if x.startswith("2 sessions"))
+    assert b"\x1b" not in proc.stdout
+    rows = rows_of(sessions(streamv1_bin, "--json", *inputs))
+    first = min(rows.values(), key=lambda r: str(r["started"]))
+    assert lines[2].startswith(str(first["session_id"])[:8])
+    tokens = sum(sum(r["usage"].values()) for r in rows.values())  # type: ignore[attr-defined]
+    assert f"{tokens:,}" in foot
+
+
+def test_parse_when() -> None:
+    now = datetime(2026, 12, 2, 15, 30, tzinfo=UTC)
+    assert parse_when("2h", now) == datetime(2026, 12, 2, 13, 30, tzinfo=UTC)
+    assert parse_when("3d", now) == datetime(2026, 11, 29, 15, 30, tzinfo=UTC)
+    assert parse_when("yesterday", now) == datetime(2026, 12, 1, tzinfo=UTC)
+    assert parse_when("today", now) == datetime(2026, 12, 2, tzinfo=UTC)
+    assert parse_when("2026-12-01", now) == datetime(2026, 12, 1, tzinfo=UTC)
+    assert parse_when("2026-12-01T10:00:00+02:00", now) == datetime(2026, 12, 1, 8, tzinfo=UTC)
+    with pytest.raises(ValueError, match="is no time"):
+        parse_when("next tuesday", now)
+
+
+def test_a_window_keeps_the_sessions_it_overlaps() -> None:
+    ledger = Ledger()
+    for ts in ("2026-12-01T10:00:00.000Z", "2026-12-01T12:00:00.000Z"):
+        ledger.feed({"type": "user", "session_id": "s", "ts": ts})
+    row: Row = ledger.rows["s"]
+    at = datetime.fromisoformat
+    assert Filter(since=at("2026-12-01T11:00:00+00:00")).keeps(row)
+    assert Filter(until=at("2026-12-01T11:00:00+00:00")).keeps(row)
+    assert not Filter(since=at("2026-12-01T12:00:01+00:00")).keeps(row)
+    assert not Filter(until=at("2026-12-01T09:59:59+00:00")).keeps(row)

@@ -1,0 +1,235 @@
+"""One row per session, read off stream_v1 lines: what ``streamv1 sessions`` shows.
+
+It reads the stream, not the sources: any input ``convert`` reads (and a stream_v1
+file, such as the tail's output) is converted first and summed here, so every
+source's sessions are counted by one rule. A session's tokens are every actor's
+API messages, once each: the sum of its results' ``model_usage`` (a result
+without one: its ``usage``), which is what the framer counts per message id. Its
+cost is the sum of what its results state (``total_cost_usd``: print mode's own
+figure), marked ``stated``; a session none of whose runs states one has no cost
+here yet (a price table comes with #25 item 2).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from streamv1.translator.timefmt import ts_millis
+
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read", "cache_creation")
+
+
+@dataclass(slots=True)
+class Row:
+    session_id: str
+    agent: str | None = None
+    project: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    runs: int = 0
+    turns: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    errors: int = 0
+    usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(USAGE_KEYS, 0))
+    stated_cost: float = 0.0
+    costed_runs: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        first, last = ts_millis(self.started or ""), ts_millis(self.ended or "")
+        cost = round(self.stated_cost, 10) if self.costed_runs else None
+        return {
+            "session_id": self.session_id,
+            "agent": self.agent,
+            "project": self.project,
+            "started": self.started,
+            "ended": self.ended,
+            "duration_ms": last - first if first is not None and last is not None else None,
+            "runs": self.runs,
+            "turns": self.turns,
+            "tool_calls": self.tool_calls,
+            "tool_errors": self.tool_errors,
+            "errors": self.errors,
+            "usage": dict(self.usage),
+            "cost_usd": cost,
+            # Where the cost comes from: "stated" (the source's own figure, every run
+            # of the session), "stated, partly" (some runs state none), or None.
+            "cost_source": None if cost is None else (
+                "stated" if self.costed_runs == self.runs else "stated, partly"),
+        }
+
+
+class Ledger:
+    """Rows by session id, in the order sessions first appear."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, Row] = {}
+
+    def feed(self, line: dict[str, Any]) -> None:
+        sid = line.get("session_id")
+        if not isinstance(sid, str):
+            return
+        row = self.rows.get(sid)
+        if row is None:
+            row = self.rows[sid] = Row(sid)
+        ts = line.get("ts")
+        if isinstance(ts, str):
+            if row.started is None or ts < row.started:
+                row.started = ts
+            if row.ended is None or ts > row.ended:
+                row.ended = ts
+        kind = line.get("type")
+        if kind == "assistant" or kind == "user":
+            for block in (line.get("message") or {}).get("content") or ():
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use":
+                    row.tool_calls += 1
+                elif block.get("type") == "tool_result" and block.get("is_error") is True:
+                    row.tool_errors += 1
+        elif kind == "system" and line.get("subtype") == "init":
+            agent = line.get("agent")
+            if row.agent is None and isinstance(agent, dict):
+                row.agent = agent.get("name")
+            if row.project is None and isinstance(line.get("cwd"), str):
+                row.project = line["cwd"]
+        elif kind == "result":
+            self._result(row, line)
+
+    @staticmethod
+    def _result(row: Row, line: dict[str, Any]) -> None:
+        row.runs += 1
+        if isinstance(line.get("num_turns"), int):
+            row.turns += line["num_turns"]
+        if line.get("is_error") is True:
+            row.errors += 1
+        per_model = line.get("model_usage")
+        usages = list(per_model.values()) if isinstance(per_model, dict) and per_model else [
+            line.get("usage")]
+        for usage in usages:
+            if isinstance(usage, dict):
+                for key in USAGE_KEYS:
+                    if isinstance(usage.get(key), int):
+                        row.usage[key] += usage[key]
+        cost = line.get("total_cost_usd")
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            row.stated_cost += cost
+            row.costed_runs += 1
+
+
+# -- filters --------------------------------------------------------------------------
+
+_RELATIVE = re.compile(r"(\d+)\s*(m|min|h|d|w)", re.IGNORECASE)
+_UNITS = {"m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_when(text: str, now: datetime | None = None) -> datetime:
+    """A time a person types: an RFC 3339 / ISO date or time (a date alone is its
+    midnight, UTC unless an offset is given), ``today``, ``yesterday``, or a span
+    ago (``30m``, ``2h``, ``3d``, ``1w``). ValueError for anything else."""
+    now = now or datetime.now(UTC)
+    word = text.strip().lower()
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if word == "today":
+        return midnight
+    if word == "yesterday":
+        return midnight - timedelta(days=1)
+    rel = _RELATIVE.fullmatch(word)
+    if rel is not None:
+        return now - timedelta(**{_UNITS[rel.group(2).lower()]: int(rel.group(1))})
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is no time: give a date or time (2026-12-01, 2026-12-01T10:00Z), "
+            "today, yesterday, or a span ago (30m, 2h, 3d, 1w)") from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+@dataclass(slots=True, frozen=True)
+class Filter:
+    """Which sessions to show: each given criterion must hold."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+    project: str | None = None  # a substring of the session's cwd
+    agent: str | None = None  # the agent's name (claude-code, codex, gemini-cli, ...)
+    session: str | None = None  # a prefix of the session id
+
+    def keeps(self, row: Row) -> bool:
+        if self.session is not None and not row.session_id.startswith(self.session):
+            return False
+        if self.agent is not None and row.agent != self.agent:
+            return False
+        if self.project is not None and self.project not in (row.project or ""):
+            return False
+        # A session is in a time window when it overlaps it.
+        if self.since is not None and (row.ended is None or _at(row.ended) < self.since):
+            return False
+        return not (self.until is not None
+                    and (row.started is None or _at(row.started) > self.until))
+
+
+def _at(ts: str) -> datetime:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
+# -- the table ------------------------------------------------------------------------
+
+_COLUMNS = ("session", "agent", "project", "started", "duration", "runs", "turns", "tools",
+            "errors", "tokens", "cost")
+
+
+def table(rows: Iterable[Row]) -> list[str]:
+    """Rows sorted by start, aligned, with a totals line: for people (no colour)."""
+    listed = sorted(rows, key=lambda r: r.started or "")
+    body = [_cells(r) for r in listed]
+    total = Row("total")
+    for r in listed:
+        total.runs += r.runs
+        total.turns += r.turns
+        total.tool_calls += r.tool_calls
+        total.errors += r.errors + r.tool_errors
+        for key in USAGE_KEYS:
+            total.usage[key] += r.usage[key]
+        total.stated_cost += r.stated_cost
+        total.costed_runs += r.costed_runs
+    foot = _cells(total)
+    foot[0], foot[3], foot[4] = f"{len(listed)} sessions", "", ""
+    grid = [list(_COLUMNS), *body, foot]
+    widths = [max(len(row[i]) for row in grid) for i in range(len(_COLUMNS))]
+    right = {5, 6, 7, 8, 9, 10}
+
+    def fmt(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    lines = [fmt(grid[0]), rule, *map(fmt, body), rule, fmt(foot)]
+    if total.costed_runs < total.runs:
+        lines.append(f"cost: as the sources state it, for {total.costed_runs} of {total.runs} "
+                     "runs (no price table yet)")
+    return lines
+
+
+def _cells(r: Row) -> list[str]:
+    j = r.as_json()
+    tokens = sum(r.usage.values())
+    project = r.project or ""
+    if len(project) > 40:
+        project = "…" + project[-39:]
+    return [r.session_id[:8], r.agent or "", project,
+            (r.started or "")[:16].replace("T", " "), _duration(j["duration_ms"]),
+            str(r.runs), str(r.turns), str(r.tool_calls), str(r.errors + r.tool_errors),
+            f"{tokens:,}", f"${j['cost_usd']:.4f}" if j["cost_usd"] is not None else "-"]
+
+
+def _duration(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    s = ms // 1000
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
