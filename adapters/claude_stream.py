@@ -94,7 +94,7 @@ def sniff(record: dict[str, Any]) -> int:
 class ClaudeStreamAdapter:
     #: The layout of this adapter's checkpointed state (translator.state): a new
     #: number whenever its fields change, so an old checkpoint is replayed, not misread.
-    STATE_VERSION = 2
+    STATE_VERSION = 3
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
@@ -103,6 +103,10 @@ class ClaudeStreamAdapter:
         self._later: deque[list[Event]] = deque()  # lines of runs that began early
         self._tool_ids: dict[tuple[str | None, int], str] = {}
         self._session: str | None = session_id
+        # The last result's modelUsage, where the CLI gives only that running total
+        # of its process (before model_usage_since_last_result): a run's share is
+        # the difference to it.
+        self._process_usage: dict[str, Usage] | None = None
 
     # -- the adapter contract -------------------------------------------------
 
@@ -257,9 +261,36 @@ class ClaudeStreamAdapter:
         # The result belongs to the oldest open run, which is the live one: it goes
         # out now, then the held lines of the run that began early, live from here on.
         run = self._runs.popleft() if self._runs else _Run()
-        out.append(_result(rec, session, run.api_call))
+        end = _result(rec, session, run.api_call)
+        if "model_usage_since_last_result" not in end.extension and end.model_usage:
+            end.model_usage = self._run_share(end)
+        out.append(end)
         if self._later:
             out += self._later.popleft()
+
+    def _run_share(self, end: RunEnd) -> dict[str, Usage]:
+        """``modelUsage`` is the process's running total (every run of a streaming-
+        input process so far): the run's own is the difference to the last
+        result's. A total below the last is a new process (a resumed stream after
+        another): taken whole. The total is kept in ``extension.process_model_usage``."""
+        total = end.model_usage or {}
+        last, self._process_usage = self._process_usage, total
+        if last is None:
+            return total
+        fields = ("input_tokens", "output_tokens", "cache_read", "cache_creation")
+        if any(model not in total or any(getattr(total[model], f) < getattr(used, f)
+                                         for f in fields)
+               for model, used in last.items()):
+            return total  # smaller than before: another process's count
+        share: dict[str, Usage] = {}
+        for model, now in total.items():
+            before = last.get(model, Usage())
+            diff = Usage(*(getattr(now, f) - getattr(before, f) for f in fields))
+            if diff != Usage():
+                share[model] = diff
+        end.extension["process_model_usage"] = {
+            m: u.as_dict() for m, u in total.items()}
+        return share
 
     def _delta(self, rec: dict[str, Any], session: str) -> Event:
         event = rec.get("event")
@@ -482,8 +513,12 @@ MAPPING = (
     Row("result", "`result`",
         "`result`: `subtype`, `is_error`, `result`, `num_turns`, `duration_ms`, "
         "`stop_reason`, `ttft_ms`, `total_cost_usd` (1.0.x: `total_cost`), `usage`; "
-        "`model_usage` from `model_usage_since_last_result`, else `modelUsage`; the rest "
-        "(`terminal_reason`, `errors`, `structured_output`, …) in `extension`"),
+        "`model_usage` from `model_usage_since_last_result`, else `modelUsage` (the "
+        "process's running total: the run's share is its difference to the last "
+        "result's, the total kept in `extension.process_model_usage`; smaller than the "
+        "last, another process: taken whole); `total_cost_usd` as the CLI gives it (a "
+        "running total too); the rest (`terminal_reason`, `errors`, "
+        "`structured_output`, …) in `extension`"),
     Row("result_zero_usage", "`result` with all-zero `usage` after real API calls (the CLI "
         "stopped early: `--max-budget-usd`)",
         "`usage` = the sum of `model_usage_since_last_result`; the printed usage in "
