@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import CORPUS_2_1_332, ROOT
+from conftest import CORPUS_2_1_332, CORPUS_FEATURES, ROOT
 
 from streamv1.translator.ledger import Filter, Ledger, Row, parse_when
 
@@ -32,10 +32,21 @@ def rows_of(proc: subprocess.CompletedProcess[bytes]) -> dict[str, dict[str, obj
 
 
 def raw_totals(files: list[Path]) -> dict[str, dict[str, int]]:
-    """ccusage's count: per session, each assistant API message's usage once."""
+    """ccusage's count: per session, each assistant API message's usage once (by
+    message id and request id). A message a forked session's file copies (the
+    same ids, the new session id) is the session's it was made in: the files are
+    read in the order they began."""
     seen: set[tuple[str, str]] = set()
     totals: dict[str, dict[str, int]] = {}
-    for path in files:
+
+    def began(path: Path) -> str:
+        for raw in path.read_bytes().splitlines():
+            ts = orjson.loads(raw).get("timestamp")
+            if isinstance(ts, str):
+                return ts
+        return ""
+
+    for path in sorted(files, key=began):
         for raw in path.read_bytes().splitlines():
             rec = orjson.loads(raw)
             msg = rec.get("message")
@@ -56,13 +67,12 @@ def raw_totals(files: list[Path]) -> dict[str, dict[str, int]]:
 
 
 def _scenarios() -> list[Path]:
-    if not CORPUS_2_1_332.is_dir():
-        return []
-    return sorted(p for p in CORPUS_2_1_332.iterdir() if (p / "projects").is_dir())
+    return sorted(p for corpus in (CORPUS_2_1_332, CORPUS_FEATURES) if corpus.is_dir()
+                  for p in corpus.iterdir() if (p / "projects").is_dir())
 
 
 @pytest.mark.skipif(not CORPUS_2_1_332.is_dir(), reason="../shared is absent (a user's clone)")
-@pytest.mark.parametrize("scenario", _scenarios(), ids=lambda p: p.name)
+@pytest.mark.parametrize("scenario", _scenarios(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_tokens_are_the_files_per_message_totals_and_cost_the_clis(
         streamv1_bin: str, scenario: Path) -> None:
     files = sorted((scenario / "projects").rglob("*.jsonl"))
@@ -72,12 +82,62 @@ def test_tokens_are_the_files_per_message_totals_and_cost_the_clis(
     stream = scenario / "stream.jsonl"
     if not stream.is_file():
         return
-    stated = [orjson.loads(x) for x in stream.read_bytes().splitlines()
-              if b'"type":"result"' in x]
-    for result in stated:
-        sid, cost = result.get("session_id"), result.get("total_cost_usd")
-        if sid in got and cost is not None and got[sid]["cost_usd"] is not None:
-            assert got[sid]["cost_usd"] == pytest.approx(cost, rel=0.005), sid
+    # The CLI's own figure for the session: its process's running total, the last
+    # result's total_cost_usd. The stated cost stands, and the list price of the
+    # session's tokens equals it to the last digit (the 5 min / 1 h split included).
+    results = []
+    for raw in stream.read_bytes().splitlines():
+        try:
+            results.append(orjson.loads(raw))
+        except orjson.JSONDecodeError:
+            continue  # a pretty-printed document (--output-format json): its own test
+    clis = {r["session_id"]: r["total_cost_usd"] for r in results
+            if isinstance(r, dict) and r.get("type") == "result"
+            and r.get("total_cost_usd") is not None}
+    for sid, cost in clis.items():
+        row = got[sid]
+        assert row["cost_usd"] == pytest.approx(cost, rel=0.005), sid
+        assert row["cost_computed_usd"] == pytest.approx(cost, abs=1e-9), sid
+    assert all(row["cost_source"] in ("stated", "computed") for row in got.values())
+
+
+@pytest.mark.skipif(not CORPUS_2_1_332.is_dir(), reason="../shared is absent (a user's clone)")
+def test_an_interactive_session_is_priced_from_its_tokens(streamv1_bin: str) -> None:
+    """No print-mode result, so no cost stated: the list price of its tokens."""
+    rows = rows_of(sessions(streamv1_bin, "--json",
+                            str(CORPUS_2_1_332 / "s11_interactive" / "projects")))
+    (row,) = rows.values()
+    assert row["cost_source"] == "computed" and row["cost_stated_usd"] is None
+    assert row["cost_usd"] == row["cost_computed_usd"] and row["cost_usd"] > 0
+    assert row["priced_as"] == ["claude-sonnet-4-5"]
+
+
+def test_a_streaming_input_process_states_running_totals(streamv1_bin: str) -> None:
+    """An older CLI's streaming-input process: each result's modelUsage and
+    total_cost_usd are the process's running totals. The runs' tokens are their own
+    (the adapter takes the difference), the session's cost is the last total, not
+    their sum, and the list price of the tokens, 1 hour cache writes at their own
+    rate, is that total to the last digit."""
+    path = DATA / "claude-stream" / "streaming_input_two_runs.jsonl"
+    results = [orjson.loads(x) for x in path.read_bytes().splitlines()
+               if b'"type":"result"' in x]
+    (row,) = rows_of(sessions(streamv1_bin, "--json", str(path))).values()
+    last = results[-1]
+    want = {"input_tokens": "inputTokens", "output_tokens": "outputTokens",
+            "cache_read": "cacheReadInputTokens", "cache_creation": "cacheCreationInputTokens"}
+    (model_total,) = last["modelUsage"].values()
+    assert row["usage"] == {ours: model_total[theirs] for ours, theirs in want.items()}
+    assert row["cost_usd"] == last["total_cost_usd"] and row["cost_source"] == "stated"
+    assert row["cost_computed_usd"] == pytest.approx(last["total_cost_usd"], abs=1e-9)
+
+
+def test_a_model_without_a_price_has_no_cost_and_says_so(streamv1_bin: str) -> None:
+    path = DATA / "codex" / "c2_shell.rollout.jsonl"  # the mock's model, gpt-6.2-sol
+    (row,) = rows_of(sessions(streamv1_bin, "--json", str(path))).values()
+    assert row["cost_usd"] is None and row["cost_source"] is None
+    assert row["unpriced_models"] == ["gpt-6.2-sol"]
+    table = sessions(streamv1_bin, str(path)).stdout.decode()
+    assert "none for 1" in table
 
 
 def test_rows_of_every_source_and_of_a_stream_v1_file(streamv1_bin: str, tmp_path: Path) -> None:
@@ -132,6 +192,9 @@ def test_the_table_sorts_by_start_and_totals(streamv1_bin: str) -> None:
     assert lines[2].startswith(str(first["session_id"])[:8])
     tokens = sum(sum(r["usage"].values()) for r in rows.values())  # type: ignore[attr-defined]
     assert f"{tokens:,}" in foot
+    gemini = next(r for r in rows.values() if r["agent"] == "gemini-cli")
+    if gemini["cost_source"] == "computed":  # priced from its tokens: marked ~
+        assert f"~${gemini['cost_usd']:.4f}" in proc.stdout.decode()
 
 
 def test_parse_when() -> None:

@@ -135,6 +135,10 @@ class Framer:
         self._anon = 0
         self._runs_here = 0
         self._last_session: str | None = None
+        # The last total_cost_usd framed: the CLI's figure is its process's running
+        # total, so the summary adds what each result adds to it (not checkpointed:
+        # the summary is a batch conversion's).
+        self._last_stated: float | None = None
 
     # -- public -------------------------------------------------------------
 
@@ -414,7 +418,10 @@ class Framer:
         elif usage:
             stats.usage.add(usage)
         if end.total_cost_usd is not None:
-            stats.stated_cost_usd += end.total_cost_usd
+            stated, before = end.total_cost_usd, self._last_stated
+            self._last_stated = stated
+            grew = before is not None and stated >= before
+            stats.stated_cost_usd += stated - before if before is not None and grew else stated
             stats.costed_runs += 1
         ext: JSON = dict(end.extension)
         if run.dropped:

@@ -6,8 +6,10 @@ source's sessions are counted by one rule. A session's tokens are every actor's
 API messages, once each: the sum of its results' ``model_usage`` (a result
 without one: its ``usage``), which is what the framer counts per message id. Its
 cost is the sum of what its results state (``total_cost_usd``: print mode's own
-figure), marked ``stated``; a session none of whose runs states one has no cost
-here yet (a price table comes with #25 item 2).
+figure), marked ``stated``. A run that states none is priced from its tokens
+(translator.prices: the list prices of a maintained database, Claude Code's 1 hour
+cache writes at their own rate), marked ``computed``. The two are also given
+apart, so the CLI's own figure stays told from ours.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from streamv1.translator import prices
 from streamv1.translator.timefmt import ts_millis
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read", "cache_creation")
@@ -38,10 +41,24 @@ class Row:
     usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(USAGE_KEYS, 0))
     stated_cost: float = 0.0
     costed_runs: int = 0
+    computed_cost: float = 0.0
+    priced_runs: int = 0
+    priced_as: set[str] = field(default_factory=set)
+    unpriced: set[str] = field(default_factory=set)
+    provider: str | None = None
+    # The open run's 1 hour cache writes by model (None: a line that names none),
+    # each API message once: priced at their own rate when the run's result comes.
+    run_1h: dict[str | None, int] = field(default_factory=dict)
+    run_searches: dict[str | None, int] = field(default_factory=dict)  # web searches
+    run_messages: set[str] = field(default_factory=set)
+    last_stated: float | None = None  # the last total_cost_usd (a running total)
+    # Every run's tokens at list prices (None once a model has none): tells whether
+    # the stated figures already cover the runs that state none.
+    priced_all: float | None = 0.0
 
     def as_json(self) -> dict[str, Any]:
         first, last = ts_millis(self.started or ""), ts_millis(self.ended or "")
-        cost = round(self.stated_cost, 10) if self.costed_runs else None
+        cost, source = self._cost()
         return {
             "session_id": self.session_id,
             "agent": self.agent,
@@ -56,11 +73,37 @@ class Row:
             "errors": self.errors,
             "usage": dict(self.usage),
             "cost_usd": cost,
-            # Where the cost comes from: "stated" (the source's own figure, every run
-            # of the session), "stated, partly" (some runs state none), or None.
-            "cost_source": None if cost is None else (
-                "stated" if self.costed_runs == self.runs else "stated, partly"),
+            # Where it comes from: "stated" (the source's own figure), "computed"
+            # (list prices of its tokens), both, and ", partly" when some runs have
+            # neither (a model the price database does not know: unpriced_models).
+            "cost_source": source,
+            # Both figures, apart: what the source states (its running totals read
+            # as the runs' shares), and what all the session's tokens cost at list
+            # prices (None where a model has no price).
+            "cost_stated_usd": round(self.stated_cost, 10) if self.costed_runs else None,
+            "cost_computed_usd": (round(self.priced_all, 10)
+                                  if self.priced_all is not None and self.runs else None),
+            "priced_as": sorted(self.priced_as),
+            "unpriced_models": sorted(self.unpriced),
         }
+
+    def _cost(self) -> tuple[float | None, str | None]:
+        """The cost that stands, and where it comes from: what the source states
+        stands; runs that state none are priced, unless the stated figure already
+        is what every run's tokens cost (a running total the last runs did not
+        repeat, as a session file's cost-state record)."""
+        unstated = self.runs - self.costed_runs
+        if not self.costed_runs:
+            if not self.priced_runs:
+                return None, None
+            partly = ", partly" if self.priced_runs < self.runs else ""
+            return round(self.computed_cost, 10), "computed" + partly
+        if not unstated or (self.priced_all and abs(self.stated_cost - self.priced_all)
+                            <= 0.005 * self.priced_all):
+            return round(self.stated_cost, 10), "stated"
+        partly = ", partly" if self.priced_runs < unstated else ""
+        return (round(self.stated_cost + self.computed_cost, 10),
+                ("stated+computed" if self.priced_runs else "stated") + partly)
 
 
 class Ledger:
@@ -83,6 +126,8 @@ class Ledger:
             if row.ended is None or ts > row.ended:
                 row.ended = ts
         kind = line.get("type")
+        if kind == "assistant":
+            self._cache_1h(row, line)
         if kind == "assistant" or kind == "user":
             for block in (line.get("message") or {}).get("content") or ():
                 if not isinstance(block, dict):
@@ -95,6 +140,10 @@ class Ledger:
             agent = line.get("agent")
             if row.agent is None and isinstance(agent, dict):
                 row.agent = agent.get("name")
+            if isinstance(agent, dict) and isinstance(agent.get("provider"), str):
+                row.provider = agent["provider"]
+            if line.get("parent_tool_use_id") is None:
+                row.run_1h, row.run_searches, row.run_messages = {}, {}, set()
             if row.project is None and isinstance(line.get("cwd"), str):
                 row.project = line["cwd"]
         elif kind == "result":
@@ -116,9 +165,85 @@ class Ledger:
                     if isinstance(usage.get(key), int):
                         row.usage[key] += usage[key]
         cost = line.get("total_cost_usd")
+        models = per_model if isinstance(per_model, dict) else {}
+        own = Ledger._price(row, models, line.get("usage"), quiet=True)
+        row.priced_all = None if own is None or row.priced_all is None else row.priced_all + own
         if isinstance(cost, int | float) and not isinstance(cost, bool):
-            row.stated_cost += cost
-            row.costed_runs += 1
+            Ledger._stated(row, float(cost), own)
+        else:
+            priced = Ledger._price(row, models, line.get("usage"))
+            if priced is not None:
+                row.computed_cost += priced
+                row.priced_runs += 1
+        row.run_1h, row.run_searches, row.run_messages = {}, {}, set()
+
+    @staticmethod
+    def _stated(row: Row, cost: float, own: float | None) -> None:
+        """The CLI's ``total_cost_usd`` is its process's running total (every run
+        of a streaming-input process so far, as its ``modelUsage`` is): a run's
+        share is the difference to the last figure when that difference is what
+        the run's own tokens cost (or, with no price to tell by, when the figure
+        did not fall); otherwise a process of its own, taken whole."""
+        share, last = cost, row.last_stated
+        if (last is not None and cost >= last
+                and (own is None or abs(cost - last - own) <= abs(cost - own))):
+            share = cost - last
+        row.last_stated = cost
+        row.stated_cost += share
+        row.costed_runs += 1
+
+    @staticmethod
+    def _price(row: Row, per_model: dict[str, Any], usage: Any,
+               quiet: bool = False) -> float | None:
+        """A run's tokens at list prices, model by model; None when a model has no
+        price (said in ``unpriced`` unless ``quiet``). A run with no tokens costs 0."""
+        total, one = 0.0, len(per_model) == 1
+        if not per_model:
+            empty = not isinstance(usage, dict) or not any(
+                isinstance(usage.get(k), int) and usage[k] for k in USAGE_KEYS)
+            if not empty and not quiet:
+                row.unpriced.add("(no model named)")
+            return 0.0 if empty else None
+        for model, used in per_model.items():
+            if not isinstance(used, dict):
+                continue
+            hour = row.run_1h.get(model, 0) + (row.run_1h.get(None, 0) if one else 0)
+            searches = row.run_searches.get(model, 0) + (
+                row.run_searches.get(None, 0) if one else 0)
+            found = prices.cost_usd(model, row.provider, used, hour, searches)
+            if found is None:
+                if not quiet:
+                    row.unpriced.add(model)
+                return None
+            total += found[0]
+            row.priced_as.add(found[1])
+        return total
+
+    @staticmethod
+    def _cache_1h(row: Row, line: dict[str, Any]) -> None:
+        """What a line's source recorded beyond stream_v1's four usage keys (Claude
+        Code keeps the API's usage in the line's extension): its 1 hour cache
+        writes and its server-side web searches, each message once."""
+        raw = (line.get("extension") or {}).get("message")
+        usage = raw.get("usage") if isinstance(raw, dict) else None
+        if not isinstance(usage, dict):
+            return
+        split, server = usage.get("cache_creation"), usage.get("server_tool_use")
+        hour = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
+        searches = server.get("web_search_requests") if isinstance(server, dict) else None
+        hour = hour if isinstance(hour, int) and hour > 0 else 0
+        searches = searches if isinstance(searches, int) and searches > 0 else 0
+        if not hour and not searches:
+            return
+        mid = (line.get("message") or {}).get("id")
+        if isinstance(mid, str):
+            if mid in row.run_messages:
+                return
+            row.run_messages.add(mid)
+        model = raw.get("model") if isinstance(raw, dict) else None
+        key = model if isinstance(model, str) else None
+        row.run_1h[key] = row.run_1h.get(key, 0) + hour
+        row.run_searches[key] = row.run_searches.get(key, 0) + searches
 
 
 # -- filters --------------------------------------------------------------------------
@@ -198,6 +323,8 @@ def table(rows: Iterable[Row]) -> list[str]:
             total.usage[key] += r.usage[key]
         total.stated_cost += r.stated_cost
         total.costed_runs += r.costed_runs
+        total.computed_cost += r.computed_cost
+        total.priced_runs += r.priced_runs
     foot = _cells(total)
     foot[0], foot[3], foot[4] = f"{len(listed)} sessions", "", ""
     grid = [list(_COLUMNS), *body, foot]
@@ -210,22 +337,25 @@ def table(rows: Iterable[Row]) -> list[str]:
 
     rule = "  ".join("-" * w for w in widths)
     lines = [fmt(grid[0]), rule, *map(fmt, body), rule, fmt(foot)]
-    if total.costed_runs < total.runs:
-        lines.append(f"cost: as the sources state it, for {total.costed_runs} of {total.runs} "
-                     "runs (no price table yet)")
+    lines.append(f"cost: stated by the source for {total.costed_runs} of {total.runs} runs, "
+                 f"computed (~) from list prices (genai-prices {prices.version()}) for "
+                 f"{total.priced_runs}" + (f", none for {left}"
+                                           if (left := total.runs - total.costed_runs
+                                               - total.priced_runs) else ""))
     return lines
 
 
 def _cells(r: Row) -> list[str]:
     j = r.as_json()
     tokens = sum(r.usage.values())
+    mark = "~" if r.priced_runs else ""  # computed, in part or whole
     project = r.project or ""
     if len(project) > 40:
         project = "…" + project[-39:]
     return [r.session_id[:8], r.agent or "", project,
             (r.started or "")[:16].replace("T", " "), _duration(j["duration_ms"]),
             str(r.runs), str(r.turns), str(r.tool_calls), str(r.errors + r.tool_errors),
-            f"{tokens:,}", f"${j['cost_usd']:.4f}" if j["cost_usd"] is not None else "-"]
+            f"{tokens:,}", f"{mark}${j['cost_usd']:.4f}" if j["cost_usd"] is not None else "-"]
 
 
 def _duration(ms: int | None) -> str:
