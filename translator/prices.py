@@ -45,21 +45,51 @@ def cost_usd(model: str, provider: str | None, usage: dict[str, int],
 
 @cache
 def _calculator(model: str, provider: str | None) -> Any:
+    """The model's price per token of each kind, at its base tier: stream_v1 carries
+    a run's tokens, not each API call's context size, and a tier (Anthropic's
+    long-context price past 200K input tokens) is a call's, never a sum's. Priced
+    whole, a long session's total input would cross it and be billed at the
+    long-context rate throughout (public corpus: 1.85x the list price). The unit
+    prices are read off the database with small probes, so they are its prices."""
+    from decimal import Decimal
+
     from genai_prices import Usage, calc_price
+
+    def probe(**kw: int) -> tuple[Decimal, str]:
+        found = calc_price(Usage(**kw), model_ref=model, provider_id=provider)
+        return Decimal(found.total_price), str(found.model.id)
+
+    n = 1000
+    try:
+        plain, name = probe(input_tokens=n)
+    except LookupError:  # no price for this model (or provider) in the database
+        return None
+
+    def per(default: Decimal, count: int, **kw: int) -> Decimal:
+        """One kind's unit price; where the database prices it not at all (a model
+        without cache prices), the fallback it would bill it at."""
+        try:
+            return probe(**kw)[0] / count
+        except (LookupError, ValueError, TypeError):
+            return default
+
+    unit = {"input": plain / n}
+    unit["read"] = per(unit["input"], n, input_tokens=n, cache_read_tokens=n)
+    unit["write"] = per(unit["input"], n, input_tokens=n, cache_write_tokens=n)
+    unit["write_1h"] = per(unit["write"], n, input_tokens=n, cache_write_tokens=n,
+                           cache_write_1h_tokens=n)
+    unit["output"] = per(Decimal(0), n, output_tokens=n)
+    unit["search"] = per(Decimal(0), 1, web_searches=1)
 
     def price(usage: dict[str, int], cache_write_1h: int,
               web_searches: int = 0) -> tuple[float, str]:
-        read, write = usage.get("cache_read", 0), usage.get("cache_creation", 0)
-        billed = Usage(input_tokens=usage.get("input_tokens", 0) + read + write,
-                       cache_read_tokens=read, cache_write_tokens=write,
-                       cache_write_1h_tokens=min(cache_write_1h, write),
-                       output_tokens=usage.get("output_tokens", 0),
-                       web_searches=web_searches)
-        found = calc_price(billed, model_ref=model, provider_id=provider)
-        return float(found.total_price), str(found.model.id)
+        write = usage.get("cache_creation", 0)
+        hour = min(cache_write_1h, write)
+        total = (unit["input"] * usage.get("input_tokens", 0)
+                 + unit["read"] * usage.get("cache_read", 0)
+                 + unit["write"] * (write - hour) + unit["write_1h"] * hour
+                 + unit["output"] * usage.get("output_tokens", 0)
+                 + unit["search"] * web_searches)
+        return float(total), name
 
-    try:
-        price({"input_tokens": 1}, 0)
-    except LookupError:  # no price for this model (or provider) in the database
-        return None
     return price
