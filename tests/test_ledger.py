@@ -219,3 +219,63 @@ def test_a_window_keeps_the_sessions_it_overlaps() -> None:
     assert Filter(until=at("2026-12-01T11:00:00+00:00")).keeps(row)
     assert not Filter(since=at("2026-12-01T12:00:01+00:00")).keeps(row)
     assert not Filter(until=at("2026-12-01T09:59:59+00:00")).keeps(row)
+
+
+PUBLIC = ROOT.parent / "shared" / "corpus" / "public"
+
+
+def api_cost(path: Path) -> dict[str, float]:
+    """Per session, each API message priced once, as the API bills it: by message
+    id, its last record's usage (the final output count), 1 hour cache writes at
+    their own rate, web searches per request."""
+    from streamv1.translator import prices
+
+    last: dict[str, dict[str, object]] = {}
+    for raw in path.read_bytes().splitlines():
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        msg = rec.get("message") if isinstance(rec, dict) else None
+        if (rec.get("type") == "assistant" and isinstance(msg, dict)
+                and isinstance(msg.get("usage"), dict) and isinstance(msg.get("model"), str)
+                and isinstance(msg.get("id"), str) and msg.get("model") != "<synthetic>"):
+            last[msg["id"]] = rec
+    costs: dict[str, float] = {}
+    for rec in last.values():
+        msg = rec["message"]
+        assert isinstance(msg, dict)
+        u = msg["usage"]
+        split = u.get("cache_creation") or {}
+        server = u.get("server_tool_use") or {}
+        got = prices.cost_usd(msg["model"], "anthropic", {
+            "input_tokens": u.get("input_tokens", 0), "output_tokens": u.get("output_tokens", 0),
+            "cache_read": u.get("cache_read_input_tokens", 0),
+            "cache_creation": u.get("cache_creation_input_tokens", 0)},
+            split.get("ephemeral_1h_input_tokens") or 0, server.get("web_search_requests") or 0)
+        if got is not None:
+            sid = str(rec.get("sessionId"))
+            costs[sid] = costs.get(sid, 0.0) + got[0]
+    return costs
+
+
+@pytest.mark.skipif(not PUBLIC.is_dir(), reason="../shared is absent (a user's clone)")
+def test_public_sessions_cost_what_their_messages_cost(streamv1_bin: str, tmp_path: Path) -> None:
+    """#25: every computed cost of the public corpus's Claude Code sessions equals
+    its messages priced one by one as the API bills them. ccusage counts otherwise
+    in three ways (docs/cost.md; bench/ccusage_compare.py shows each of its 35
+    differences is one of them, the price tables agreeing)."""
+    files = sorted(PUBLIC.glob("*/*.jsonl"))
+    checked = 0
+    for path in files:
+        want = api_cost(path)
+        if not want:
+            continue
+        rows = rows_of(sessions(streamv1_bin, "--json", "--agent", "claude-code", str(path)))
+        for sid, cost in want.items():
+            row = rows.get(sid)
+            if row is None or row["cost_source"] != "computed":
+                continue
+            assert row["cost_computed_usd"] == pytest.approx(cost, rel=1e-6), (path.name, sid)
+            checked += 1
+    assert checked >= 40, checked
