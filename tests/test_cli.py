@@ -192,14 +192,16 @@ def test_validate_accepts_converted_output(streamv1_bin: str) -> None:
 
 
 def test_no_path_at_a_terminal_falls_back_to_the_sample(streamv1_bin: str, tmp_path: Path) -> None:
-    """With nothing to read (no pipe, no ~/.claude/projects), the bundled sample."""
+    """With nothing to read (no pipe, no ~/.claude/projects), the bundled sample, in
+    the view for people (stdout is a terminal)."""
     script = ("import os, pty, sys; "
               "sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))")
     env = {**os.environ, "HOME": str(tmp_path)}
     proc = subprocess.run(["python3", "-c", script, streamv1_bin, "convert"],
                           capture_output=True, env=env, timeout=60, check=False)
     assert proc.returncode == 0, proc.stdout
-    assert b"bundled sample" in proc.stdout and b'"subtype":"init"' in proc.stdout
+    assert b"bundled sample" in proc.stdout and b"run begins: claude-code" in proc.stdout
+    assert b'"subtype":"init"' not in proc.stdout
 
 
 def test_jobs_give_the_same_output_in_input_order(streamv1_bin: str, tmp_path: Path) -> None:

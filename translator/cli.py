@@ -268,6 +268,16 @@ def _refuse_dash_paths(args: list[str]) -> None:
 @_MAX_LINE_OPTION
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr (no summary).")
 @click.option(
+    "--format",
+    "view_format",
+    type=click.Choice(["auto", "json", "pretty"]),
+    default="auto",
+    show_default=True,
+    help="stdout as stream_v1 JSON lines, or as one short line per event for people "
+    "(pretty: prompts, text, tool calls, errors, results with tokens and cost; a colour "
+    "per session). auto: pretty when stdout is a terminal.",
+)
+@click.option(
     "--publish",
     metavar="nats://HOST:PORT[,...]",
     help="Send the lines to the NATS JetStream stream (docs/fleet.md) instead of stdout "
@@ -289,6 +299,7 @@ def convert(
     jobs: int | None,
     max_line_bytes: int,
     quiet: bool,
+    view_format: str,
     publish: str | None,
     **bus: Any,
 ) -> None:
@@ -325,8 +336,13 @@ def convert(
         redact=not no_redact,
         max_line=max_line_bytes,
     )
+    pretty = view_format == "pretty" or (
+        view_format == "auto" and output is None and out_dir is None and to == DEFAULT
+        and sys.stdout.isatty())
+    if pretty and (output is not None or out_dir is not None):
+        raise click.UsageError("--format pretty is for stdout; -o and --out-dir get stream_v1")
     try:
-        totals = _convert(paths, output, out_dir, options, jobs, log)
+        totals = _convert(paths, output, out_dir, options, jobs, log, pretty)
         if bus_config is not None and output is not None:
             try:
                 sent = fleet.publish_file(output, bus_config)
@@ -376,7 +392,8 @@ def _publishing(urls: str | None, bus: dict[str, Any], to: str,
 
 
 def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
-             options: batch.Options, jobs: int | None, log: logs.Logger) -> Totals:
+             options: batch.Options, jobs: int | None, log: logs.Logger,
+             pretty: bool = False) -> Totals:
     """The inputs, checked, through ``batch.run`` into the chosen sink."""
     failed = 0
     with ExitStack() as stack:
@@ -397,7 +414,12 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
             _check_out_dir(out_dir)
             _refuse_clashing_targets(work)
         shared: batch.Writer | None = None
-        if out_dir is None:
+        if pretty:
+            from streamv1.translator.view import PrettyWriter
+
+            shared = PrettyWriter(sys.stdout)  # read by a person: one process is enough
+            jobs = 1
+        elif out_dir is None:
             try:
                 shared = stack.enter_context(batch.output_sink(output))
             except batch.OutputError as exc:

@@ -1,0 +1,199 @@
+"""The view for people at a terminal: one short line per stream_v1 line.
+
+``convert`` writes it when its stdout is a terminal (``--format pretty``); piped
+or redirected, it writes stream_v1 bytes as ever (``--format json``). It reads the
+lines the pipeline made, so it shows what a machine gets, shortened. Each session
+has its own colour, and a nested actor's lines are indented under its parent's.
+The lines shown are the prompt, the assistant's text (shortened), each tool call
+as its name and main argument, tool results (errors marked) and each run's result
+with its turns, tokens and cost. Colours and widths come from rich, which also
+honours ``NO_COLOR`` and ``TERM=dumb``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import IO, Any
+
+import orjson
+
+#: Colours sessions are told apart by (chosen by a hash of the session id).
+PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan",
+           "bright_magenta", "bright_green", "bright_blue")
+#: How much of a text a line shows.
+WIDTH = 160
+#: A tool call's main argument: the first of these its input has.
+MAIN_ARGUMENT = ("command", "file_path", "path", "pattern", "query", "url", "description",
+                 "prompt", "cmd", "script", "code", "name")
+
+
+class PrettyWriter:
+    """A :class:`translator.batch.Writer` that shows each stream_v1 line for people."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        import os
+
+        from rich.console import Console
+
+        # NO_COLOR (no-color.org) asks for no colour; rich would still write bold and
+        # italics, and the acceptance is no escape codes at all: no styles then.
+        plain = bool(os.environ.get("NO_COLOR"))
+        self.console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False,
+                               **({"color_system": None} if plain else {}))
+        self._rest = b""
+
+    def write(self, data: bytes, /) -> int:
+        lines = (self._rest + data).split(b"\n")
+        self._rest = lines.pop()
+        for raw in lines:
+            if raw:
+                self.show(orjson.loads(raw))
+        return len(data)
+
+    def flush(self) -> None:
+        self.console.file.flush()
+
+    def fileno(self) -> int:
+        return self.console.file.fileno()
+
+    def show(self, line: dict[str, Any]) -> None:
+        from rich.text import Text
+
+        text = render(line)
+        if text is None:
+            return
+        sid = str(line.get("session_id") or "")
+        colour = PALETTE[zlib.crc32(sid.encode()) % len(PALETTE)]
+        indent = "    " if line.get("parent_tool_use_id") else ""
+        out = Text(f"{sid[:8]:8} ", style=colour)
+        out.append(indent)
+        mark, body, style = text
+        out.append(mark + " ", style=style or colour)
+        out.append(body, style=style)
+        self.console.print(out)
+        prompt = (line.get("extension") or {}).get("prompt")
+        if line.get("subtype") == "init" and isinstance(prompt, str) and prompt:
+            # A durable transcript's prompt rides on its run's init line.
+            said = Text(f"{sid[:8]:8} ", style=colour)
+            said.append(indent)
+            said.append("> " + _short(prompt), style="bold")
+            self.console.print(said)
+
+
+def render(line: dict[str, Any]) -> tuple[str, str, str | None] | None:
+    """(mark, text, style) for one stream_v1 line; None for a line not shown (a
+    partial message's deltas)."""
+    kind = line.get("type")
+    if kind == "system":
+        sub = line.get("subtype")
+        if sub == "init":
+            agent = line.get("agent") or {}
+            model = agent.get("model") if isinstance(agent, dict) else None
+            name = agent.get("name") if isinstance(agent, dict) else None
+            parts = [p for p in (name, model, line.get("cwd")) if isinstance(p, str)]
+            return "▶", "run begins: " + " · ".join(parts), "bold"
+        if sub == "error":
+            return "!", _short(str(line.get("message") or "error")), "bold red"
+        if sub == "task_started":
+            task = line.get("task") or {}
+            what = task.get("description") or task.get("prompt") if isinstance(task, dict) else ""
+            return "↳", "nested actor begins: " + _short(str(what or "")), "dim"
+        return "·", str(sub), "dim"
+    if kind == "assistant":
+        return _assistant(line)
+    if kind == "user":
+        return _user(line)
+    if kind == "result":
+        return _result(line)
+    return None  # stream_event: the whole message comes as its own line
+
+
+def _assistant(line: dict[str, Any]) -> tuple[str, str, str | None] | None:
+    content = (line.get("message") or {}).get("content") or []
+    shown: list[tuple[str, str, str | None]] = []
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text" and block.get("text"):
+            shown.append(("●", _short(str(block["text"])), None))
+        elif btype == "thinking":
+            shown.append(("∴", f"thinking ({len(str(block.get('thinking') or ''))} chars)",
+                          "dim italic"))
+        elif btype in ("tool_use", "server_tool_use"):
+            shown.append(("⚙", f"{block.get('name')}: {_main_argument(block.get('input'))}",
+                          "bold"))
+    if not shown:
+        return None
+    if len(shown) == 1:
+        return shown[0]
+    return shown[0][0], "  ".join(s[1] for s in shown), None
+
+
+def _user(line: dict[str, Any]) -> tuple[str, str, str | None] | None:
+    content = (line.get("message") or {}).get("content")
+    if isinstance(content, str):
+        return ">", _short(content), "bold"
+    texts: list[str] = []
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_result":
+            body = _short(_text_of(block.get("content")), 100)
+            if block.get("is_error") is True:
+                return "✗", f"tool error: {body}", "bold red"
+            return "←", body, "dim"
+        if block.get("type") == "text" and block.get("text"):
+            texts.append(str(block["text"]))
+    return (">", _short(" ".join(texts)), "bold") if texts else None
+
+
+def _result(line: dict[str, Any]) -> tuple[str, str, str | None]:
+    parts = [str(line.get("subtype") or "")]
+    if isinstance(line.get("num_turns"), int):
+        parts.append(f"{line['num_turns']} turns")
+    per_model = line.get("model_usage")
+    usages = list(per_model.values()) if isinstance(per_model, dict) and per_model else [
+        line.get("usage")]
+    tokens = sum(v for u in usages if isinstance(u, dict) for v in u.values()
+                 if isinstance(v, int))
+    if tokens:
+        parts.append(f"{tokens:,} tokens")
+    cost = line.get("total_cost_usd")
+    if isinstance(cost, int | float):
+        parts.append(f"${cost:.4f}")
+    ms = line.get("duration_ms")
+    if isinstance(ms, int):
+        parts.append(f"{ms / 1000:.1f}s")
+    style = "bold red" if line.get("is_error") else "bold green"
+    return "■", " · ".join(parts), style
+
+
+def _main_argument(value: Any) -> str:
+    if isinstance(value, dict):
+        for key in MAIN_ARGUMENT:
+            arg = value.get(key)
+            if isinstance(arg, list) and arg and all(isinstance(a, str) for a in arg):
+                # An argv: a shell's script where it is one (bash -lc "..."), else joined.
+                arg = arg[2] if len(arg) == 3 and arg[1] in ("-c", "-lc") else " ".join(arg)
+            if isinstance(arg, str) and arg:
+                return _short(arg, 100)
+        for v in value.values():
+            if isinstance(v, str) and v:
+                return _short(v, 100)
+        return ""
+    return _short(str(value), 100) if value else ""
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(b.get("text")) for b in content
+                        if isinstance(b, dict) and b.get("text"))
+    return ""
+
+
+def _short(text: str, width: int = WIDTH) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 1] + "…"
