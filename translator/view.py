@@ -39,7 +39,7 @@ class PrettyWriter:
         # italics, and the acceptance is no escape codes at all: no styles then.
         plain = bool(os.environ.get("NO_COLOR"))
         self.console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False,
-                               **({"color_system": None} if plain else {}))
+                               color_system=None if plain else "auto")
         self._rest = b""
 
     def write(self, data: bytes, /) -> int:
