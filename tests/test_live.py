@@ -41,6 +41,17 @@ PACED = (
     "    sys.stdout.buffer.write(line); sys.stdout.buffer.flush(); time.sleep(pause)\n"
 )
 
+#: As PACED, but it holds after line N (argv[3]) until the file argv[4] exists: a
+#: test decides what the stream has delivered when it cuts it, whatever the load.
+PACED_THEN_GATE = (
+    "import os, sys, time\n"
+    "pause, hold, gate = float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]\n"
+    "for n, line in enumerate(open(sys.argv[1], 'rb'), 1):\n"
+    "    sys.stdout.buffer.write(line); sys.stdout.buffer.flush(); time.sleep(pause)\n"
+    "    while n == hold and not os.path.exists(gate):\n"
+    "        time.sleep(0.05)\n"
+)
+
 
 class Daemon:
     def __init__(self, bin_: str, tmp: Path) -> None:
@@ -432,9 +443,13 @@ def test_a_run_a_stream_leaves_unfinished_is_finished_from_the_transcript(
     target = daemon.projects / "p" / f"{SID}.jsonl"
     target.parent.mkdir()
     records = DURABLE.read_bytes().splitlines(keepends=True)
+    # The stream delivers its init and the assistant's tool call, then holds until
+    # it is cut (before, it went on at 0.5 s a line, and under load it delivered
+    # the tool result before the cut: the transcript then had none to finish).
+    gate = daemon.tmp / "cut"
     relay = subprocess.Popen(
         [streamv1_bin, "relay", "--socket", str(daemon.sock), "--", sys.executable, "-c",
-         PACED, str(STREAM), "0.5"],
+         PACED_THEN_GATE, str(STREAM), "0.2", "3", str(gate)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     assert wait_until(lambda: (daemon.status() or {}).get("items", {}).get("stream", 0) >= 3, 15)
@@ -447,6 +462,7 @@ def test_a_run_a_stream_leaves_unfinished_is_finished_from_the_transcript(
         daemon.stop()
     else:
         relay.kill()
+    gate.touch()  # the rest of the stream goes on, to nobody
     relay.wait(30)
     with target.open("ab") as fh:  # the run goes on: its answer, its end
         fh.write(b"".join(records[call + 1 :]))
