@@ -99,6 +99,45 @@ def output_shape_options(command: Any) -> Any:
     )(command)
 
 
+def selection_options(what: str, when: str = "active") -> Callable[[Any], Any]:
+    """--since, --until, --project, --agent and --session, declared once: which
+    sessions (``sessions``) or runs (``convert``) are shown."""
+
+    def add(command: Any) -> Any:
+        for option in reversed([
+            click.option("--since", metavar="WHEN",
+                         help=f"{what} {when} at or after WHEN: a date or time (2026-12-01, "
+                         "2026-12-01T10:00Z), today, yesterday, or a span ago (30m, 2h, 3d, "
+                         "1w)."),
+            click.option("--until", metavar="WHEN",
+                         help=f"{what} {when} at or before WHEN (as --since)."),
+            click.option("--project", metavar="TEXT",
+                         help=f"{what} whose project folder (cwd) holds TEXT."),
+            click.option("--agent", metavar="NAME",
+                         help=f"{what} of this agent: claude-code, codex, gemini-cli, stella, ..."),
+            click.option("--session", "session_prefix", metavar="ID",
+                         help=f"{what} whose session id begins with ID."),
+        ]):
+            command = option(command)
+        return command
+
+    return add
+
+
+def _selection(since: str | None, until: str | None, project: str | None,
+               agent: str | None, session_prefix: str | None) -> ledger.Filter | None:
+    """The filter the selection options ask for; None when none is given."""
+    if not any((since, until, project, agent, session_prefix)):
+        return None
+    try:
+        return ledger.Filter(
+            since=ledger.parse_when(since) if since else None,
+            until=ledger.parse_when(until) if until else None,
+            project=project, agent=agent, session=session_prefix)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: A reader that went away (``| head -1``): the shell's status for SIGPIPE.
@@ -267,6 +306,7 @@ def _refuse_dash_paths(args: list[str]) -> None:
 )
 @_MAX_LINE_OPTION
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr (no summary).")
+@selection_options("Runs", "begun")
 @click.option(
     "--format",
     "view_format",
@@ -300,6 +340,11 @@ def convert(
     max_line_bytes: int,
     quiet: bool,
     view_format: str,
+    since: str | None,
+    until: str | None,
+    project: str | None,
+    agent: str | None,
+    session_prefix: str | None,
     publish: str | None,
     **bus: Any,
 ) -> None:
@@ -341,8 +386,12 @@ def convert(
         and sys.stdout.isatty())
     if pretty and (output is not None or out_dir is not None):
         raise click.UsageError("--format pretty is for stdout; -o and --out-dir get stream_v1")
+    keep = _selection(since, until, project, agent, session_prefix)
+    if keep is not None and out_dir is not None:
+        raise click.UsageError("--since, --until, --project, --agent and --session select runs "
+                               "of one stream: use them with stdout or -o, not --out-dir")
     try:
-        totals = _convert(paths, output, out_dir, options, jobs, log, pretty)
+        totals = _convert(paths, output, out_dir, options, jobs, log, pretty, keep)
         if bus_config is not None and output is not None:
             try:
                 sent = fleet.publish_file(output, bus_config)
@@ -393,7 +442,7 @@ def _publishing(urls: str | None, bus: dict[str, Any], to: str,
 
 def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
              options: batch.Options, jobs: int | None, log: logs.Logger,
-             pretty: bool = False) -> Totals:
+             pretty: bool = False, keep: ledger.Filter | None = None) -> Totals:
     """The inputs, checked, through ``batch.run`` into the chosen sink."""
     failed = 0
     with ExitStack() as stack:
@@ -424,6 +473,12 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
                 shared = stack.enter_context(batch.output_sink(output))
             except batch.OutputError as exc:
                 _fail(str(exc))
+        selected = None
+        if keep is not None and shared is not None:
+            from streamv1.translator.select import RunFilter
+
+            shared = selected = RunFilter(shared, keep)
+            jobs = 1  # the parallel path copies its spools straight to the output
         workers = jobs if jobs is not None else (os.cpu_count() or 1 if len(work) > 1 else 1)
         try:
             with _signals_interrupt():
@@ -431,6 +486,8 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
                                    progress=_progress_wanted())
             if shared is not None:
                 shared.flush()
+            if selected is not None:
+                log.info("runs the selection left out", runs=selected.runs_dropped)
         except batch.OutputWriteError as exc:
             log.error(f"cannot write the output ({exc.reason}); the inputs are fine",
                       path=exc.where)
@@ -662,15 +719,7 @@ def _relative(files: list[str], root: str) -> Iterator[tuple[str, str]]:
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per session (session_id, agent, project, started, ended, "
               "runs, turns, tool_calls, errors, usage, cost_usd, cost_source), not a table.")
-@click.option("--since", metavar="WHEN",
-              help="Sessions active at or after WHEN: a date or time (2026-12-01, "
-              "2026-12-01T10:00Z), today, yesterday, or a span ago (30m, 2h, 3d, 1w).")
-@click.option("--until", metavar="WHEN", help="Sessions active at or before WHEN (as --since).")
-@click.option("--project", metavar="TEXT", help="Sessions whose project folder (cwd) holds TEXT.")
-@click.option("--agent", metavar="NAME",
-              help="Sessions of this agent: claude-code, codex, gemini-cli, stella, ...")
-@click.option("--session", "session_prefix", metavar="ID",
-              help="Sessions whose id begins with ID.")
+@selection_options("Sessions")
 @click.option(
     "--source",
     "source_name",
@@ -704,13 +753,7 @@ def sessions(paths: tuple[Path, ...], as_json: bool, since: str | None, until: s
 
     import orjson
 
-    try:
-        keep = ledger.Filter(
-            since=ledger.parse_when(since) if since else None,
-            until=ledger.parse_when(until) if until else None,
-            project=project, agent=agent, session=session_prefix)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    keep = _selection(since, until, project, agent, session_prefix) or ledger.Filter()
     log = logs.get()
     source = _source_choice(source_name)
     options = batch.Options(source.name if source else None)

@@ -1,0 +1,81 @@
+"""Which runs ``convert`` keeps with ``--since/--until/--project/--agent/--session``:
+a filter on the stream_v1 lines it writes, a whole run at a time (its init to its
+result), so what passes is still framed as the contract says.
+
+A run is kept when its init says so: its session id begins with ``--session``,
+its agent's name is ``--agent``, its cwd holds ``--project``, and it began inside
+``[--since, --until]``. A line of no run (none should be) passes. The filter parses
+each line, so it costs something only when a filter is given.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from streamv1.translator.batch import Writer
+from streamv1.translator.ledger import Filter
+
+
+class RunFilter:
+    """A :class:`translator.batch.Writer` passing the lines of the runs ``keep`` keeps."""
+
+    def __init__(self, inner: Writer, keep: Filter) -> None:
+        self.inner = inner
+        self.keep = keep
+        self._open: dict[tuple[str, str | None], bool] = {}  # (session, its actor) → kept
+        self._rest = b""
+        self.runs_dropped = 0
+
+    def write(self, data: bytes, /) -> int:
+        lines = (self._rest + data).split(b"\n")
+        self._rest = lines.pop()
+        kept = [raw + b"\n" for raw in lines if raw and self._passes(orjson.loads(raw))]
+        if kept:
+            self.inner.write(b"".join(kept))
+        return len(data)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    def _passes(self, line: dict[str, Any]) -> bool:
+        sid = str(line.get("session_id") or "")
+        parent = line.get("parent_tool_use_id")
+        key = (sid, parent if isinstance(parent, str) else None)
+        if line.get("type") == "system" and line.get("subtype") == "init":
+            kept = self._keeps(line)
+            self._open[key] = kept
+            self.runs_dropped += not kept
+            return kept
+        if key not in self._open:
+            key = (sid, None)  # a nested actor's line inside its parent's run
+        kept = self._open.get(key, True)
+        if line.get("type") == "result" and key in self._open and (
+                key[1] is None or parent == key[1]):
+            del self._open[key]
+        return kept
+
+    def _keeps(self, init: dict[str, Any]) -> bool:
+        keep = self.keep
+        sid = str(init.get("session_id") or "")
+        if keep.session is not None and not sid.startswith(keep.session):
+            return False
+        agent = init.get("agent")
+        name = agent.get("name") if isinstance(agent, dict) else None
+        if keep.agent is not None and name != keep.agent:
+            return False
+        if keep.project is not None and keep.project not in str(init.get("cwd") or ""):
+            return False
+        ts = init.get("ts")
+        if (keep.since is not None or keep.until is not None) and isinstance(ts, str):
+            began = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+            if keep.since is not None and began < keep.since:
+                return False
+            if keep.until is not None and began > keep.until:
+                return False
+        return True
