@@ -490,3 +490,43 @@ def test_a_run_a_stream_leaves_unfinished_is_finished_from_the_transcript(
     assert [x["seq"] for x in finished] == list(range(len(finished)))
     assert any(x["type"] == "user" for x in finished)  # the tool result
     assert framing_violations(daemon.out.read_bytes()) == []
+
+
+def test_status_reads_for_a_person_at_a_terminal_and_is_json_piped(
+        daemon: Daemon, streamv1_bin: str) -> None:
+    """#25 item 4: status at a terminal is a readable summary (files followed,
+    bytes behind, the output, lines per origin, streams, subscribers, the last
+    error); piped, or with --json, the JSON object, with behind_bytes and
+    last_error in it."""
+    target = daemon.projects / "p" / f"{SID}.jsonl"
+    target.parent.mkdir()
+    target.write_bytes(DURABLE.read_bytes())
+    assert wait_until(lambda: (daemon.status() or {}).get("items", {}).get("transcript", 0)
+                      >= 3, 15)
+    value = daemon.status()
+    assert value is not None
+    assert value["behind_bytes"] == 0 and value["last_error"] is None
+    assert value["output"] == str(daemon.out) and value["files"] == 1
+    script = ("import os, pty, sys; "
+              "sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))")
+    shown = subprocess.run(["python3", "-c", script, streamv1_bin, "status", "--socket",
+                            str(daemon.sock)], capture_output=True, timeout=30,
+                           check=True).stdout.decode()
+    assert "1 files followed, 0.0 MB behind" in shown and f"output: {daemon.out}" in shown
+    assert "last error: none" in shown and "{" not in shown
+    forced = subprocess.run(["python3", "-c", script, streamv1_bin, "status", "--json",
+                             "--socket", str(daemon.sock)], capture_output=True, timeout=30,
+                            check=True).stdout
+    assert orjson.loads(forced.strip())["files"] == 1
+
+
+def test_the_last_error_logged_is_kept_for_status(capsys: pytest.CaptureFixture[str]) -> None:
+    from streamv1.translator import logs
+
+    logs.get().warning("only a warning", path="/x")
+    before = logs.last_error
+    logs.get().error("file unreadable; not followed", path="/p/s.jsonl")
+    assert logs.last_error is not None and logs.last_error != before
+    assert logs.last_error["event"] == "file unreadable; not followed"
+    assert logs.last_error["path"] == "/p/s.jsonl" and logs.last_error["at"].endswith("Z")
+    capsys.readouterr()

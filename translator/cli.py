@@ -1077,9 +1077,14 @@ def _subscribe_local(socket_path: Path | None) -> None:
 
 @main.command()
 @_SOCKET_OPTION
-def status(socket_path: Path | None) -> None:
-    """The daemon's counters, as one JSON object: items per origin, suppressed,
-    stream_dropped, stream_parse_errors, ambiguous, subscriber drops, claims."""
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object even at a terminal (piped, it is always JSON).")
+def status(socket_path: Path | None, as_json: bool) -> None:
+    """The daemon's counters: at a terminal a readable summary (files followed,
+    bytes behind, output, lines per origin, live streams, subscribers, publisher,
+    what needs attention, the last error); piped or with --json one JSON object
+    (items per origin, suppressed, stream_dropped, stream_parse_errors, ambiguous,
+    subscriber drops, claims, behind_bytes, last_error, ...)."""
     import orjson
 
     from streamv1.translator.tail import client, protocol
@@ -1093,6 +1098,11 @@ def status(socket_path: Path | None) -> None:
     except (OSError, ValueError) as exc:
         logs.get().error(f"no status from the daemon: {exc}", path=str(path))
         sys.exit(1)
+    if not as_json and sys.stdout.isatty():
+        from streamv1.translator.view import status_lines
+
+        click.echo("\n".join(status_lines(value)))
+        return
     sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
 
 

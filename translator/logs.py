@@ -22,6 +22,8 @@ _LEVELS = {"debug": DEBUG, "info": INFO, "warning": WARNING, "error": ERROR}
 _level: int = INFO
 _fmt: str = "console"
 _real: Any = None
+#: The last error logged (its time, event and path): what ``status`` shows a person.
+last_error: dict[str, Any] | None = None
 
 
 def _render(method: str, event: MutableMapping[str, Any]) -> str:
@@ -118,6 +120,12 @@ class Logger:
         if level < _level:
             return
         event, kw = _masked(event, kw)
+        if level >= ERROR:
+            global last_error
+            import time
+
+            last_error = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                          "event": event, "path": kw.get("path")}
         if _fmt == "console":
             sys.stderr.write(_render(method, {"event": event, **kw}) + "\n")
             sys.stderr.flush()

@@ -197,3 +197,47 @@ def _text_of(content: Any) -> str:
 def _short(text: str, width: int = WIDTH) -> str:
     one = " ".join(text.split())
     return one if len(one) <= width else one[: width - 1] + "…"
+
+
+def status_lines(value: dict[str, Any]) -> list[str]:
+    """``streamv1 status`` for a person: the daemon's counters as a few lines."""
+
+    def num(key: str) -> int:
+        v = value.get(key)
+        return v if isinstance(v, int) else 0
+
+    up = value.get("uptime_s")
+    up_s = int(up) if isinstance(up, int | float) else 0
+    uptime = (f"{up_s // 3600}h{up_s % 3600 // 60:02d}m" if up_s >= 3600
+              else f"{up_s // 60}m{up_s % 60:02d}s")
+    found = value.get("items")
+    items: dict[str, Any] = found if isinstance(found, dict) else {}
+    lines = [
+        f"streamv1 tail, up {uptime}: {num('files')} files followed, "
+        f"{num('behind_bytes') / 1e6:.1f} MB behind",
+        f"output: {value.get('output', '?')}"
+        + (f" ({num('output_held_bytes'):,} bytes held: it cannot take more)"
+           if num("output_held_bytes") else ""),
+        "lines: " + ", ".join(f"{k} {v:,}" for k, v in sorted(items.items())
+                              if isinstance(v, int)) if items else "lines: none yet",
+        f"live streams: {num('streams_active')} active, {len(value.get('claims') or {})} "
+        f"sessions claimed; suppressed {num('suppressed'):,}, dropped "
+        f"{num('stream_dropped'):,}",
+        f"subscribers: {num('subscribers')} (dropped {num('subscriber_dropped'):,})",
+    ]
+    publish = value.get("publish")
+    if isinstance(publish, dict):
+        lines.append("publisher: " + ", ".join(f"{k} {v}" for k, v in publish.items()
+                                                if not isinstance(v, dict | list)))
+    trouble = [(k, num(k)) for k in ("unwatched_folders", "watch_errors", "fd_exhausted",
+                                     "socket_refused", "stream_parse_errors", "ambiguous")
+               if num(k)]
+    if trouble:
+        lines.append("attention: " + ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in trouble))
+    error = value.get("last_error")
+    if isinstance(error, dict):
+        where = f"{error.get('path')}: " if error.get("path") else ""
+        lines.append(f"last error: {error.get('at')} {where}{error.get('event')}")
+    else:
+        lines.append("last error: none")
+    return lines

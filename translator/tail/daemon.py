@@ -1290,6 +1290,11 @@ class TailDaemon:
             watch_errors=self.events.errors,
             unwatched_folders=len(self.unwatched.folders),
             output_held_bytes=len(self._blocked or b""),
+            # What the files hold past what was read, as of each one's last look.
+            behind_bytes=sum(max(0, f.seen_size - f.offset)
+                             for f in list(self.followers.values())),
+            output=self._out_name,
+            last_error=logs.last_error,
             uptime_s=round(self._now() - self._born, 1),
         )
         if self.more_status is not None:

@@ -495,6 +495,18 @@ class FileFollower:
             self.translation.finish()
 
     @property
+    def seen_size(self) -> int:
+        """The file's size at its last look (for ``status``'s behind bytes; read from
+        another thread: a descriptor closed meanwhile is as good as no look)."""
+        size = self._seen[1]
+        if size < 0 and self.fd is not None:
+            try:
+                size = os.fstat(self.fd).st_size  # a long read stopped between chunks
+            except OSError:
+                size = 0
+        return max(size, 0)
+
+    @property
     def run_open(self) -> bool:
         return self.translation.run_open
 
