@@ -530,3 +530,26 @@ def test_the_last_error_logged_is_kept_for_status(capsys: pytest.CaptureFixture[
     assert logs.last_error["event"] == "file unreadable; not followed"
     assert logs.last_error["path"] == "/p/s.jsonl" and logs.last_error["at"].endswith("Z")
     capsys.readouterr()
+
+
+def test_subscribe_shows_the_view_for_people_or_json(daemon: Daemon, streamv1_bin: str,
+                                                     tmp_path: Path) -> None:
+    """#25 item 3, for subscribe: --format pretty (auto at a terminal) shows the
+    unified stream for people; piped, it is the stream_v1 lines as the daemon wrote."""
+    outs = {fmt: tmp_path / f"{fmt}.out" for fmt in ("pretty", "json")}
+    subs = [subprocess.Popen([streamv1_bin, "subscribe", "--socket", str(daemon.sock),
+                              *(["--format", "pretty"] if fmt == "pretty" else [])],
+                             stdout=out.open("wb")) for fmt, out in outs.items()]
+    assert wait_until(lambda: (daemon.status() or {}).get("subscribers") == 2, 15)
+    target = daemon.projects / "p" / f"{SID}.jsonl"
+    target.parent.mkdir()
+    target.write_bytes(DURABLE.read_bytes())
+    assert wait_until(lambda: b'"type":"result"' in outs["json"].read_bytes(), 15)
+    assert wait_until(lambda: "■ success" in outs["pretty"].read_text(), 15)
+    daemon.stop()
+    for sub in subs:
+        sub.wait(15)
+    shown = outs["pretty"].read_text()
+    assert "⚙ Bash: echo hello" in shown and "> Run `echo hello` in the shell." in shown
+    assert '{"type"' not in shown and "\x1b" not in shown
+    assert outs["json"].read_bytes() == daemon.out.read_bytes()

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 
@@ -136,6 +136,29 @@ def _selection(since: str | None, until: str | None, project: str | None,
             project=project, agent=agent, session=session_prefix)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+
+
+#: --format, for the commands that print stream_v1 on stdout (convert, subscribe).
+_FORMAT_OPTION = click.option(
+    "--format",
+    "view_format",
+    type=click.Choice(["auto", "json", "pretty"]),
+    default="auto",
+    show_default=True,
+    help="stdout as stream_v1 JSON lines, or as one short line per event for people "
+    "(pretty: prompts, text, tool calls, errors, results with tokens and cost; a colour "
+    "per session). auto: pretty when stdout is a terminal.",
+)
+
+
+def _stdout_for(view_format: str) -> IO[bytes]:
+    """Where a command's stream_v1 lines go: stdout's bytes, or, for people at a
+    terminal (--format pretty / auto), the view that shows them (translator.view)."""
+    if view_format == "pretty" or (view_format == "auto" and sys.stdout.isatty()):
+        from streamv1.translator.view import PrettyWriter
+
+        return cast(IO[bytes], PrettyWriter(sys.stdout))
+    return sys.stdout.buffer
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -307,16 +330,7 @@ def _refuse_dash_paths(args: list[str]) -> None:
 @_MAX_LINE_OPTION
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr (no summary).")
 @selection_options("Runs", "begun")
-@click.option(
-    "--format",
-    "view_format",
-    type=click.Choice(["auto", "json", "pretty"]),
-    default="auto",
-    show_default=True,
-    help="stdout as stream_v1 JSON lines, or as one short line per event for people "
-    "(pretty: prompts, text, tool calls, errors, results with tokens and cost; a colour "
-    "per session). auto: pretty when stdout is a terminal.",
-)
+@_FORMAT_OPTION
 @click.option(
     "--publish",
     metavar="nats://HOST:PORT[,...]",
@@ -1030,11 +1044,12 @@ def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
               help="With --from: lines printed between two confirmed acks. A killed "
               "subscriber's next run prints at most N lines again; each confirmation "
               "is a round trip, so a larger N is faster over a slow link.")
+@_FORMAT_OPTION
 @fleet.bus_options(publishing=False)
 @quiet_on_closed_stdout
 def subscribe(socket_path: Path | None, source_url: str | None, durable: str | None,
               host_filter: str | None, session_filter: str | None, since: str | None,
-              catch_up: bool, ack_window: int, **bus: Any) -> None:
+              catch_up: bool, ack_window: int, view_format: str, **bus: Any) -> None:
     """Print the daemon's unified stream live, until it stops. A reader too slow
     for it loses lines (counted; a system/warning line says how many).
 
@@ -1046,13 +1061,13 @@ def subscribe(socket_path: Path | None, source_url: str | None, durable: str | N
                 or ack_window != fleet.ACK_WINDOW):
             raise click.UsageError("--durable, --host, --session, --since, --catch-up and "
                                    "--ack-window go with --from nats://…")
-        _subscribe_local(socket_path)
+        _subscribe_local(socket_path, _stdout_for(view_format))
         return
     bus_config = fleet.config(source_url, bus, host="-")
     when = fleet.parse_since(since)
     try:
         with _signals_interrupt():
-            fleet.subscribe(bus_config, sys.stdout.buffer, host=host_filter,
+            fleet.subscribe(bus_config, _stdout_for(view_format), host=host_filter,
                             session=session_filter, durable=durable, since=when,
                             catch_up=catch_up, ack_window=ack_window)
     except Interrupted as exc:
@@ -1062,12 +1077,12 @@ def subscribe(socket_path: Path | None, source_url: str | None, durable: str | N
         sys.exit(1)
 
 
-def _subscribe_local(socket_path: Path | None) -> None:
+def _subscribe_local(socket_path: Path | None, out: IO[bytes]) -> None:
     from streamv1.translator.tail import client, protocol
 
     path = socket_path or protocol.default_socket()
     try:
-        client.subscribe(path)
+        client.subscribe(path, out)
     except client.NoDaemon as exc:
         logs.get().error(str(exc), path=str(path))
         sys.exit(1)
