@@ -10,6 +10,7 @@ each line, so it costs something only when a filter is given.
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +18,7 @@ import orjson
 
 from streamv1.translator.batch import Writer
 from streamv1.translator.ledger import Filter
+from streamv1.translator.lines import LineSplitter
 
 
 class RunFilter:
@@ -26,13 +28,12 @@ class RunFilter:
         self.inner = inner
         self.keep = keep
         self._open: dict[tuple[str, str | None], bool] = {}  # (session, its actor) → kept
-        self._rest = b""
+        self._lines = LineSplitter("stdout", sys.maxsize, strip_cr=False)  # no limit: ours
         self.runs_dropped = 0
 
     def write(self, data: bytes, /) -> int:
-        lines = (self._rest + data).split(b"\n")
-        self._rest = lines.pop()
-        kept = [raw + b"\n" for raw in lines if raw and self._passes(orjson.loads(raw))]
+        kept = [line.data + b"\n" for line in self._lines.feed(data)
+                if line.data and self._passes(orjson.loads(line.data))]
         if kept:
             self.inner.write(b"".join(kept))
         return len(data)

@@ -12,10 +12,13 @@ honours ``NO_COLOR`` and ``TERM=dumb``.
 
 from __future__ import annotations
 
+import sys
 import zlib
 from typing import IO, Any
 
 import orjson
+
+from streamv1.translator.lines import LineSplitter
 
 #: Colours sessions are told apart by (chosen by a hash of the session id).
 PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan",
@@ -40,14 +43,14 @@ class PrettyWriter:
         plain = bool(os.environ.get("NO_COLOR"))
         self.console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False,
                                color_system=None if plain else "auto")
-        self._rest = b""
+        # Whole lines of the writes (a socket's reads cut them anywhere); no limit:
+        # they are stream_v1's own lines.
+        self._lines = LineSplitter("stdout", sys.maxsize, strip_cr=False)
 
     def write(self, data: bytes, /) -> int:
-        lines = (self._rest + data).split(b"\n")
-        self._rest = lines.pop()
-        for raw in lines:
-            if raw:
-                self.show(orjson.loads(raw))
+        for line in self._lines.feed(data):
+            if line.data:
+                self.show(orjson.loads(line.data))
         return len(data)
 
     def flush(self) -> None:
