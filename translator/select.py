@@ -11,13 +11,12 @@ each line, so it costs something only when a filter is given.
 from __future__ import annotations
 
 import sys
-from datetime import datetime
 from typing import Any
 
 import orjson
 
 from streamv1.translator.batch import Writer
-from streamv1.translator.ledger import Filter
+from streamv1.translator.ledger import Filter, Row
 from streamv1.translator.lines import LineSplitter
 
 
@@ -62,21 +61,12 @@ class RunFilter:
         return kept
 
     def _keeps(self, init: dict[str, Any]) -> bool:
-        keep = self.keep
-        sid = str(init.get("session_id") or "")
-        if keep.session is not None and not sid.startswith(keep.session):
-            return False
+        """The sessions' rule (ledger.Filter) on the run as a row that begins and
+        ends at its init: overlapping the window is beginning inside it."""
         agent = init.get("agent")
-        name = agent.get("name") if isinstance(agent, dict) else None
-        if keep.agent is not None and name != keep.agent:
-            return False
-        if keep.project is not None and keep.project not in str(init.get("cwd") or ""):
-            return False
-        ts = init.get("ts")
-        if (keep.since is not None or keep.until is not None) and isinstance(ts, str):
-            began = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-            if keep.since is not None and began < keep.since:
-                return False
-            if keep.until is not None and began > keep.until:
-                return False
-        return True
+        ts, cwd = init.get("ts"), init.get("cwd")
+        began = ts if isinstance(ts, str) else None  # (every line has one: the schema)
+        return self.keep.keeps(Row(str(init.get("session_id") or ""),
+                                   agent=agent.get("name") if isinstance(agent, dict) else None,
+                                   project=cwd if isinstance(cwd, str) else None,
+                                   started=began, ended=began))
