@@ -138,6 +138,16 @@ def _selection(since: str | None, until: str | None, project: str | None,
         raise click.UsageError(str(exc)) from None
 
 
+#: --source, for the commands that read inputs (convert, sessions).
+_SOURCE_OPTION = click.option(
+    "--source",
+    "source_name",
+    type=click.Choice(["auto", *sources()]),
+    default="auto",
+    show_default=True,
+    help="Input format: auto (sniffed from the first records), or one of these.",
+)
+
 #: --format, for the commands that print stream_v1 on stdout (convert, subscribe).
 _FORMAT_OPTION = click.option(
     "--format",
@@ -283,14 +293,7 @@ def _refuse_dash_paths(args: list[str]) -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
-@click.option(
-    "--source",
-    "source_name",
-    type=click.Choice(["auto", *sources()]),
-    default="auto",
-    show_default=True,
-    help="Input format: auto (sniffed from the first records), or one of these.",
-)
+@_SOURCE_OPTION
 @click.option(
     "-o",
     "--output",
@@ -734,14 +737,7 @@ def _relative(files: list[str], root: str) -> Iterator[tuple[str, str]]:
               help="One JSON object per session (session_id, agent, project, started, ended, "
               "runs, turns, tool_calls, errors, usage, cost_usd, cost_source), not a table.")
 @selection_options("Sessions")
-@click.option(
-    "--source",
-    "source_name",
-    type=click.Choice(["auto", *sources()]),
-    default="auto",
-    show_default=True,
-    help="Input format, as for convert.",
-)
+@_SOURCE_OPTION
 @click.option("--jobs", "-j", type=click.IntRange(1), metavar="N",
               help="Read N inputs at a time (default: one per core when there are several).")
 @quiet_on_closed_stdout
