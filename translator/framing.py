@@ -421,7 +421,7 @@ class Framer:
             stated, before = end.total_cost_usd, self._last_stated
             self._last_stated = stated
             grew = before is not None and stated >= before
-            stats.stated_cost_usd += stated - before if before is not None and grew else stated
+            stats.stated_cost_usd += stated - (before or 0.0) if grew else stated
             stats.costed_runs += 1
         ext: JSON = dict(end.extension)
         if run.dropped:
