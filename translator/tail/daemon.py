@@ -536,12 +536,14 @@ class TailDaemon:
         merge, main = found
         if not merge.pending:
             self._holding.discard(key)
+            self._awaited.pop(key, None)
             return 0
         merge.drain(live=True, patient=functools.partial(self._patient, key, self._now()))
         if merge.pending:
             self._holding.add(key)
         else:
             self._holding.discard(key)
+            self._awaited.pop(key, None)  # nothing waits: a later spawn's wait starts anew
         # Every file of the session has a new mark too, not only the one read: a
         # drain frames batches other files handed in and teaches a file that holds
         # its actor's lines its spawner (learn_spawner). Checkpointed as they were
