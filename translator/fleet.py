@@ -10,10 +10,10 @@ import contextlib
 import os
 import signal
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import click
 import orjson
@@ -26,6 +26,32 @@ __all__ = ["BusConfig", "BusError", "bus_options", "config", "publish_file", "su
 
 #: Lines read from a converted file per send (bounded memory for any archive).
 FILE_BATCH = 5000
+
+T = TypeVar("T")
+
+
+def _run_noting_signals(work: Callable[[list[int]], Awaitable[T]]) -> T:
+    """Run ``work(stopped)`` in an event loop where SIGINT and SIGTERM are noted in
+    ``stopped`` (the work ends itself at its next step, raising Interrupted) from
+    before anything else runs in the loop. An exception raised by a signal handler
+    inside the loop lands in whichever callback is running, a nats reader task's
+    say, and is lost: the command then never ends. CI stop 30: subscribe sent
+    SIGINT 0.1 s after start, while it connected, hung in 4 of 5 tries."""
+
+    async def main() -> T:
+        stopped: list[int] = []
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, stopped.append, signum)
+        try:
+            return await work(stopped)
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.remove_signal_handler(signum)
+
+    return asyncio.run(main())
 
 
 def servers(value: str) -> tuple[str, ...]:
@@ -114,10 +140,10 @@ def publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
     """Send every line of a converted file; a line the stream holds already is not
     stored again (by id inside the duplicate window, by each subject's last message
     beyond it). Returns the counts."""
-    return asyncio.run(_publish_file(path, bus))
+    return _run_noting_signals(lambda stopped: _publish_file(path, bus, stopped))
 
 
-async def _publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
+async def _publish_file(path: Path, bus: BusConfig, stopped: list[int]) -> dict[str, int]:
     nc = await jetstream.connect(bus, f"streamv1-convert@{bus.host}", wait=False)
     try:
         js = nc.jetstream()
@@ -141,6 +167,8 @@ async def _publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
             if len(batch) >= FILE_BATCH:
                 await sender.send(batch, fresh=False)
                 batch = []
+            if stopped:  # what was sent is stored; a second run sends the rest
+                raise Interrupted(stopped[0])
         await sender.send(batch, fresh=False)
         return {"published": sender.stored,
                 "already_stored": skipped + sender.duplicates + sender.skipped,
@@ -209,13 +237,13 @@ def subscribe(bus: BusConfig, out: IO[bytes], *, host: str | None, session: str 
               ack_window: int = ACK_WINDOW) -> int:
     """Print the stream's lines (a pull consumer, each acked after it is written).
     Returns how many were written."""
-    return asyncio.run(_subscribe(bus, out, host, session, durable, since, catch_up,
-                                  ack_window))
+    return _run_noting_signals(lambda stopped: _subscribe(
+        bus, out, host, session, durable, since, catch_up, ack_window, stopped))
 
 
 async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: str | None,
                      durable: str | None, since: datetime | None, catch_up: bool,
-                     ack_window: int = ACK_WINDOW) -> int:
+                     ack_window: int, stopped: list[int]) -> int:
     from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
     nc = await jetstream.connect(bus, "streamv1-subscribe", wait=False)
@@ -224,11 +252,6 @@ async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: 
     # fetch brought is written and acked first, so no line is printed twice and none
     # is left fetched but unacked (#23 item 12: raised from a signal handler inside
     # the event loop, the interrupt was lost in 8 of 10 tries, then hung for good).
-    stopped: list[int] = []
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signum, stopped.append, signum)
     try:
         js = nc.jetstream()
         subject = bus.filter(host, session)
@@ -276,9 +299,6 @@ async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: 
                         f"({_seconds(info.config.ack_wait)} s)")
         raise Interrupted(stopped[0])
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.remove_signal_handler(signum)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(nc.close(), 2)
 
