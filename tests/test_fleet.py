@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import natsserver
+import orjson
 import pytest
 from conftest import CORPUS_2_1_332, CORPUS_FEATURES
 from hypothesis import given
@@ -552,6 +553,45 @@ def test_ctrl_c_while_subscribe_connects_ends_it(streamv1_bin: str,
             proc.kill()
         assert time.monotonic() - sent < 2.0, f"SIGINT at {0.06 + 0.02 * k:.2f} s"
         assert proc.returncode in (130, -signal.SIGINT) and b"Traceback" not in err
+
+
+def test_subscribe_from_keeps_the_runs_the_selection_names(streamv1_bin: str,
+                                                           server: natsserver.Server) -> None:
+    """#25: subscribe takes convert's --session/--agent/--project/--since/--until. A
+    session id's start is matched on every line; a whole id (a UUID) is also the
+    subject asked for, with the same lines; --agent keeps the runs whose init names
+    it, and a line of a run whose init the subscriber did not see is left out."""
+    stored = _published(streamv1_bin, server)
+    lines = [orjson.loads(x) for x in stored]
+    sessions = sorted({line["session_id"] for line in lines})
+    whole = next(s for s in sessions if len(s) == 36)
+
+    def got(*args: str) -> list[bytes]:
+        return subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--catch-up",
+                               *args], capture_output=True, timeout=60,
+                              check=True).stdout.splitlines()
+
+    of_whole = [raw for raw, line in zip(stored, lines, strict=True)
+                if line["session_id"] == whole]
+    assert of_whole and got("--session", whole) == of_whole
+    assert got("--session", whole[:8]) == [
+        raw for raw, line in zip(stored, lines, strict=True)
+        if line["session_id"].startswith(whole[:8])]
+    # (The stream holds a line once: where two files reuse a session's ids, a run's
+    # first lines may be another's, and the rest of it has no init here.)
+    runs_of: dict[str, str | None] = {}  # session → the agent of its open run
+    want = []
+    for raw, line in zip(stored, lines, strict=True):
+        own = "parent_tool_use_id" not in line
+        if line.get("subtype") == "init" and own:
+            runs_of[line["session_id"]] = (line.get("agent") or {}).get("name")
+        if runs_of.get(line["session_id"]) == "claude-code":
+            want.append(raw)
+        if line["type"] == "result" and own:
+            runs_of.pop(line["session_id"], None)
+    assert 0 < len(want) < len(stored)
+    assert got("--agent", "claude-code") == want
+    assert got("--until", "2000-01-01") == []
 
 
 # -- a durable subscriber killed ------------------------------------------------------------

@@ -535,12 +535,14 @@ def test_the_last_error_logged_is_kept_for_status(capsys: pytest.CaptureFixture[
 def test_subscribe_shows_the_view_for_people_or_json(daemon: Daemon, streamv1_bin: str,
                                                      tmp_path: Path) -> None:
     """#25 item 3, for subscribe: --format pretty (auto at a terminal) shows the
-    unified stream for people; piped, it is the stream_v1 lines as the daemon wrote."""
-    outs = {fmt: tmp_path / f"{fmt}.out" for fmt in ("pretty", "json")}
+    unified stream for people; piped, it is the stream_v1 lines as the daemon wrote.
+    Item 1: the selection options keep the runs they name (all, or none, here)."""
+    args = {"pretty": ["--format", "pretty"], "json": [], "agent": ["--agent", "claude-code"],
+            "none": ["--agent", "codex"]}
+    outs = {name: tmp_path / f"{name}.out" for name in args}
     subs = [subprocess.Popen([streamv1_bin, "subscribe", "--socket", str(daemon.sock),
-                              *(["--format", "pretty"] if fmt == "pretty" else [])],
-                             stdout=out.open("wb")) for fmt, out in outs.items()]
-    assert wait_until(lambda: (daemon.status() or {}).get("subscribers") == 2, 15)
+                              *args[name]], stdout=out.open("wb")) for name, out in outs.items()]
+    assert wait_until(lambda: (daemon.status() or {}).get("subscribers") == len(subs), 15)
     target = daemon.projects / "p" / f"{SID}.jsonl"
     target.parent.mkdir()
     target.write_bytes(DURABLE.read_bytes())
@@ -552,4 +554,5 @@ def test_subscribe_shows_the_view_for_people_or_json(daemon: Daemon, streamv1_bi
     shown = outs["pretty"].read_text()
     assert "⚙ Bash: echo hello" in shown and "> Run `echo hello` in the shell." in shown
     assert '{"type"' not in shown and "\x1b" not in shown
-    assert outs["json"].read_bytes() == daemon.out.read_bytes()
+    assert outs["json"].read_bytes() == daemon.out.read_bytes() == outs["agent"].read_bytes()
+    assert outs["none"].read_bytes() == b""

@@ -3,6 +3,8 @@ keep whole runs of the stream, so what passes is still framed as the contract sa
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -69,3 +71,51 @@ def test_a_selection_is_refused_with_out_dir_and_a_bad_time(streamv1_bin: str,
     assert proc.returncode == 2 and b"not --out-dir" in proc.stderr
     proc = convert(streamv1_bin, "--since", "whenever")
     assert proc.returncode == 2 and b"'whenever' is no time" in proc.stderr
+
+
+# -- tail and subscribe: the same rule, live --------------------------------------------
+
+
+def test_tail_writes_the_runs_convert_keeps_across_restarts_mid_run(
+        streamv1_bin: str, tmp_path: Path) -> None:
+    """tail --since: the first run of a resumed session began before WHEN, the second
+    after, another session's only run before. The daemon is stopped inside the first
+    run (left out) and inside the second (kept), and started again each time: the
+    open run's decision is checkpointed with the file, so the rest of each run goes
+    where its start went, and the output is convert --since's, byte for byte (the
+    origin marks aside)."""
+    from streamv1.translator.ledger import Filter, parse_when
+    from streamv1.translator.tail.daemon import TailDaemon
+    from streamv1.translator.tail.output import OutputSink
+
+    when = "2026-11-30T10:55:37Z"
+    resumed = DATA / "claude-session" / "resumed_two_invocations.jsonl"
+    other = DATA / "claude-session" / "print_mode_bash.jsonl"
+    project = tmp_path / "projects" / "p"
+    project.mkdir(parents=True)
+    src = resumed.read_bytes()
+    lines = src.splitlines(keepends=True)
+    assert b'"timestamp":"2026-11-30T10:55:36.7' in lines[12]  # inside the first run
+    assert b'"type":"attachment"' in lines[25] and b"10:55:37.166Z" in lines[25]  # the second
+    parts = [b"".join(lines[:13]), b"".join(lines[13:26]), b"".join(lines[26:])]
+    target = project / resumed.name
+    shutil.copy(other, project / other.name)
+    keep = Filter(since=parse_when(when))
+    out = tmp_path / "out.jsonl"
+    sizes = []
+    for part in parts:
+        with target.open("ab") as fh:
+            fh.write(part)
+        d = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
+                       commit_every=0, idle_close=0, selection=keep,
+                       clock=lambda: "2026-12-01T00:00:00.000Z")
+        d.start()
+        d.tick(changed={str(project), str(target), str(project / other.name)})
+        d.stop()
+        sizes.append(out.stat().st_size if out.exists() else 0)
+    assert sizes[0] == 0 < sizes[1] < sizes[2]  # nothing of the first run; the second's start
+    got = re.sub(rb',"_meta":\{"origin":"transcript"\}\}$', b"}", out.read_bytes(),
+                 flags=re.MULTILINE)
+    want = subprocess.run([streamv1_bin, "convert", "--since", when, str(resumed)],
+                          capture_output=True, timeout=60, check=True).stdout
+    assert len(runs(want)) == 1 and got == want

@@ -12,6 +12,7 @@ import errno
 import functools
 import gc
 import os
+import re
 import shutil
 import stat
 import sys
@@ -922,6 +923,7 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
     help="Also send every line to this NATS JetStream (needs -o FILE: the file is the "
     "buffer while the bus is down; docs/fleet.md).",
 )
+@selection_options("Runs", "begun")
 @fleet.bus_options(publishing=True)
 @click.pass_context
 def tail(
@@ -943,11 +945,25 @@ def tail(
     follow_symlinks: bool,
     stats_every: float,
     publish: str | None,
+    since: str | None,
+    until: str | None,
+    project: str | None,
+    agent: str | None,
+    session_prefix: str | None,
     **bus: Any,
 ) -> None:
     """Follow agents' session files (default: every agent's home, e.g.
     ${CLAUDE_CONFIG_DIR:-~/.claude}/projects) and write one stream_v1 stream of all
-    sessions as they happen."""
+    sessions as they happen.
+
+    --since/--until/--project/--agent/--session write only the runs they keep
+    (whole runs, as convert's do); the files are read all the same.
+
+    \b
+      streamv1 tail -o ~/agents.jsonl                # every agent, from the start
+      streamv1 tail --from end --project myrepo       # what happens from now, one repo
+      streamv1 tail --since today --agent codex -o codex-today.jsonl
+    """
     from streamv1.translator.shapes import encoder_for
     from streamv1.translator.tail import serve
 
@@ -986,6 +1002,7 @@ def tail(
         stats_every=stats_every,
         follow_symlinks=follow_symlinks,
         defaults=not dirs,
+        selection=_selection(since, until, project, agent, session_prefix),
     )
 
 
@@ -1028,11 +1045,7 @@ def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
 @click.option("--durable", metavar="NAME",
               help="With --from: a durable consumer; a restart goes on where it stopped.")
 @click.option("--host", "host_filter", metavar="HOST", help="With --from: only this host's lines.")
-@click.option("--session", "session_filter", metavar="ID",
-              help="With --from: only this session's lines.")
-@click.option("--since", metavar="TIME",
-              help="With --from: from this time (RFC 3339, or 15m, 2h, 7d back) instead of "
-              "the stream's start.")
+@selection_options("Runs", "begun")
 @click.option("--catch-up", is_flag=True,
               help="With --from: print what the stream holds now, then exit.")
 @click.option("--ack-window", type=click.IntRange(1, fleet.FETCH), default=fleet.ACK_WINDOW,
@@ -1044,33 +1057,59 @@ def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
 @fleet.bus_options(publishing=False)
 @quiet_on_closed_stdout
 def subscribe(socket_path: Path | None, source_url: str | None, durable: str | None,
-              host_filter: str | None, session_filter: str | None, since: str | None,
+              host_filter: str | None, since: str | None, until: str | None,
+              project: str | None, agent: str | None, session_prefix: str | None,
               catch_up: bool, ack_window: int, view_format: str, **bus: Any) -> None:
     """Print the daemon's unified stream live, until it stops. A reader too slow
     for it loses lines (counted; a system/warning line says how many).
 
     With --from nats://…, print the fleet's stream from JetStream instead, in stream
     order, each line acked after it is written (a durable consumer resumes there;
-    after a kill, at most --ack-window lines are printed again)."""
+    after a kill, at most --ack-window lines are printed again).
+
+    --since/--until/--project/--agent/--session keep whole runs, as convert's do;
+    a run under way when subscribe began is shown only when --session alone is
+    asked (its init, which says the rest, was not seen). With --from, --since is
+    also where the stream is read from, and a whole session id (a UUID) is also
+    the subject asked for, so the server sends only what is kept.
+
+    \b
+      streamv1 subscribe                              # the local daemon, live
+      streamv1 subscribe --project myrepo --agent codex
+      streamv1 subscribe --from nats://bus:4222 --since 2h --catch-up > today.jsonl
+    """
+    if source_url is None and (durable or host_filter or catch_up
+                               or ack_window != fleet.ACK_WINDOW):
+        raise click.UsageError("--durable, --host, --catch-up and --ack-window go with "
+                               "--from nats://…")
+    keep = _selection(since, until, project, agent, session_prefix)
+    out = _stdout_for(view_format)
+    if keep is not None:
+        from streamv1.translator.select import RunFilter
+
+        out = cast(IO[bytes], RunFilter(out, keep))
     if source_url is None:
-        if (durable or host_filter or session_filter or since or catch_up
-                or ack_window != fleet.ACK_WINDOW):
-            raise click.UsageError("--durable, --host, --session, --since, --catch-up and "
-                                   "--ack-window go with --from nats://…")
-        _subscribe_local(socket_path, _stdout_for(view_format))
+        _subscribe_local(socket_path, out)
         return
     bus_config = fleet.config(source_url, bus, host="-")
-    when = fleet.parse_since(since)
+    whole = session_prefix if session_prefix and _WHOLE_ID.fullmatch(session_prefix) else None
     try:
         with _signals_interrupt():
-            fleet.subscribe(bus_config, _stdout_for(view_format), host=host_filter,
-                            session=session_filter, durable=durable, since=when,
+            fleet.subscribe(bus_config, out, host=host_filter, session=whole,
+                            durable=durable, since=keep.since if keep else None,
                             catch_up=catch_up, ack_window=ack_window)
     except Interrupted as exc:
         sys.exit(128 + exc.signum)
     except fleet.BusError as exc:
         logs.get().error(str(exc))
         sys.exit(1)
+
+
+#: A whole session id (every agent we read names sessions by UUID): with --from it
+#: is the stream's subject for the session, so the server filters (a prefix cannot be
+#: a subject, so a shorter --session is matched here, on every line of the stream).
+_WHOLE_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                       r"[0-9a-fA-F]{12}")
 
 
 def _subscribe_local(socket_path: Path | None, out: IO[bytes]) -> None:

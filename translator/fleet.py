@@ -408,24 +408,6 @@ def _seconds(value: object) -> str:
     return f"{value:g}" if isinstance(value, (int, float)) else "?"
 
 
-def parse_since(value: str | None) -> datetime | None:
-    """An RFC 3339 time, or a duration back from now (``90s``, ``15m``, ``2h``, ``7d``)."""
-    if value is None:
-        return None
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    if value[-1:] in units and value[:-1].replace(".", "", 1).isdigit():
-        from datetime import timedelta
-
-        return datetime.now(UTC) - timedelta(seconds=float(value[:-1]) *
-                                                      units[value[-1]])
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise click.UsageError(f"--since {value!r}: an RFC 3339 time or a duration like "
-                               "15m, 2h, 7d") from exc
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
 def publish_state(state: Path) -> Path:
     """The publisher's checkpoint beside the daemon's."""
     return state.with_name(state.name + ".publish.json")

@@ -248,8 +248,9 @@ class Ledger:
 
 # -- filters --------------------------------------------------------------------------
 
-_RELATIVE = re.compile(r"(\d+)\s*(m|min|h|d|w)", re.IGNORECASE)
-_UNITS = {"m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_RELATIVE = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)", re.IGNORECASE)
+_UNITS = {"s": "seconds", "m": "minutes", "min": "minutes", "h": "hours", "d": "days",
+          "w": "weeks"}
 
 
 def parse_when(text: str, now: datetime | None = None) -> datetime:
@@ -265,7 +266,7 @@ def parse_when(text: str, now: datetime | None = None) -> datetime:
         return midnight - timedelta(days=1)
     rel = _RELATIVE.fullmatch(word)
     if rel is not None:
-        return now - timedelta(**{_UNITS[rel.group(2).lower()]: int(rel.group(1))})
+        return now - timedelta(**{_UNITS[rel.group(2).lower()]: float(rel.group(1))})
     try:
         when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:

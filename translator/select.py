@@ -4,8 +4,13 @@ result), so what passes is still framed as the contract says.
 
 A run is kept when its init says so: its session id begins with ``--session``,
 its agent's name is ``--agent``, its cwd holds ``--project``, and it began inside
-``[--since, --until]``. A line of no run (none should be) passes. The filter parses
-each line, so it costs something only when a filter is given.
+``[--since, --until]``. A line of a run whose init was not seen (a subscriber that
+joined mid-run) is kept only when the session id is all that is asked, since that
+is on every line; the rest needs the init. A line of no session passes. The filter
+parses each line, so it costs something only when a filter is given.
+
+The same rule, :class:`RunSelection`, is the tail daemon's last step before
+encoding (its state checkpointed with the translation), and ``subscribe``'s.
 """
 
 from __future__ import annotations
@@ -19,46 +24,54 @@ from streamv1.translator.batch import Writer
 from streamv1.translator.ledger import Filter, Row
 from streamv1.translator.lines import LineSplitter
 
+#: Where the open runs' decisions are kept in the state given (the daemon's
+#: checkpointed ``extra``, beside its other keys).
+STATE_KEY = "selected_runs"
 
-class RunFilter:
-    """A :class:`translator.batch.Writer` passing the lines of the runs ``keep`` keeps."""
 
-    def __init__(self, inner: Writer, keep: Filter) -> None:
-        self.inner = inner
+class RunSelection:
+    """The keep rule, one line at a time. Its state (the open runs, kept or not) is
+    a JSON object the caller may checkpoint (the tail daemon keeps it in the
+    translation's ``extra``)."""
+
+    def __init__(self, keep: Filter, state: dict[str, Any] | None = None) -> None:
         self.keep = keep
-        self._open: dict[tuple[str, str | None], bool] = {}  # (session, its actor) → kept
-        self._lines = LineSplitter("stdout", sys.maxsize, strip_cr=False)  # no limit: ours
+        self.state: dict[str, Any] = state if state is not None else {}
         self.runs_dropped = 0
+        #: Without an init, only the session id can be judged (it is on every line).
+        self._blind = (keep.since, keep.until, keep.project, keep.agent) == (None,) * 4
 
-    def write(self, data: bytes, /) -> int:
-        kept = [line.data + b"\n" for line in self._lines.feed(data)
-                if line.data and self._passes(orjson.loads(line.data))]
-        if kept:
-            self.inner.write(b"".join(kept))
-        return len(data)
-
-    def flush(self) -> None:
-        self.inner.flush()
-
-    def fileno(self) -> int:
-        return self.inner.fileno()
-
-    def _passes(self, line: dict[str, Any]) -> bool:
-        sid = str(line.get("session_id") or "")
+    def passes(self, line: dict[str, Any]) -> bool:
+        session = line.get("session_id")
+        if not isinstance(session, str):
+            return True  # a line about the stream, not of a run
+        opened: dict[str, bool] = self.state.setdefault(STATE_KEY, {})
         parent = line.get("parent_tool_use_id")
-        key = (sid, parent if isinstance(parent, str) else None)
+        actor = parent if isinstance(parent, str) else ""
+        own = f"{session} {actor}"
         if line.get("type") == "system" and line.get("subtype") == "init":
-            kept = self._keeps(line)
-            self._open[key] = kept
-            self.runs_dropped += not kept
-            return kept
-        if key not in self._open:
-            key = (sid, None)  # a nested actor's line inside its parent's run
-        kept = self._open.get(key, True)
-        if line.get("type") == "result" and key in self._open and (
-                key[1] is None or parent == key[1]):
-            del self._open[key]
+            opened[own] = began = self._keeps(line)
+            self.runs_dropped += not began
+            return began
+        # A nested actor's line without an init of its own is one of its parent's run.
+        key = own if own in opened else f"{session} "
+        kept = opened.get(key)
+        if kept is None:  # its init not seen
+            return self._blind and (self.keep.session is None
+                                    or session.startswith(self.keep.session))
+        if line.get("type") == "result" and key == own:
+            del opened[key]
         return kept
+
+    def lines(self, lines: dict[str, Any] | list[dict[str, Any]] | None
+              ) -> dict[str, Any] | list[dict[str, Any]] | None:
+        """The daemon's last step: what the step before it gave (a line, some, or
+        none), less the lines of runs not kept."""
+        if lines is None:
+            return None
+        if isinstance(lines, dict):
+            return lines if self.passes(lines) else None
+        return [line for line in lines if self.passes(line)]
 
     def _keeps(self, init: dict[str, Any]) -> bool:
         """The sessions' rule (ledger.Filter) on the run as a row that begins and
@@ -70,3 +83,30 @@ class RunFilter:
                                    agent=agent.get("name") if isinstance(agent, dict) else None,
                                    project=cwd if isinstance(cwd, str) else None,
                                    started=began, ended=began))
+
+
+class RunFilter:
+    """A :class:`translator.batch.Writer` passing the lines of the runs ``keep`` keeps."""
+
+    def __init__(self, inner: Writer, keep: Filter) -> None:
+        self.inner = inner
+        self.selection = RunSelection(keep)
+        self._lines = LineSplitter("stdout", sys.maxsize, strip_cr=False)  # no limit: ours
+
+    @property
+    def runs_dropped(self) -> int:
+        return self.selection.runs_dropped
+
+    def write(self, data: bytes, /) -> int:
+        passes = self.selection.passes
+        kept = [line.data + b"\n" for line in self._lines.feed(data)
+                if line.data and passes(orjson.loads(line.data))]
+        if kept:
+            self.inner.write(b"".join(kept))
+        return len(data)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def fileno(self) -> int:
+        return self.inner.fileno()

@@ -40,7 +40,9 @@ from typing import Any
 from streamv1.translator import logs
 from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
 from streamv1.translator.events import JSON
+from streamv1.translator.ledger import Filter
 from streamv1.translator.pipeline import InputError, Totals
+from streamv1.translator.select import RunSelection
 from streamv1.translator.session import Part, SessionMerge
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.sources import (
@@ -92,6 +94,7 @@ class TailDaemon:
         stats_every: float = 60.0,
         max_fds: int | None = None,
         follow_symlinks: bool = False,
+        selection: Filter | None = None,
     ) -> None:
         #: Told (inode, length) after every checkpoint of a file output: bytes that are
         #: never cut back (``tail --publish`` reads up to there). Called on this thread.
@@ -102,6 +105,9 @@ class TailDaemon:
         self.follow_symlinks = follow_symlinks
         self._encoder = encoder  # makes each file's encoder (--to)
         self._redact = redact  # --no-redact: False
+        #: --since/--until/--project/--agent/--session: the runs written (whole runs,
+        #: each file's decisions checkpointed in its translation's extra).
+        self.selection = selection
         self.sink = sink
         self.state_path = state_path
         self.lock = cp.StateLock(state_path)
@@ -178,7 +184,7 @@ class TailDaemon:
         self.claims = Claims(self.counters, clock)
         self.ingest_socket = ingest_socket
         self.live = LiveStreams(ingest_socket, self.counters, self.claims, clock, encoder,
-                                redact)
+                                redact, selection)
         self._woken = threading.Event()
         self.events = FileEvents([str(r) for r in roots], self.log, self.wake)
         self.unwatched = Unwatched(self.log)
@@ -1071,10 +1077,12 @@ class TailDaemon:
         follower.progress = self._read_progress
         translation = follower.translation
         gate = TranscriptGate(self.claims, translation.extra)
+        selected = (RunSelection(self.selection, translation.extra).lines
+                    if self.selection is not None else None)
 
         def decorate(line: JSON) -> JSON | list[JSON] | None:
             self._note_line(path, line)
-            return gate(line)
+            return gate(line) if selected is None else selected(gate(line))
 
         translation.decorate = decorate
         translation.on_spawn = lambda _: self._spawned_in(path)

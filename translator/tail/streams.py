@@ -18,8 +18,10 @@ from typing import Any
 
 from streamv1.translator import logs
 from streamv1.translator.events import Problem
+from streamv1.translator.ledger import Filter
 from streamv1.translator.pipeline import InputError, Totals, Translation
 from streamv1.translator.reader import Line, parse_line
+from streamv1.translator.select import RunSelection
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.tail.claims import Claims, Counters, mark_origin
 from streamv1.translator.tail.ingest import IngestServer, LiveStream, Subscriber
@@ -31,13 +33,14 @@ class LiveStreams:
 
     def __init__(self, socket: Path | None, counters: Counters, claims: Claims,
                  clock: Callable[[], str], encoder: Callable[[], Encoder] | None,
-                 redact: bool = True) -> None:
+                 redact: bool = True, selection: Filter | None = None) -> None:
         self.socket = socket
         self.counters = counters
         self.claims = claims
         self._clock = clock
         self._encoder = encoder  # makes each stream's encoder (--to)
         self._redact = redact  # --no-redact: False
+        self._selection = selection  # tail's --since/--project/...: the runs written
         self.server: IngestServer | None = None
         self.streams: list[LiveStream] = []
         self.totals = Totals()
@@ -125,6 +128,14 @@ class LiveStreams:
             return mark_origin(line, "stream")
 
         stream.translation.decorate = decorate
+        if self._selection is not None:
+            passes = RunSelection(self._selection, stream.translation.extra).passes
+
+            def selected(line: dict[str, Any]) -> dict[str, Any] | None:
+                marked = decorate(line)
+                return marked if passes(marked) else None
+
+            stream.translation.decorate = selected
         self.streams.append(stream)
         self.log.info("live stream connected", stream=stream.id,
                       command=" ".join(map(str, stream.hello.get("command") or [])) or "-")
