@@ -15,7 +15,6 @@ import os
 import stat
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,8 @@ from streamv1.translator.timefmt import normalize_ts, now_ts
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+
+    from streamv1.translator.progress import ProgressLine
 
 _BINARY_PROBE = 8192
 OUT_BUFFER = 1 << 20  # bytes an output file is written in
@@ -361,9 +362,10 @@ PROGRESS_ONE_FILE = 64_000_000
 
 
 class Progress:
-    """files, MB, rate and ETA on one stderr line, for a terminal only."""
+    """files, MB, rate and ETA on one stderr line, for a terminal only
+    (translator.progress draws it)."""
 
-    def __init__(self, jobs: list[Job], enabled: bool) -> None:
+    def __init__(self, jobs: list[Job], enabled: bool, console: Any = None) -> None:
         self.enabled = enabled and (
             len(jobs) > 1 or (bool(jobs) and _size(jobs[0].path) > PROGRESS_ONE_FILE)
         )
@@ -374,38 +376,30 @@ class Progress:
         self.files = 0
         self.bytes = 0
         self._inside = 0  # bytes read of the file in hand
-        self._shown = 0.0
-        self.start = time.monotonic()
+        self._line: ProgressLine | None = None
+        if self.enabled:
+            from streamv1.translator.progress import ProgressLine
+
+            self._line = ProgressLine("convert", self.total_files, self.total_bytes, console)
 
     def read(self, n: int) -> None:
         """Bytes read inside a file: a single large input shows progress too."""
         self._inside += n
-        now = time.monotonic()
-        if now - self._shown >= 0.25:
-            self._shown = now
-            self._show(self.bytes + self._inside)
+        if self._line is not None:
+            self._line.update(self.files, self.bytes + self._inside)
 
     def done(self, job: Job) -> None:
-        if not self.enabled:
+        if self._line is None:
             return
         self.files += 1
         self.bytes += self._sizes.get(job, 0)
         self._inside = 0
-        self._show(self.bytes)
-
-    def _show(self, done_bytes: int) -> None:
-        elapsed = max(time.monotonic() - self.start, 1e-6)
-        rate = done_bytes / elapsed
-        eta = (self.total_bytes - done_bytes) / rate if rate else 0.0
-        sys.stderr.write(
-            f"\r{self.files}/{self.total_files} files  {done_bytes / 1e6:.1f}/"
-            f"{self.total_bytes / 1e6:.1f} MB  {rate / 1e6:.1f} MB/s  ETA {eta:.0f}s   "
-        )
-        sys.stderr.flush()
+        self._line.update(self.files, self.bytes)
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
+        if self._line is not None:
+            self._line.close(self.files, self.bytes)
+            self._line = None
 
 
 def _size(path: str) -> int:
@@ -421,11 +415,12 @@ def run(
     options: Options,
     workers: int,
     progress: bool,
+    console: Any = None,
 ) -> Totals:
     """Convert every job; output per session (:func:`sessions`), sessions in time
     order, whatever ``workers`` is."""
     totals = Totals()
-    bar = Progress(jobs, progress)
+    bar = Progress(jobs, progress, console)
     units = sessions(jobs)
     if workers <= 1 or len(units) <= 1 or any(j.path == "-" for j in jobs):
         try:

@@ -500,8 +500,11 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
         workers = jobs if jobs is not None else (os.cpu_count() or 1 if len(work) > 1 else 1)
         try:
             with _signals_interrupt():
+                view = getattr(shared if selected is None else selected.inner, "console", None)
+                on_stdout = output is None and out_dir is None and view is None
                 totals = batch.run(work, shared, options, workers,
-                                   progress=_progress_wanted())
+                                   progress=_progress_wanted(json_on_stdout=on_stdout),
+                                   console=view if _stdout_is_stderr() else None)
             if shared is not None:
                 shared.flush()
             if selected is not None:
@@ -698,16 +701,20 @@ def _exit_now(status: int) -> None:
     os._exit(status)
 
 
-def _progress_wanted() -> bool:
-    """A progress line only on a terminal that is not also showing the output
-    (it would be mixed into the JSON on screen)."""
-    if not sys.stderr.isatty():
-        return False
+def _progress_wanted(json_on_stdout: bool) -> bool:
+    """A progress line only on a terminal (stderr), and not one showing JSON lines
+    too (it would be mixed into them). The view for people may share its terminal
+    with it: drawn on the view's console, the view scrolls above it."""
+    return sys.stderr.isatty() and not (json_on_stdout and _stdout_is_stderr())
+
+
+def _stdout_is_stderr() -> bool:
+    """stdout and stderr are the same file (one terminal, usually)."""
     try:
         out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
     except (OSError, ValueError):
-        return True
-    return (out.st_dev, out.st_ino, out.st_rdev) != (err.st_dev, err.st_ino, err.st_rdev)
+        return False
+    return (out.st_dev, out.st_ino, out.st_rdev) == (err.st_dev, err.st_ino, err.st_rdev)
 
 
 def _empty_stdin() -> bool:
@@ -924,6 +931,7 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
     "buffer while the bus is down; docs/fleet.md).",
 )
 @selection_options("Runs", "begun")
+@_FORMAT_OPTION
 @fleet.bus_options(publishing=True)
 @click.pass_context
 def tail(
@@ -950,6 +958,7 @@ def tail(
     project: str | None,
     agent: str | None,
     session_prefix: str | None,
+    view_format: str,
     **bus: Any,
 ) -> None:
     """Follow agents' session files (default: every agent's home, e.g.
@@ -986,6 +995,22 @@ def tail(
     if log_format == "auto":
         log_format = "console" if sys.stderr.isatty() else "json"
     logs.configure(level, log_format)
+    pretty = output is None and to == DEFAULT and (
+        view_format == "pretty" or (view_format == "auto" and sys.stdout.isatty()))
+    if view_format == "pretty" and not pretty:
+        raise click.UsageError("--format pretty is for stream_v1 on stdout: not with -o or "
+                               "--to claude")
+    view = None
+    if pretty:
+        from streamv1.translator.view import PrettyWriter
+
+        view = PrettyWriter(sys.stdout)
+    catch_up_view = None
+    if _progress_wanted(json_on_stdout=output is None and view is None):
+        from streamv1.translator.progress import ProgressLine
+
+        console = view.console if view is not None and _stdout_is_stderr() else None
+        catch_up_view = functools.partial(ProgressLine, "catch-up", console=console)
     roots = serve.watched_roots(dirs)
     serve.serve(
         roots,
@@ -1003,6 +1028,8 @@ def tail(
         follow_symlinks=follow_symlinks,
         defaults=not dirs,
         selection=_selection(since, until, project, agent, session_prefix),
+        stdout=cast(IO[bytes], view) if view is not None else None,
+        catch_up_view=catch_up_view,
     )
 
 

@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamv1.translator import logs
 from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
@@ -69,6 +69,12 @@ from streamv1.translator.tail.streams import LiveStreams
 from streamv1.translator.tail.watching import FileEvents, Sweep, Unwatched
 from streamv1.translator.timefmt import now_ts
 
+if TYPE_CHECKING:
+    from streamv1.translator.progress import ProgressLine
+
+#: A catch-up of one file this small shows no progress line (batch's rule).
+CATCH_UP_SHOWN = 64_000_000
+
 #: How long, live, a file's lines past its call spawning a nested actor wait for
 #: the actor's own file to begin (translator.session: the actor's task_started
 #: belongs before them, where batch conversion puts it by time). The agents write
@@ -95,6 +101,7 @@ class TailDaemon:
         max_fds: int | None = None,
         follow_symlinks: bool = False,
         selection: Filter | None = None,
+        catch_up_view: Callable[[int, int], ProgressLine] | None = None,
     ) -> None:
         #: Told (inode, length) after every checkpoint of a file output: bytes that are
         #: never cut back (``tail --publish`` reads up to there). Called on this thread.
@@ -108,6 +115,12 @@ class TailDaemon:
         #: --since/--until/--project/--agent/--session: the runs written (whole runs,
         #: each file's decisions checkpointed in its translation's extra).
         self.selection = selection
+        #: For a person at a terminal: makes the start-up catch-up's progress line
+        #: (files, bytes behind), shown while ``start`` reads what the files hold.
+        self.catch_up_view = catch_up_view
+        self._catch_up: ProgressLine | None = None
+        self._caught = [0, 0]  # files, bytes read in the catch-up
+        self._read_from = self._poll_from = 0  # the follower in hand: counted to, began at
         self.sink = sink
         self.state_path = state_path
         self.lock = cp.StateLock(state_path)
@@ -256,10 +269,14 @@ class TailDaemon:
             self._first_scan = not saved.scanned
         self.listen()
         self._starting = True
+        self._catch_up = self._catch_up_line()
         try:
             self.tick(rescan=True)
         finally:
             self._starting = False
+            if self._catch_up is not None:
+                self._catch_up.close(*self._caught)
+                self._catch_up = None
         if self._discovered:
             self.log.info("files discovered", files=sum(self._discovered.values()),
                           **{k.replace(" ", "_"): n for k, n in sorted(self._discovered.items())})
@@ -271,6 +288,37 @@ class TailDaemon:
             if not follower.run_open:
                 self.fds.give_back(follower)
         self._commit(force=True)
+
+    def _catch_up_line(self) -> ProgressLine | None:
+        """The catch-up's progress line, when one is wanted and there is more to
+        read than a glance (more than one file, or a large one): what the files
+        hold past their checkpoints (``--from end``: nothing, for a new file)."""
+        if self.catch_up_view is None:
+            return None
+        files = behind = 0
+        for root in self.roots:
+            for path in walk_paths(str(root), self.follow_symlinks) if root.is_dir() else ():
+                try:
+                    size = os.stat(path).st_size
+                except OSError:
+                    continue
+                mark = self._resume.get(path)
+                done = mark.offset if mark is not None else size if self.start_at_end else 0
+                if size > done:
+                    files, behind = files + 1, behind + size - done
+        if files <= 1 and behind <= CATCH_UP_SHOWN:
+            return None
+        self._caught = [0, 0]
+        return self.catch_up_view(files, behind)
+
+    def _caught_up(self, follower: FileFollower, whole: bool) -> None:
+        """The catch-up's progress: what was read of the follower in hand."""
+        assert self._catch_up is not None
+        read = max(0, follower.offset - self._read_from)
+        self._read_from = follower.offset
+        self._caught[0] += whole and follower.offset > self._poll_from
+        self._caught[1] += read
+        self._catch_up.update(*self._caught)
 
     def listen(self) -> None:
         """Open the socket (if asked for), before anything else is touched: a
@@ -449,6 +497,7 @@ class TailDaemon:
         if follower.path in self._unjoined and _has_a_line(follower.path):
             self._unjoined.discard(follower.path)  # before its first line is read
             self._join_session(follower.path, follower)
+        self._read_from = self._poll_from = follower.offset
         try:
             change = follower.poll()
         except InputError as exc:
@@ -463,6 +512,8 @@ class TailDaemon:
             except NoDescriptors:
                 self._repoll.add(follower.path)  # the next round tries it again
                 return 0
+        if self._catch_up is not None:
+            self._caught_up(follower, whole=True)
         if change.kind == "ok":
             self.fds.opened(follower)
             if follower.ino and self._by_inode.get(follower.ino) != follower.path:
@@ -517,6 +568,8 @@ class TailDaemon:
             return False
         if self._blocked is not None:
             return False  # the output cannot take more: read no further
+        if self._catch_up is not None:
+            self._caught_up(follower, whole=False)
         key = self._session_key.get(follower.path)
         if key is not None and key in self._sessions:
             self._frame_session(key)  # live: what each file has said by now

@@ -109,7 +109,9 @@ class OutputSink:
     way (ENOSPC, EIO) is cut back to it before the error goes up, so the file never
     ends in a broken line and a later line is never spliced onto one."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, stdout: IO[bytes] | None = None) -> None:
+        """``path`` None: stdout, or ``stdout`` where it is given (the view for
+        people, translator.view, at a terminal)."""
         self.path = path
         #: Told (inode, length) before the first line goes into a file the sink
         #: starts anew after the checkpoint (truncated from outside, or a new file
@@ -121,7 +123,7 @@ class OutputSink:
         if path is None:
             import sys
 
-            self._out = sys.stdout.buffer
+            self._out = stdout if stdout is not None else sys.stdout.buffer
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = _locked(path, os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644))

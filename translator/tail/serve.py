@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 from streamv1.translator import fleet, logs
 from streamv1.translator.shapes import Encoder
@@ -62,11 +62,13 @@ def serve(
     published: tuple[Path, fleet.BusConfig] | None,
     encoder: Callable[[], Encoder],
     defaults: bool = False,
+    stdout: IO[bytes] | None = None,
     **options: Any,
 ) -> NoReturn:
     """Run the daemon until a signal stops it, then exit with its status (1 when it
     could not start, or stopped with output it could not vouch for). ``options``
-    are :class:`TailDaemon`'s; ``published``: the output file sent, and where."""
+    are :class:`TailDaemon`'s; ``published``: the output file sent, and where;
+    ``stdout``: where stdout's lines go instead (the view for people)."""
     log = logs.get()
     waiting = [root for root in roots if not root.is_dir()]
     if defaults:
@@ -79,7 +81,7 @@ def serve(
             log.warning("not a directory (yet); watching for it on each rescan", path=str(root))
     stop = threading.Event()
     try:
-        sink = OutputSink(output.resolve() if output else None)
+        sink = OutputSink(output.resolve() if output else None, stdout)
     except OutputBusy as exc:
         log.error(str(exc))
         sys.exit(1)
