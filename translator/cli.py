@@ -371,7 +371,15 @@ def convert(
     With no PATH, reads stdin when it is a pipe or a file with data; at a terminal
     (or with stdin empty, /dev/null) converts every agent's home that holds
     transcripts (${CLAUDE_CONFIG_DIR:-~/.claude}/projects, and each source's own),
-    or a bundled sample when none does.
+    or a bundled sample when none does. At a terminal stdout is a view for people
+    and many files show their progress; piped, it is stream_v1 JSON lines.
+
+    \b
+      streamv1 convert ~/.claude/projects -o all.jsonl
+      streamv1 convert session.jsonl                  # at a terminal: the view
+      claude -p --output-format stream-json --verbose "fix it" | streamv1 convert
+      streamv1 convert ~/.codex/sessions --since yesterday --project myrepo | jq .type
+      streamv1 convert archive/ --out-dir converted/ --jobs 4
     """
     if quiet:
         logs.configure("error")
