@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from throughput import BIN, CORPORA, build_archive  # noqa: E402
+from throughput import BIN, CORPORA, build_archive
 
 
 def timed(binary: str, folder: Path, jobs: int) -> float:

@@ -412,11 +412,11 @@ def test_progress_only_where_it_is_not_mixed_into_the_output(streamv1_bin: str,
 
     inputs = [str(SESSION), str(ROOT / "testdata" / "claude-session" / "thinking.jsonl")]
 
-    def stderr_of(stdout_to_terminal: bool) -> bytes:
+    def stderr_of(stdout_to_terminal: bool, *args: str) -> bytes:
         master, slave = pty.openpty()
         out = slave if stdout_to_terminal else (tmp_path / "out.jsonl").open("wb").fileno()
-        proc = subprocess.Popen([streamv1_bin, "--log-level", "error", "convert", *inputs],
-                                stdout=out, stderr=slave, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen([streamv1_bin, "--log-level", "error", "convert", *args,
+                                 *inputs], stdout=out, stderr=slave, stdin=subprocess.DEVNULL)
         proc.wait(60)
         os.close(slave)
         seen = b""
@@ -434,8 +434,13 @@ def test_progress_only_where_it_is_not_mixed_into_the_output(streamv1_bin: str,
         os.close(master)
         return seen
 
-    assert b"files" in stderr_of(stdout_to_terminal=False)  # output in a file: shown
-    assert b"2/2 files" not in stderr_of(stdout_to_terminal=True)  # same terminal: not
+    assert b"2/2 files" in stderr_of(stdout_to_terminal=False)  # output in a file: shown
+    # JSON lines on the same terminal: not (it would be mixed into them).
+    json_seen = stderr_of(True, "--format", "json")
+    assert b'{"type":"system"' in json_seen and b"files" not in json_seen
+    # The view for people on it (at a terminal, by default): shown, below the view.
+    viewed = stderr_of(stdout_to_terminal=True)
+    assert b"2/2 files" in viewed and b"run begins" in viewed and b'{"type"' not in viewed
 
 
 def test_validate_says_convert_first_for_a_raw_transcript(streamv1_bin: str) -> None:
