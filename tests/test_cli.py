@@ -684,10 +684,10 @@ def test_an_exception_no_command_handles_is_one_line(tmp_path: Path, traceback: 
     raising asyncio's TimeoutError where its own was caught) ends the command with
     one line and 70, not a traceback; STREAMV1_TRACEBACK=1 gives the traceback."""
     plant = ("import sys\n"
-             "from streamv1.translator import cli, fleet\n"
+             "from streamv1.translator import cli\n"
              "def broken(*args, **kwargs):\n"
              "    raise RuntimeError('planted')\n"
-             "fleet.config = broken\n"
+             "cli.configured_bus = broken\n"
              "sys.argv = ['streamv1', 'subscribe', '--from', 'nats://127.0.0.1:9']\n"
              "cli.run()\n")
     env = {**os.environ, "STREAMV1_TRACEBACK": "1" if traceback else ""}

@@ -23,7 +23,17 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 
-from streamv1.translator import batch, fleet, ledger, logs
+from streamv1.translator import batch, ledger, logs
+from streamv1.translator.bus import (
+    ACK_WINDOW,
+    FETCH,
+    BusConfig,
+    BusError,
+    bus_options,
+    check_token,
+    temp_output,
+)
+from streamv1.translator.bus import config as configured_bus
 from streamv1.translator.discover import walk_paths
 from streamv1.translator.pipeline import Interrupted, Totals
 from streamv1.translator.reader import MAX_LINE_BYTES
@@ -233,9 +243,13 @@ def run() -> None:
     _refuse_dash_paths(sys.argv[1:])
     sys.argv[1:] = _global_options_first(sys.argv[1:])
     try:
-        main()
-    except KeyboardInterrupt:
+        # Not click's standalone mode: it turns a Ctrl-C into "Aborted!" and exit 1.
+        code = main(standalone_mode=False)
+    except (KeyboardInterrupt, click.exceptions.Abort):
         sys.exit(128 + 2)  # Ctrl-C anywhere else: no traceback, the shell's status
+    except click.ClickException as exc:
+        exc.show()  # a usage error: what standalone mode prints, and its status
+        sys.exit(exc.exit_code)
     except BrokenPipeError:
         # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -250,6 +264,8 @@ def run() -> None:
         logs.get().error(f"internal error: {type(exc).__name__}: {exc} (a bug: please "
                          "report it; STREAMV1_TRACEBACK=1 shows where)")
         sys.exit(EXIT_INTERNAL)
+    if isinstance(code, int) and code:
+        sys.exit(code)  # ctx.exit(n), --help's 0 aside
 
 
 def _global_options_first(args: list[str]) -> list[str]:
@@ -341,7 +357,7 @@ def _refuse_dash_paths(args: list[str]) -> None:
     help="Send the lines to the NATS JetStream stream (docs/fleet.md) instead of stdout "
     "(with -o: as well). Converting the same input again stores nothing twice.",
 )
-@fleet.bus_options(publishing=True)
+@bus_options(publishing=True)
 @quiet_on_closed_stdout
 def convert(
     paths: tuple[Path, ...],
@@ -397,7 +413,7 @@ def convert(
     spool = None
     stopped: int | None = None  # the status a signal ended the conversion with
     if bus_config is not None and output is None:
-        output = spool = fleet.temp_output()  # what is sent; removed after
+        output = spool = temp_output()  # what is sent; removed after
     options = batch.Options(
         source.name if source else None,
         fixed_now,
@@ -420,8 +436,10 @@ def convert(
         totals = _convert(paths, output, out_dir, options, jobs, log, pretty, keep)
         if bus_config is not None and output is not None:
             try:
+                from streamv1.translator import fleet  # asyncio, nats: only to publish
+
                 sent = fleet.publish_file(output, bus_config)
-            except fleet.BusError as exc:
+            except BusError as exc:
                 log.error(f"not published: {exc}")
                 sys.exit(1)
             log.info("published", stream=bus_config.stream, **sent)
@@ -452,7 +470,7 @@ def convert(
 
 
 def _publishing(urls: str | None, bus: dict[str, Any], to: str,
-                out_dir: Path | None) -> fleet.BusConfig | None:
+                out_dir: Path | None) -> BusConfig | None:
     """The bus to publish to, if asked (the fleet stream is stream_v1, one stream)."""
     if urls is None:
         return None
@@ -462,8 +480,8 @@ def _publishing(urls: str | None, bus: dict[str, Any], to: str,
     if out_dir is not None:
         raise click.UsageError("--publish sends one stream: use it with -o FILE or alone, "
                                "not with --out-dir")
-    fleet.check_token("--host", bus["host_name"])
-    return fleet.config(urls, bus)
+    check_token("--host", bus["host_name"])
+    return configured_bus(urls, bus)
 
 
 def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
@@ -940,7 +958,7 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
 )
 @selection_options("Runs", "begun")
 @_FORMAT_OPTION
-@fleet.bus_options(publishing=True)
+@bus_options(publishing=True)
 @click.pass_context
 def tail(
     ctx: click.Context,
@@ -993,7 +1011,7 @@ def tail(
         raise click.UsageError(f"{', '.join(map(str, missing))}: no such folder; name one "
                                "that exists (a folder made later is found if one named does)")
     bus_config = _publishing(publish, bus, to, None)
-    published: tuple[Path, fleet.BusConfig] | None = None  # the file sent, and where
+    published: tuple[Path, BusConfig] | None = None  # the file sent, and where
     if bus_config is not None:
         if output is None:
             raise click.UsageError("--publish needs -o/--output FILE: the file is what is "
@@ -1083,13 +1101,13 @@ def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
 @selection_options("Runs", "begun")
 @click.option("--catch-up", is_flag=True,
               help="With --from: print what the stream holds now, then exit.")
-@click.option("--ack-window", type=click.IntRange(1, fleet.FETCH), default=fleet.ACK_WINDOW,
+@click.option("--ack-window", type=click.IntRange(1, FETCH), default=ACK_WINDOW,
               show_default=True, metavar="N",
               help="With --from: lines printed between two confirmed acks. A killed "
               "subscriber's next run prints at most N lines again; each confirmation "
               "is a round trip, so a larger N is faster over a slow link.")
 @_FORMAT_OPTION
-@fleet.bus_options(publishing=False)
+@bus_options(publishing=False)
 @quiet_on_closed_stdout
 def subscribe(socket_path: Path | None, source_url: str | None, durable: str | None,
               host_filter: str | None, since: str | None, until: str | None,
@@ -1114,7 +1132,7 @@ def subscribe(socket_path: Path | None, source_url: str | None, durable: str | N
       streamv1 subscribe --from nats://bus:4222 --since 2h --catch-up > today.jsonl
     """
     if source_url is None and (durable or host_filter or catch_up
-                               or ack_window != fleet.ACK_WINDOW):
+                               or ack_window != ACK_WINDOW):
         raise click.UsageError("--durable, --host, --catch-up and --ack-window go with "
                                "--from nats://…")
     keep = _selection(since, until, project, agent, session_prefix)
@@ -1126,7 +1144,9 @@ def subscribe(socket_path: Path | None, source_url: str | None, durable: str | N
     if source_url is None:
         _subscribe_local(socket_path, out)
         return
-    bus_config = fleet.config(source_url, bus, host="-")
+    from streamv1.translator import fleet  # asyncio, nats: only to subscribe
+
+    bus_config = configured_bus(source_url, bus, host="-")
     whole = session_prefix if session_prefix and _WHOLE_ID.fullmatch(session_prefix) else None
     try:
         with _signals_interrupt():
@@ -1135,7 +1155,7 @@ def subscribe(socket_path: Path | None, source_url: str | None, durable: str | N
                             catch_up=catch_up, ack_window=ack_window)
     except Interrupted as exc:
         sys.exit(128 + exc.signum)
-    except fleet.BusError as exc:
+    except BusError as exc:
         logs.get().error(str(exc))
         sys.exit(1)
 

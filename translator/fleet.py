@@ -1,28 +1,27 @@
-"""The command-line side of the fleet stream: the NATS options shared by ``tail``,
-``convert`` and ``subscribe``, publishing a converted file, and reading the stream
-back. The protocol itself (subjects, ids, once-only sending) is in
-:mod:`translator.jetstream`; docs/fleet.md is the operator's guide."""
+"""The command-line side of the fleet stream: publishing a converted file, and
+reading the stream back. The options and the stream's configuration are in
+:mod:`translator.bus` (light: every command imports it; this module brings
+asyncio and nats-py, and is imported only to publish or subscribe). The protocol
+itself (subjects, ids, once-only sending) is in :mod:`translator.jetstream`;
+docs/fleet.md is the operator's guide."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
-import socket
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-import click
 import orjson
 
 from streamv1.translator import jetstream, logs
-from streamv1.translator.jetstream import BusConfig, BusError
+from streamv1.translator.bus import ACK_WINDOW, FETCH, BusConfig, BusError
 from streamv1.translator.pipeline import Interrupted
 
-__all__ = ["BusConfig", "BusError", "bus_options", "config", "publish_file", "subscribe"]
+__all__ = ["BusConfig", "BusError", "publish_file", "subscribe"]
 
 #: Lines read from a converted file per send (bounded memory for any archive).
 FILE_BATCH = 5000
@@ -52,85 +51,6 @@ def _run_noting_signals(work: Callable[[list[int]], Awaitable[T]]) -> T:
                     loop.remove_signal_handler(signum)
 
     return asyncio.run(main())
-
-
-def servers(value: str) -> tuple[str, ...]:
-    """``nats://a:4222,nats://b:4222`` as a tuple, each checked."""
-    found = tuple(s.strip() for s in value.split(",") if s.strip())
-    for url in found:
-        if not url.startswith(("nats://", "tls://")):
-            raise click.UsageError(f"{url!r} is not a nats:// (or tls://) address")
-    if not found:
-        raise click.UsageError("no NATS server given")
-    return found
-
-
-def bus_options(publishing: bool) -> Callable[[Any], Any]:
-    """The connection options (and, for publishers, the stream's limits, used when
-    the stream is made). Each command gets ``bus`` (a dict) to pass to ``config``."""
-
-    def add(command: Any) -> Any:
-        opts = [
-            click.option("--nats-creds", type=click.Path(dir_okay=False, exists=True),
-                         help="NATS credentials file (JWT and seed) for this host."),
-            click.option("--nats-tls-ca", type=click.Path(dir_okay=False, exists=True),
-                         help="CA certificate(s) that sign the servers' certificates."),
-            click.option("--nats-tls-cert", type=click.Path(dir_okay=False, exists=True),
-                         help="Client certificate, for servers that verify clients."),
-            click.option("--nats-tls-key", type=click.Path(dir_okay=False, exists=True),
-                         help="The client certificate's key."),
-            click.option("--nats-stream", default="STREAMV1", show_default=True,
-                         help="JetStream stream name."),
-            click.option("--nats-prefix", default="streamv1", show_default=True,
-                         help="Subject prefix: subjects are PREFIX.<host>.<session_id>."),
-        ]
-        if publishing:
-            opts += [
-                click.option("--host", "host_name", metavar="NAME",
-                             default=socket.gethostname(), show_default="this host's name",
-                             help="The name this machine publishes as (its subjects' "
-                             "second token)."),
-                click.option("--nats-replicas", type=click.IntRange(1, 5), default=1,
-                             show_default=True, help="Replicas, when the stream is made."),
-                click.option("--nats-max-age", type=float, default=0.0, metavar="SECONDS",
-                             help="Age limit, when the stream is made (default: none)."),
-                click.option("--nats-max-bytes", type=int, default=-1, metavar="BYTES",
-                             help="Size limit, when the stream is made (default: none)."),
-                click.option("--nats-duplicate-window", type=float, default=600.0,
-                             show_default=True, metavar="SECONDS",
-                             help="How long the server remembers message ids, when the "
-                             "stream is made."),
-            ]
-        for opt in reversed(opts):
-            command = opt(command)
-        return command
-
-    return add
-
-
-def config(urls: str, params: dict[str, Any], host: str | None = None) -> BusConfig:
-    """The BusConfig from a command's parameters (bus_options' names)."""
-    if params.get("nats_tls_key") and not params.get("nats_tls_cert"):
-        raise click.UsageError("--nats-tls-key needs --nats-tls-cert")
-    return BusConfig(
-        servers=servers(urls),
-        stream=params["nats_stream"],
-        prefix=params["nats_prefix"],
-        replicas=params.get("nats_replicas", 1),
-        max_age=params.get("nats_max_age", 0.0),
-        max_bytes=params.get("nats_max_bytes", -1),
-        duplicate_window=params.get("nats_duplicate_window", 600.0),
-        host=host or params.get("host_name") or socket.gethostname(),
-        creds=params.get("nats_creds"),
-        tls_ca=params.get("nats_tls_ca"),
-        tls_cert=params.get("nats_tls_cert"),
-        tls_key=params.get("nats_tls_key"),
-    )
-
-
-def check_token(name: str, value: str) -> None:
-    if not value or value != value.strip():
-        raise click.UsageError(f"{name} must be a non-empty name without surrounding spaces")
 
 
 # -- convert --publish ---------------------------------------------------------------------
@@ -212,13 +132,6 @@ def _said_once() -> Callable[[str], None]:
 # -- subscribe --from nats:// -----------------------------------------------------------------
 
 
-#: Lines asked for per fetch.
-FETCH = 256
-#: Lines written between two confirmed acks (``--ack-window``): the most a kill can
-#: leave printed but not acked, printed again by the next run. Each confirmation is
-#: a round trip: 3,847 lines/s at 1, 13,259 at 32, 15,049 at 256 on loopback
-#: (docs/fleet.md).
-ACK_WINDOW = 1
 #: How long a durable consumer holding unacked lines must show no reader at work
 #: (no pull request waiting, nothing delivered or acked) before those lines are
 #: taken for a dead subscriber's and delivered again (:func:`_take_back`).
@@ -406,17 +319,3 @@ async def _take_back(nc: Any, sub: Any, bus: BusConfig, durable: str,
 
 def _seconds(value: object) -> str:
     return f"{value:g}" if isinstance(value, (int, float)) else "?"
-
-
-def publish_state(state: Path) -> Path:
-    """The publisher's checkpoint beside the daemon's."""
-    return state.with_name(state.name + ".publish.json")
-
-
-def temp_output() -> Path:
-    """Where ``convert --publish`` without ``-o`` puts the lines it sends."""
-    import tempfile
-
-    fd, name = tempfile.mkstemp(prefix="streamv1-publish-", suffix=".jsonl")
-    os.close(fd)
-    return Path(name)

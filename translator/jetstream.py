@@ -22,63 +22,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import re
-import socket
 import ssl
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import orjson
 
 from streamv1.translator import logs
+from streamv1.translator.bus import BusConfig, BusError, token
 
 T = TypeVar("T")
 
-#: What may stand in a subject token as it is; anything else is escaped as ``_XX``.
-_SAFE = re.compile(rb"[^A-Za-z0-9-]")
 #: How long one publish waits for its ack before the line's fate is asked for.
 ACK_WAIT = 5.0
 #: How long to wait between tries while the server is unreachable (doubling to this).
 RETRY_MAX = 5.0
-
-
-class BusError(Exception):
-    """A stream that cannot be made or used (configuration, permissions): one line."""
-
-
-def token(value: str) -> str:
-    """``value`` as one subject token: letters, digits and ``-`` stay, every other
-    byte (``.``, ``*``, ``>``, spaces, ``_`` itself) becomes ``_XX``, so two values
-    never share a token and the original can be read back."""
-    raw = value.encode("utf-8", "surrogatepass")
-    return _SAFE.sub(lambda m: b"_%02X" % m.group(0)[0], raw).decode("ascii") or "_"
-
-
-@dataclass(frozen=True)
-class BusConfig:
-    """Where lines go and how the stream is made when missing."""
-
-    servers: tuple[str, ...]
-    stream: str = "STREAMV1"
-    prefix: str = "streamv1"
-    replicas: int = 1
-    max_age: float = 0.0  # seconds; 0: keep forever
-    max_bytes: int = -1  # -1: no limit
-    duplicate_window: float = 600.0  # seconds
-    host: str = field(default_factory=socket.gethostname)
-    creds: str | None = None
-    tls_ca: str | None = None
-    tls_cert: str | None = None
-    tls_key: str | None = None
-
-    def subject(self, session: str) -> str:
-        return f"{self.prefix}.{token(self.host)}.{token(session)}"
-
-    def filter(self, host: str | None, session: str | None) -> str:
-        """The subject filter for one host and/or session (``*`` for any)."""
-        return (f"{self.prefix}.{token(host) if host else '*'}."
-                f"{token(session) if session else '*'}")
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from streamv1.translator import jetstream, logs
+from streamv1.translator import bus, jetstream, logs
 from streamv1.translator.lines import MAX_LINE_BYTES, LineSplitter, line_too_long
 
 #: Most lines, and bytes, read and sent as one batch (the unit of the checkpoint).
@@ -40,7 +40,7 @@ VERSION = 1
 
 
 class OutputPublisher:
-    def __init__(self, output: Path, state: Path, config: jetstream.BusConfig) -> None:
+    def __init__(self, output: Path, state: Path, config: bus.BusConfig) -> None:
         self.output = output
         self.state = state
         self.config = config
@@ -99,7 +99,7 @@ class OutputPublisher:
     def _run(self) -> None:
         try:
             asyncio.run(self._main())
-        except jetstream.BusError as exc:
+        except bus.BusError as exc:
             self.error = str(exc)
             self.log.error(f"publishing stopped: {exc}; the output file keeps every line")
         except Exception as exc:  # pragma: no cover - said, never a traceback
@@ -222,7 +222,7 @@ class OutputPublisher:
             await self._wait()
             return fd
         except OSError as exc:
-            raise jetstream.BusError(f"{self.output}: cannot read ({exc.strerror})") from exc
+            raise bus.BusError(f"{self.output}: cannot read ({exc.strerror})") from exc
         ino = os.fstat(new).st_ino
         if ino != current:
             os.close(new)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from streamv1.translator import fleet, logs
+from streamv1.translator import bus, logs
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.sources import homes
 from streamv1.translator.tail import protocol
@@ -59,7 +59,7 @@ def serve(
     roots: list[Path],
     output: Path | None,
     state_path: Path,
-    published: tuple[Path, fleet.BusConfig] | None,
+    published: tuple[Path, bus.BusConfig] | None,
     encoder: Callable[[], Encoder],
     defaults: bool = False,
     stdout: IO[bytes] | None = None,
@@ -97,7 +97,7 @@ def serve(
     if published is not None:
         from streamv1.translator.tail.publisher import OutputPublisher
 
-        publisher = OutputPublisher(published[0], fleet.publish_state(state_path),
+        publisher = OutputPublisher(published[0], bus.publish_state(state_path),
                                     published[1])
         daemon.on_commit = publisher.committed
         daemon.more_status = lambda: {"publish": publisher.status()}
