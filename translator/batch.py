@@ -14,7 +14,6 @@ import io
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -658,6 +657,8 @@ def _atomic_output(output: Path) -> Iterator[IO[bytes]]:
             with contextlib.suppress(OSError):  # already said: the write failed
                 fh.close()
         return
+    import tempfile
+
     folder = output.parent if str(output.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)

@@ -9,13 +9,24 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
+
+
+def hostname() -> str:
+    """This machine's name, as gethostname(2) gives it (os.uname: no socket module
+    to import for a default that every command's options evaluate)."""
+    try:
+        return os.uname().nodename
+    except AttributeError:  # pragma: no cover - not POSIX
+        import socket
+
+        return socket.gethostname()
+
 
 #: What may stand in a subject token as it is; anything else is escaped as ``_XX``.
 _SAFE = re.compile(rb"[^A-Za-z0-9-]")
@@ -52,7 +63,7 @@ class BusConfig:
     max_age: float = 0.0  # seconds; 0: keep forever
     max_bytes: int = -1  # -1: no limit
     duplicate_window: float = 600.0  # seconds
-    host: str = field(default_factory=socket.gethostname)
+    host: str = field(default_factory=hostname)
     creds: str | None = None
     tls_ca: str | None = None
     tls_cert: str | None = None
@@ -100,7 +111,7 @@ def bus_options(publishing: bool) -> Callable[[Any], Any]:
         if publishing:
             opts += [
                 click.option("--host", "host_name", metavar="NAME",
-                             default=socket.gethostname(), show_default="this host's name",
+                             default=hostname(), show_default="this host's name",
                              help="The name this machine publishes as (its subjects' "
                              "second token)."),
                 click.option("--nats-replicas", type=click.IntRange(1, 5), default=1,
@@ -133,7 +144,7 @@ def config(urls: str, params: dict[str, Any], host: str | None = None) -> BusCon
         max_age=params.get("nats_max_age", 0.0),
         max_bytes=params.get("nats_max_bytes", -1),
         duplicate_window=params.get("nats_duplicate_window", 600.0),
-        host=host or params.get("host_name") or socket.gethostname(),
+        host=host or params.get("host_name") or hostname(),
         creds=params.get("nats_creds"),
         tls_ca=params.get("nats_tls_ca"),
         tls_cert=params.get("nats_tls_cert"),

@@ -13,7 +13,6 @@ import functools
 import gc
 import os
 import re
-import shutil
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -23,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 
-from streamv1.translator import batch, ledger, logs
+from streamv1.translator import batch, logs
 from streamv1.translator.bus import (
     ACK_WINDOW,
     FETCH,
@@ -55,6 +54,7 @@ def _source_choice(name: str) -> Source | None:
 
 
 if TYPE_CHECKING:
+    from streamv1.translator import ledger
     _StrChoice = click.Choice[str]
 else:
     _StrChoice = click.Choice  # (not subscriptable before click 8.4)
@@ -141,6 +141,8 @@ def _selection(since: str | None, until: str | None, project: str | None,
     if not any((since, until, project, agent, session_prefix)):
         return None
     try:
+        from streamv1.translator import ledger  # (its price table: only when asked)
+
         return ledger.Filter(
             since=ledger.parse_when(since) if since else None,
             until=ledger.parse_when(until) if until else None,
@@ -797,6 +799,8 @@ def sessions(paths: tuple[Path, ...], as_json: bool, since: str | None, until: s
 
     import orjson
 
+    from streamv1.translator import ledger
+
     keep = _selection(since, until, project, agent, session_prefix) or ledger.Filter()
     log = logs.get()
     source = _source_choice(source_name)
@@ -1218,6 +1222,7 @@ def service(action: str, force: bool) -> None:
     """The systemd user unit for ``streamv1 tail``, with the absolute path of this
     streamv1: ``print`` shows it, ``install`` writes it to
     ~/.config/systemd/user/streamv1.service."""
+    import shutil
     from importlib import resources
 
     exe = shutil.which("streamv1", path=os.path.dirname(sys.argv[0]) or None)
