@@ -14,7 +14,10 @@ Figures (each its own command; `all` runs them in turn):
            Target: >= 0.5x the bare pass on (a) and (b).
   redact   what masking secrets costs: convert vs convert --no-redact (public corpus).
   jobs     `--jobs 2` vs `--jobs 1` on an archive of >= 200 session files (the public
-           corpus repeated to ~300 MB, ~900 files). Target >= 1.8x.
+           corpus repeated to ~300 MB, ~900 files). Target >= 1.8x; and what two
+           independent processes reach on the same halves (goal: >= 95 % of it).
+  jobs-scale
+           the default `--jobs` vs `--jobs 1` from 1 file to 10,000. Goal >= 1.00x.
   rss      peak RSS converting one 1 GB session file, next to a 100 MB one (both
            generated from the corpus). Target < 100 MB, not growing with size.
   instructions
@@ -242,6 +245,27 @@ def jobs(repeat: int, size_mb: int = 300) -> None:
               f"one-process run): {a / c:.2f}x; --jobs 2 reaches {c / b:.0%} of it")
 
 
+def jobs_scale(repeat: int) -> None:
+    """The default --jobs against one process, from 1 file to 10,000 (the 2.1.332
+    captures, real sizes, cycled; ~135 MB a thousand files). Goal: never slower
+    (>= 1.00x at every size)."""
+    files = [f for f in corpus_files("claude") if ".expected." not in f.name]
+    for n in (1, 10, 100, 1000, 10000):
+        with tempfile.TemporaryDirectory() as tmp:
+            for i in range(n):
+                folder = Path(tmp) / f"s{i:05d}"
+                folder.mkdir()
+                shutil.copyfile(files[i % len(files)], folder / files[i % len(files)].name)
+            cmd = [BIN, "--log-level", "error", "convert", "--lenient", "-o", "/dev/null"]
+            one, default = [], []
+            for _ in range(repeat):
+                one.append(timed([*cmd, "--jobs", "1", tmp])[0])
+                default.append(timed([*cmd, tmp])[0])
+            a, b = statistics.median(one), statistics.median(default)
+            print(f"default --jobs vs --jobs 1, {n} files: {b:.2f}s vs {a:.2f}s -> {a / b:.2f}x "
+                  "(goal >= 1.00x)")
+
+
 def instructions(size_mb: int) -> None:
     """The ratio figure counted in instructions (valgrind's callgrind), not seconds:
     the same count for the same code and input whatever else the machine does, so
@@ -313,7 +337,8 @@ def rss() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("figure", nargs="?", default="all",
-                    choices=["ratio", "redact", "jobs", "rss", "instructions", "all"])
+                    choices=["ratio", "redact", "jobs", "jobs-scale", "rss", "instructions",
+                             "all"])
     ap.add_argument("--size-mb", type=int, default=None,
                     help="archive size (default 100; instructions: 25)")
     ap.add_argument("--repeat", type=int, default=5)
@@ -330,6 +355,8 @@ def main() -> None:
         redact_cost(a.size_mb or 100, a.repeat)
     if a.figure in ("jobs", "all"):
         jobs(a.repeat)
+    if a.figure in ("jobs-scale", "all"):
+        jobs_scale(a.repeat)
     if a.figure in ("rss", "all"):
         rss()
     if a.figure == "instructions":  # not in "all": it takes minutes under valgrind

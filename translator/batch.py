@@ -359,6 +359,27 @@ def merge(into: Totals, other: Totals) -> None:
 #: One input this big is waited for long enough (seconds) to show progress inside it.
 PROGRESS_ONE_FILE = 64_000_000
 
+#: Less input than this is converted in one process by default: a pool's start
+#: (fork, spool files, copying them out) costs more than a second core gives.
+#: Measured (2 cores, medians of 5, --jobs 2 vs 1): 2.1.332 captures 14 MB 0.94x,
+#: 41 MB 1.14x; public corpus 4 MB 0.89x, 21 MB 1.12x (docs/performance.md).
+PARALLEL_FROM = 24_000_000
+
+
+def default_workers(jobs: list[Job]) -> int:
+    """``--jobs`` when none is given: every core once the inputs hold enough to
+    pay for a pool (:data:`PARALLEL_FROM`), else one process. Sizes are summed
+    only until the threshold: a stat per file, at most."""
+    cores = os.cpu_count() or 1
+    if cores < 2 or len(jobs) < 2:
+        return 1
+    total = 0
+    for job in jobs:
+        total += _size(job.path)
+        if total >= PARALLEL_FROM:
+            return cores
+    return 1
+
 
 class Progress:
     """files, MB, rate and ETA on one stderr line, for a terminal only

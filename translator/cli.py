@@ -341,8 +341,9 @@ def _refuse_dash_paths(args: list[str]) -> None:
     "-j",
     type=int,
     metavar="N",
-    help="Convert N inputs at a time (default: one per core when there are several); "
-    "output order stays per input, in input order.",
+    help="Convert N inputs at a time (default: one per core once the inputs hold 24 MB "
+    "or more, where a second process pays for itself); output order stays per input, "
+    "in input order.",
 )
 @click.option(
     "--session-id",
@@ -525,7 +526,7 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
 
             shared = selected = RunFilter(shared, keep)
             jobs = 1  # the parallel path copies its spools straight to the output
-        workers = jobs if jobs is not None else (os.cpu_count() or 1 if len(work) > 1 else 1)
+        workers = jobs if jobs is not None else batch.default_workers(work)
         try:
             with _signals_interrupt():
                 view = getattr(shared if selected is None else selected.inner, "console", None)
@@ -775,7 +776,8 @@ def _relative(files: list[str], root: str) -> Iterator[tuple[str, str]]:
 @selection_options("Sessions")
 @_SOURCE_OPTION
 @click.option("--jobs", "-j", type=click.IntRange(1), metavar="N",
-              help="Read N inputs at a time (default: one per core when there are several).")
+              help="Read N inputs at a time (default: one per core once the inputs hold "
+              "24 MB or more).")
 @quiet_on_closed_stdout
 def sessions(paths: tuple[Path, ...], as_json: bool, since: str | None, until: str | None,
              project: str | None, agent: str | None, session_prefix: str | None,
