@@ -22,8 +22,12 @@ baseline measured in the same run (machines here are noisy: absolute times mean 
 A line that never reaches the stream is reported with what the stream lacks and the
 publisher's checkpoint.
 
+3. convert --publish: one session of 10,000 records, `convert -o FILE` against
+   `convert --publish` (lines/s; goal >= 20,000), and the stream's count after each.
+
 Usage: .venv/bin/python bench/fleet.py [--lines 20000] [--files 20] [--rounds 3]
            [--appends 1000] [--latency-files 50] [--commit-every 0.5,0.05]
+           [--only convert|tail|latency]
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ class Bus:
     def __init__(self, url: str) -> None:
         import nats
 
+        self.url = url
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -467,6 +472,45 @@ def latency(tmp: Path, server: natsserver.Server, bus: Bus, appends: int, files:
             print(r["said"])
 
 
+# -- 3. convert --publish ---------------------------------------------------------------------
+
+
+def convert_publish(tmp: Path, bus: Bus, lines: int, rounds: int) -> None:
+    """One session of ``lines`` assistant records: `convert -o FILE` (the baseline)
+    against `convert --publish` into a fresh stream, lines/s each (medians of the
+    alternated rounds), and whether the stream holds every line once. Goal:
+    >= 20,000 lines/s published (#26)."""
+    root = tmp / "convert"
+    root.mkdir()
+    burst(root, lines, 1)
+    (path,) = (root / "projects" / "bench").iterdir()
+    out = root / "out.jsonl"
+    subprocess.run([BIN, "--log-level", "error", "convert", str(path), "-o", str(out)],
+                   check=True)
+    due = out.read_bytes().count(b"\n")  # the lines convert writes: what is published
+    local: list[float] = []
+    published: list[float] = []
+    held: list[int | None] = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        subprocess.run([BIN, "--log-level", "error", "convert", str(path), "-o", str(out)],
+                       check=True)
+        local.append(due / (time.perf_counter() - t0))
+        bus.drop_stream()
+        t0 = time.perf_counter()
+        subprocess.run([BIN, "--log-level", "error", "convert", str(path), "--publish", bus.url,
+                        "--host", HOST], check=True)
+        published.append(due / (time.perf_counter() - t0))
+        held.append(bus.messages())
+    base, rate = statistics.median(local), statistics.median(published)
+    print(f"convert --publish, one session of {due} lines ({rounds} rounds, medians):")
+    print(f"  convert -o FILE (baseline): {base:8.0f} lines/s")
+    print(f"  convert --publish:          {rate:8.0f} lines/s  (goal >= 20,000; "
+          f"{rate / base:.2f}x the file's)")
+    print(f"  the stream held {held} messages after each round ({due} due: "
+          f"{'each once' if all(h == due for h in held) else 'NOT each once'})")
+
+
 def stop_server(server: natsserver.Server) -> None:
     proc = server.proc
     try:
@@ -489,6 +533,9 @@ def main() -> None:
                     help="the --commit-every values the latency is measured at")
     ap.add_argument("--limit", type=float, default=90.0,
                     help="seconds a throughput run may take before it is called incomplete")
+    ap.add_argument("--only", choices=["convert", "tail", "latency"],
+                    help="one figure: convert --publish, tail --publish's throughput, or "
+                    "the latency")
     a = ap.parse_args()
     commits = [float(x) for x in a.commit_every.split(",") if x]
     started = time.perf_counter()
@@ -500,8 +547,12 @@ def main() -> None:
         stack.callback(stop_server, server)
         bus = Bus(server.url)
         stack.callback(bus.close)
-        throughput(tmp, server, bus, a.lines, a.files, a.limit, a.rounds)
-        latency(tmp, server, bus, a.appends, a.latency_files, commits)
+        if a.only in (None, "convert"):
+            convert_publish(tmp, bus, 10_000, a.rounds)
+        if a.only in (None, "tail"):
+            throughput(tmp, server, bus, a.lines, a.files, a.limit, a.rounds)
+        if a.only in (None, "latency"):
+            latency(tmp, server, bus, a.appends, a.latency_files, commits)
     print(f"(nats-server {natsserver.binary()}; {time.perf_counter() - started:.0f} s in all; "
           f"load as in {Path(tail_latency.__file__).name})")
 

@@ -6,6 +6,7 @@ a durable subscriber killed mid-batch is resumed in stream order, nothing missin
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -123,6 +124,76 @@ def test_a_line_is_its_own_id() -> None:
     assert jetstream.line_for(mine, line.replace(b"3", b"4")).msg_id != one.msg_id
     other = bus.BusConfig(servers=("nats://x:1",), host="other")
     assert jetstream.line_for(other, line).msg_id != one.msg_id
+
+
+# -- many lines a round trip: atomic batches ---------------------------------------------------
+
+
+def _lines_of_one_session(n: int) -> list[bytes]:
+    return [orjson.dumps({"type": "assistant", "session_id": "one", "seq": k,
+                          "ts": "2026-12-01T00:00:00.000Z", "k": k}) for k in range(n)]
+
+
+def _send(url: str, data: list[bytes], *, atomic_stream: bool, before: int = 0
+          ) -> dict[str, int]:
+    """Sender.send of ``data`` (one subject) into a stream made with or without
+    allow_atomic, after ``before`` of its first lines were stored one by one;
+    returns the sender's counts."""
+    import nats
+    from nats.js.api import StorageType, StreamConfig
+
+    config = bus.BusConfig(servers=(url,), host="h")
+    lines = jetstream.lines_of(config, data)
+
+    async def run() -> dict[str, int]:
+        nc = await nats.connect(url)
+        try:
+            js = nc.jetstream()
+            await js.add_stream(StreamConfig(name="STREAMV1", subjects=["streamv1.>"],
+                                             storage=StorageType.FILE,
+                                             allow_atomic=atomic_stream or None))
+            if before:
+                first = jetstream.Sender(js, config, nc=nc)
+                first.atomic = False  # one by one
+                await first.send(lines[:before], fresh=False)
+            sender = jetstream.Sender(js, config, nc=nc)
+            await sender.send(lines, fresh=False)
+            return {"stored": sender.stored, "duplicates": sender.duplicates,
+                    "batches": sender.batches}
+        finally:
+            await nc.close()
+
+    return asyncio.run(run())
+
+
+def test_one_sessions_lines_go_in_atomic_batches_in_order(server: natsserver.Server) -> None:
+    """#26: convert --publish sent one line per round trip (5,017 lines/s for one
+    session, bench/fleet.py). 2,500 lines of one subject go as 1,000 + 1,000 + 500
+    in three atomic batches, stored once each, in their order."""
+    data = _lines_of_one_session(2500)
+    counts = _send(server.url, data, atomic_stream=True)
+    assert counts == {"stored": 2500, "duplicates": 0, "batches": 3}
+    assert [m["data"] for m in natsserver.stored(server.url)] == data
+
+
+def test_a_batch_holding_a_stored_line_goes_line_by_line(server: natsserver.Server) -> None:
+    """The server refuses a whole batch that holds a message id it has (another run
+    stored it meanwhile): the batch's lines then go one by one, the stored ones
+    answered as duplicates, so each line is in the stream once, in order."""
+    data = _lines_of_one_session(40)
+    counts = _send(server.url, data, atomic_stream=True, before=10)
+    assert counts == {"stored": 30, "duplicates": 10, "batches": 0}
+    assert [m["data"] for m in natsserver.stored(server.url)] == data
+
+
+def test_a_stream_without_atomic_batches_gets_one_line_a_round_trip(
+        server: natsserver.Server) -> None:
+    """A stream an older release (or its operator) made without allow_atomic takes
+    the lines one at a time, as before: all of them, once, in order."""
+    data = _lines_of_one_session(30)
+    counts = _send(server.url, data, atomic_stream=False)
+    assert counts == {"stored": 30, "duplicates": 0, "batches": 0}
+    assert [m["data"] for m in natsserver.stored(server.url)] == data
 
 
 # -- one server -----------------------------------------------------------------------------

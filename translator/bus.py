@@ -7,6 +7,7 @@ convert's start-up)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable
@@ -44,6 +45,7 @@ class BusError(Exception):
     """A stream that cannot be made or used (configuration, permissions): one line."""
 
 
+@functools.lru_cache(maxsize=1 << 14)  # a few hosts and sessions, over and over
 def token(value: str) -> str:
     """``value`` as one subject token: letters, digits and ``-`` stay, every other
     byte (``.``, ``*``, ``>``, spaces, ``_`` itself) becomes ``_XX``, so two values

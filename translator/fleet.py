@@ -68,19 +68,22 @@ async def _publish_file(path: Path, bus: BusConfig, stopped: list[int]) -> dict[
     try:
         js = nc.jetstream()
         await _bounded(jetstream.ensure_stream(js, bus))
-        sender = jetstream.Sender(js, bus, on_retry=_said_once())
+        sender = jetstream.Sender(js, bus, on_retry=_said_once(), nc=nc)
         # First pass: the sessions in the file, and the ids their subjects hold
         # already, so a second run stores nothing twice however long after the
         # first (a session that grew since sends only the lines it did not have).
+        # (An empty stream holds none: no pass.)
         held: dict[str, set[str]] = {}
-        for _, line in _numbered(path, bus):
-            if line.subject not in held:
-                held[line.subject] = await _bounded(sender.stored_ids(line.subject), 120.0)
+        if await _bounded(_holds_any(js, bus)):
+            with path.open("rb") as f:
+                for raw in f:
+                    if raw.strip() and (subject := jetstream.subject_of(bus, raw)) not in held:
+                        held[subject] = await _bounded(sender.stored_ids(subject), 120.0)
         lines = skipped = 0
         batch: list[jetstream.Line] = []
         for _, line in _numbered(path, bus):
             lines += 1
-            if line.msg_id in held[line.subject]:
+            if line.msg_id in held.get(line.subject, ()):
                 skipped += 1
                 continue
             batch.append(line)
@@ -96,6 +99,11 @@ async def _publish_file(path: Path, bus: BusConfig, stopped: list[int]) -> dict[
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(nc.close(), 2)
+
+
+async def _holds_any(js: Any, bus: BusConfig) -> bool:
+    """Does the stream hold any message at all (else no line of the file)?"""
+    return bool((await js.stream_info(bus.stream)).state.messages)
 
 
 def _numbered(path: Path, bus: BusConfig) -> Iterator[tuple[int, jetstream.Line]]:

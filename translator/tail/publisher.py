@@ -32,9 +32,11 @@ import orjson
 from streamv1.translator import bus, jetstream, logs
 from streamv1.translator.lines import MAX_LINE_BYTES, LineSplitter, line_too_long
 
-#: Most lines, and bytes, read and sent as one batch (the unit of the checkpoint).
-BATCH_LINES = 1000
-BATCH_BYTES = 4 << 20
+#: Most lines, and bytes, read and sent as one batch (the unit of the checkpoint;
+#: each subject's share goes in atomic batches, translator.jetstream). 1,000 before
+#: #26: a checkpoint (fsync) and a round trip every 1,000 lines.
+BATCH_LINES = 10_000
+BATCH_BYTES = 16 << 20
 READ_BYTES = 1 << 20
 VERSION = 1
 
@@ -128,7 +130,7 @@ class OutputPublisher:
             await self._until_stopped(jetstream.retrying(
                 lambda: jetstream.ensure_stream(js, self.config), self._retry_said,
                 refused=lambda exc: "permission" in str(exc).lower(), first=0.2))
-            sender = jetstream.Sender(js, self.config, on_retry=self._retry_said)
+            sender = jetstream.Sender(js, self.config, on_retry=self._retry_said, nc=nc)
             await self._follow(sender)
         finally:
             with contextlib.suppress(Exception):
