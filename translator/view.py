@@ -49,9 +49,27 @@ class PrettyWriter:
 
     def write(self, data: bytes, /) -> int:
         for line in self._lines.feed(data):
-            if line.data:
-                self.show(orjson.loads(line.data))
+            if not line.data:
+                continue
+            try:
+                parsed = orjson.loads(line.data)
+            except orjson.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, dict):
+                try:
+                    self.show(parsed)
+                except (AttributeError, TypeError, KeyError, ValueError, IndexError):
+                    self._raw(line.data)  # a line no schema would pass: as its text
+            else:
+                # Not a stream_v1 line (a fleet stream may hold another tool's): shown
+                # as its text, marked, never a crash of the view.
+                self._raw(line.data)
         return len(data)
+
+    def _raw(self, data: bytes) -> None:
+        from rich.text import Text
+
+        self.console.print(Text("? " + _short(data.decode("utf-8", "replace")), style="dim"))
 
     def flush(self) -> None:
         self.console.file.flush()
