@@ -140,6 +140,25 @@ def test_a_model_without_a_price_has_no_cost_and_says_so(streamv1_bin: str) -> N
     assert "none for 1" in table
 
 
+def test_a_stated_cost_below_zero_is_no_cost(streamv1_bin: str, tmp_path: Path) -> None:
+    """A crafted result's total_cost_usd of -1 made its session cost $-1 in
+    sessions and the closing summary. The line keeps the value as given (it is the
+    source's), but no sum counts it: the session states no cost."""
+    crafted = tmp_path / "crafted.jsonl"
+    crafted.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in [
+        {"type": "system", "subtype": "init", "session_id": "s", "seq": 0,
+         "ts": "2026-12-01T00:00:00.000Z", "agent": {"name": "claude-code"}},
+        {"type": "result", "subtype": "success", "session_id": "s", "seq": 1,
+         "ts": "2026-12-01T00:00:01.000Z", "is_error": False, "num_turns": 1,
+         "duration_ms": 1000, "total_cost_usd": -1}]))
+    (row,) = rows_of(sessions(streamv1_bin, "--json", str(crafted))).values()
+    assert row["cost_stated_usd"] is None and row["cost_source"] != "stated"
+    proc = subprocess.run([streamv1_bin, "convert", str(crafted)], capture_output=True,
+                          check=True)
+    assert b'"total_cost_usd":-1' in proc.stdout  # the line as the source gave it
+    assert b"stated_cost_usd" not in proc.stderr and b"costed_runs" not in proc.stderr
+
+
 def test_rows_of_every_source_and_of_a_stream_v1_file(streamv1_bin: str, tmp_path: Path) -> None:
     inputs = [DATA / "claude-session" / "print_mode_bash.jsonl",
               DATA / "codex" / "c2_shell.rollout.jsonl", DATA / "gemini" / "chat_shell.jsonl"]

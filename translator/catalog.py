@@ -157,6 +157,16 @@ def model_usage_dict(model_usage: dict[str, Usage]) -> dict[str, dict[str, int]]
     return {model: u.as_dict() for model, u in model_usage.items()}
 
 
+def stated_cost(value: Any) -> float | None:
+    """A result's ``total_cost_usd`` as a cost to add up: a number that is no bool
+    and not below zero. The line keeps the source's value as it is; a sum of costs
+    (the closing summary, ``sessions``) counts only these (a crafted -1 made a
+    session cost $-1)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
+
+
 def envelope(line_type: str, session_id: str, seq: int, ts: str, **rest: Any) -> JSON:
     """The envelope first (type, subtype, session_id, seq, ts), then the body."""
     line: JSON = {"type": line_type}

@@ -417,8 +417,8 @@ class Framer:
                 stats.usage.add(u)
         elif usage:
             stats.usage.add(usage)
-        if end.total_cost_usd is not None:
-            stated, before = end.total_cost_usd, self._last_stated
+        if (stated := catalog.stated_cost(end.total_cost_usd)) is not None:
+            before = self._last_stated
             self._last_stated = stated
             grew = before is not None and stated >= before
             stats.stated_cost_usd += stated - (before or 0.0) if grew else stated

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from streamv1.translator import prices
+from streamv1.translator.catalog import stated_cost
 from streamv1.translator.timefmt import ts_millis
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read", "cache_creation")
@@ -168,8 +169,8 @@ class Ledger:
         models = per_model if isinstance(per_model, dict) else {}
         own = Ledger._price(row, models, line.get("usage"), quiet=True)
         row.priced_all = None if own is None or row.priced_all is None else row.priced_all + own
-        if isinstance(cost, int | float) and not isinstance(cost, bool):
-            Ledger._stated(row, float(cost), own)
+        if (stated := stated_cost(cost)) is not None:
+            Ledger._stated(row, stated, own)
         else:
             priced = Ledger._price(row, models, line.get("usage"))
             if priced is not None:
