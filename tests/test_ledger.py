@@ -7,6 +7,7 @@ and request id, subagent files included), and its cost is the CLI's own
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +15,8 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import CORPUS_2_1_332, CORPUS_FEATURES, ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamv1.translator.ledger import Filter, Ledger, Row, parse_when
 
@@ -224,8 +227,22 @@ def test_parse_when() -> None:
     assert parse_when("today", now) == datetime(2026, 12, 2, tzinfo=UTC)
     assert parse_when("2026-12-01", now) == datetime(2026, 12, 1, tzinfo=UTC)
     assert parse_when("2026-12-01T10:00:00+02:00", now) == datetime(2026, 12, 1, 8, tzinfo=UTC)
+    assert parse_when("90s", now) == datetime(2026, 12, 2, 15, 28, 30, tzinfo=UTC)
+    assert parse_when("1.5h", now) == datetime(2026, 12, 2, 14, 0, tzinfo=UTC)
     with pytest.raises(ValueError, match="is no time"):
         parse_when("next tuesday", now)
+    with pytest.raises(ValueError, match="past year 1"):  # was an OverflowError: exit 70
+        parse_when("99999999999d", now)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=30) | st.from_regex(r"\d{1,25}(\.\d{0,3})?\s*(s|m|min|h|d|w)",
+                                             fullmatch=True))
+def test_parse_when_gives_a_time_or_says_why(text: str) -> None:
+    """Whatever a person types: a time, or a ValueError (one usage line), never
+    another exception (a bug's exit 70)."""
+    with contextlib.suppress(ValueError):
+        assert parse_when(text).tzinfo is not None
 
 
 def test_a_window_keeps_the_sessions_it_overlaps() -> None:

@@ -267,7 +267,10 @@ def parse_when(text: str, now: datetime | None = None) -> datetime:
         return midnight - timedelta(days=1)
     rel = _RELATIVE.fullmatch(word)
     if rel is not None:
-        return now - timedelta(**{_UNITS[rel.group(2).lower()]: float(rel.group(1))})
+        try:
+            return now - timedelta(**{_UNITS[rel.group(2).lower()]: float(rel.group(1))})
+        except OverflowError:  # (99999999999d: before year 1)
+            raise ValueError(f"{text!r} goes back past year 1") from None
     try:
         when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
