@@ -166,6 +166,38 @@ def _send(url: str, data: list[bytes], *, atomic_stream: bool, before: int = 0
     return asyncio.run(run())
 
 
+def test_ctrl_c_ends_convert_publish_while_the_bus_does_not_answer(
+        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    """A review found it: with the server frozen mid-publish, convert --publish
+    retried for ever and SIGINT, then SIGTERM, were only noted (SIGKILL alone ended
+    it). A signal now cancels the wait: exit 130, no traceback, and what was stored
+    stays stored."""
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"".join(orjson.dumps({
+        "type": "assistant", "session_id": f"s{k % 4}", "seq": k, "ts": "2026-12-01T00:00:00.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "y" * 200}]}})
+        + b"\n" for k in range(100_000)))
+    log = tmp_path / "stderr"
+    with log.open("wb") as err_file:
+        proc = subprocess.Popen([streamv1_bin, "convert", "--source", "stream_v1", str(big),
+                                 "--publish", server.url, "--host", "h"],
+                                stdout=subprocess.DEVNULL, stderr=err_file)
+    try:
+        deadline = time.monotonic() + 60
+        while not natsserver.stored(server.url):
+            assert time.monotonic() < deadline and proc.poll() is None, "nothing published"
+            time.sleep(0.2)
+        server.proc.send_signal(signal.SIGSTOP)  # the bus stops answering mid-publish
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+    finally:
+        server.proc.send_signal(signal.SIGCONT)
+        proc.kill()
+    err = log.read_bytes()
+    assert proc.returncode == 130 and b"Traceback" not in err, err
+
+
 def test_one_sessions_lines_go_in_atomic_batches_in_order(server: natsserver.Server) -> None:
     """#26: convert --publish sent one line per round trip (5,017 lines/s for one
     session, bench/fleet.py). 2,500 lines of one subject go as 1,000 + 1,000 + 500

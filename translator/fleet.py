@@ -29,22 +29,38 @@ FILE_BATCH = 5000
 T = TypeVar("T")
 
 
-def _run_noting_signals(work: Callable[[list[int]], Awaitable[T]]) -> T:
+def _run_noting_signals(work: Callable[[list[int]], Awaitable[T]], *,
+                        cancel: bool = False) -> T:
     """Run ``work(stopped)`` in an event loop where SIGINT and SIGTERM are noted in
     ``stopped`` (the work ends itself at its next step, raising Interrupted) from
     before anything else runs in the loop. An exception raised by a signal handler
     inside the loop lands in whichever callback is running, a nats reader task's
     say, and is lost: the command then never ends. CI stop 30: subscribe sent
-    SIGINT 0.1 s after start, while it connected, hung in 4 of 5 tries."""
+    SIGINT 0.1 s after start, while it connected, hung in 4 of 5 tries.
+
+    ``cancel``: a signal also cancels the work where it waits (Interrupted), for
+    work whose waits may last (a publish retrying while the bus is down ignored
+    Ctrl-C and SIGTERM for good)."""
 
     async def main() -> T:
         stopped: list[int] = []
         loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+
+        def note(signum: int) -> None:
+            stopped.append(signum)
+            if cancel and task is not None:
+                task.cancel()
+
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signum, stopped.append, signum)
+                loop.add_signal_handler(signum, note, signum)
         try:
             return await work(stopped)
+        except asyncio.CancelledError:
+            if stopped:
+                raise Interrupted(stopped[0]) from None
+            raise
         finally:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -60,7 +76,7 @@ def publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
     """Send every line of a converted file; a line the stream holds already is not
     stored again (by id inside the duplicate window, by each subject's last message
     beyond it). Returns the counts."""
-    return _run_noting_signals(lambda stopped: _publish_file(path, bus, stopped))
+    return _run_noting_signals(lambda stopped: _publish_file(path, bus, stopped), cancel=True)
 
 
 async def _publish_file(path: Path, bus: BusConfig, stopped: list[int]) -> dict[str, int]:
