@@ -198,6 +198,64 @@ def test_ctrl_c_ends_convert_publish_while_the_bus_does_not_answer(
     assert proc.returncode == 130 and b"Traceback" not in err, err
 
 
+class _FakeMsg:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+class _FakeBus:
+    """A connection and JetStream context that answer a batch's commit with the
+    replies given, in turn, and count what was published (a review's mock)."""
+
+    def __init__(self, replies: list[dict[str, Any]]) -> None:
+        self.replies = replies
+        self.published = 0
+        self.stream_infos = 0
+
+    async def publish(self, subject: str, data: bytes, headers: dict[str, str]) -> None:
+        self.published += 1
+
+    async def request(self, subject: str, data: bytes, timeout: float,
+                      headers: dict[str, str]) -> _FakeMsg:
+        self.published += 1
+        return _FakeMsg(orjson.dumps(self.replies.pop(0)))
+
+    async def stream_info(self, stream: str) -> Any:
+        import types
+
+        self.stream_infos += 1
+        await asyncio.sleep(0)  # (every subject asks at once)
+        return types.SimpleNamespace(config=types.SimpleNamespace(allow_atomic=True))
+
+    async def get_last_msg(self, stream: str, subject: str) -> Any:
+        from nats.js.errors import NotFoundError
+
+        raise NotFoundError
+
+
+def test_a_batch_the_server_cannot_store_now_is_sent_again() -> None:
+    """A review found it: a commit answered 503 (JetStream unavailable: a cluster
+    changing its leader) stopped publishing for good ("refused"); tail --publish
+    stopped until a restart. It is waited out as a single line's would be: asked
+    whether it was stored, then sent again. And the stream is asked once whether
+    it takes atomic batches, however many subjects go at once."""
+    fake = _FakeBus([{"error": {"code": 503, "err_code": 10008,
+                                "description": "JetStream system temporarily unavailable"}},
+                     {"stream": "STREAMV1", "seq": 3, "batch": "b", "count": 3}])
+    config = bus.BusConfig(servers=("nats://x:1",), host="h")
+    sender = jetstream.Sender(fake, config, nc=fake)
+    lines = jetstream.lines_of(config, _lines_of_one_session(3))
+    asyncio.run(sender.send(lines, fresh=False))
+    assert (sender.stored, sender.batches, fake.published) == (3, 1, 6)
+
+    many = _FakeBus([{"stream": "STREAMV1", "seq": 2, "count": 2}] * 20)
+    sender = jetstream.Sender(many, config, nc=many)
+    data = [orjson.dumps({"type": "assistant", "session_id": f"s{k % 20}", "seq": k})
+            for k in range(40)]
+    asyncio.run(sender.send(jetstream.lines_of(config, data), fresh=False))
+    assert many.stream_infos == 1 and sender.stored == 40
+
+
 def test_one_sessions_lines_go_in_atomic_batches_in_order(server: natsserver.Server) -> None:
     """#26: convert --publish sent one line per round trip (5,017 lines/s for one
     session, bench/fleet.py). 2,500 lines of one subject go as 1,000 + 1,000 + 500

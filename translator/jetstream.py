@@ -160,17 +160,26 @@ async def ensure_stream(js: Any, config: BusConfig) -> None:
     """Make the stream if missing; an existing one is used as it is (its limits are
     the operator's), but a stream that does not take our subjects is an error."""
     from nats.js.api import StorageType, StreamConfig
-    from nats.js.errors import NotFoundError
+    from nats.js.errors import APIError, NotFoundError
 
     wanted = f"{config.prefix}.>"
     try:
         info = await js.stream_info(config.stream)
     except NotFoundError:
-        await js.add_stream(StreamConfig(
+        made = StreamConfig(
             name=config.stream, subjects=[wanted], storage=StorageType.FILE,
             num_replicas=config.replicas, max_age=config.max_age or None,
             max_bytes=config.max_bytes, duplicate_window=config.duplicate_window,
-            allow_atomic=True))  # many lines a round trip (:meth:`Sender._batch`)
+            allow_atomic=True)  # many lines a round trip (:meth:`Sender._batch`)
+        try:
+            await js.add_stream(made)
+        except APIError as exc:
+            if (getattr(exc, "code", None) or 0) != 400:
+                raise
+            # A server before 2.12 may refuse the field it does not know: the stream
+            # without it (one line a round trip).
+            made.allow_atomic = None
+            await js.add_stream(made)
         logs.get().info("stream made", stream=config.stream, subjects=wanted,
                         replicas=config.replicas)
         return
@@ -196,6 +205,7 @@ class Sender:
         #: are published on it, not with JetStream's publish (which waits for one).
         self.nc = nc if nc is not None else js._nc
         self._in_flight = asyncio.Semaphore(BATCHES_IN_FLIGHT)
+        self._asking = asyncio.Lock()
         self.config = config
         self.on_retry = on_retry
         self.checked: set[str] = set()  # subjects whose last message was looked at
@@ -237,17 +247,18 @@ class Sender:
         """Whether the stream takes atomic batches, asked once (a stream made by
         an older streamv1, or by its operator, may not: said once, and lines then
         go one per round trip)."""
-        if self.atomic is None:
-            try:
-                info = await self.js.stream_info(self.config.stream)
-            except Exception:
-                return False  # unreachable now: one at a time, ask again later
-            self.atomic = bool(getattr(info.config, "allow_atomic", False))
-            if not self.atomic:
-                logs.get().info(
-                    "stream takes no atomic batches: one line per round trip (nats stream "
-                    "edit STREAM --allow-atomic makes publishing many times faster)",
-                    stream=self.config.stream)
+        async with self._asking:  # (subjects go at once: one question, one log line)
+            if self.atomic is None:
+                try:
+                    info = await self.js.stream_info(self.config.stream)
+                except Exception:
+                    return False  # unreachable now: one at a time, ask again later
+                self.atomic = bool(getattr(info.config, "allow_atomic", False))
+                if not self.atomic:
+                    logs.get().info(
+                        "stream takes no atomic batches: one line per round trip (nats "
+                        "stream edit STREAM --allow-atomic makes publishing many times "
+                        "faster)", stream=self.config.stream)
         return self.atomic
 
     async def _batch(self, lines: list[Line]) -> None:
@@ -287,16 +298,34 @@ class Sender:
                 self.stored += len(lines)
                 self.batches += 1
                 return
-            if error.get("err_code") == _INCOMPLETE and incomplete < 3:
+            code = error.get("err_code")
+            if code == _INCOMPLETE and incomplete < 3:
                 # The server let the batch go before its commit (too many open at
                 # once, or a dropped line): nothing of it is stored; again.
                 incomplete += 1
                 await asyncio.sleep(delay)
                 continue
-            if error.get("err_code") not in _BATCH_ONLY:
+            if code == _DISABLED:
+                self.atomic = False  # its operator took allow_atomic away meanwhile
+                break
+            if code in _BATCH_ONLY:
+                break  # what only a batch is refused for: the lines one by one
+            if (error.get("code") or 0) in (400, 403, 404):
                 raise BusError(f"publish to {lines[0].subject} refused: "
                                f"{error.get('description') or error}")
-            break  # what only a batch is refused for: the lines one by one
+            # Anything else is waited out, as a single line's would be (503: no
+            # leader yet, a cluster changing its mind); nothing of the batch is
+            # stored unless its last line is the subject's last message.
+            if self.on_retry is not None:
+                self.on_retry(str(error.get("description") or error))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX)
+            try:
+                if await self.last_id(lines[0].subject) == lines[-1].msg_id:
+                    self.skipped += len(lines)
+                    return
+            except Exception:
+                pass
         for line in lines:
             await self._one(line)
 
@@ -439,6 +468,8 @@ BATCHES_IN_FLIGHT = 32
 #: a batch it let go of three times (10176, incomplete).
 _INCOMPLETE = 10176
 _BATCH_ONLY = frozenset({10199, 10201, _INCOMPLETE})
+#: "atomic publish is disabled" (nats-server 2.15.1, a stream without allow_atomic).
+_DISABLED = 10174
 
 
 def _chunk(lines: Sequence[Line], start: int) -> list[Line]:
