@@ -119,3 +119,64 @@ def test_tail_writes_the_runs_convert_keeps_across_restarts_mid_run(
     want = subprocess.run([streamv1_bin, "convert", "--since", when, str(resumed)],
                           capture_output=True, timeout=60, check=True).stdout
     assert len(runs(want)) == 1 and got == want
+
+
+def test_a_selection_changed_between_restarts_leaves_each_open_run_whole(
+        streamv1_bin: str, tmp_path: Path) -> None:
+    """A review found it: tail -o restarted with a selection dropped the rest of a
+    run whose start it had written (a run with no result), and restarted without
+    one wrote the rest of a run it had left out (lines with no init). A run open at
+    a restart now goes on as it began; the new selection judges the runs after it.
+    Here: the resumed session's first run is open at each restart."""
+    from streamv1.translator.ledger import Filter
+    from streamv1.translator.tail.daemon import TailDaemon
+    from streamv1.translator.tail.output import OutputSink
+
+    resumed = DATA / "claude-session" / "resumed_two_invocations.jsonl"
+    lines = resumed.read_bytes().splitlines(keepends=True)
+    whole = subprocess.run([streamv1_bin, "convert", str(resumed)], capture_output=True,
+                           timeout=60, check=True).stdout
+    first, second = runs(whole)
+    nowhere = Filter(project="/nowhere")
+    for before, after, want in [(None, nowhere, [first]), (nowhere, None, [second])]:
+        root = tmp_path / ("adding" if before is None else "removing")
+        project = root / "projects" / "p"
+        project.mkdir(parents=True)
+        target = project / resumed.name
+        for part, selection in ((lines[:13], before), (lines[13:], after)):
+            with target.open("ab") as fh:
+                fh.write(b"".join(part))
+            d = TailDaemon([root / "projects"], OutputSink(root / "out.jsonl"),
+                           root / "state.json", commit_every=0, idle_close=0,
+                           selection=selection, clock=lambda: "2026-12-01T00:00:00.000Z")
+            d.start()
+            d.tick(changed={str(project), str(target)})
+            d.stop()
+        got = re.sub(rb',"_meta":\{"origin":"transcript"\}\}$', b"}",
+                     (root / "out.jsonl").read_bytes(), flags=re.MULTILINE)
+        assert runs(got) == want, (before, after)
+
+
+def test_lines_no_selection_can_judge_pass_and_a_bad_time_is_in_no_window() -> None:
+    """subscribe --from with a selection ended with exit 70 on a line of another
+    tool (no JSON, or no object) and, being unacked, again at every restart. Such
+    lines are of no session: they pass. A run whose init has a time no schema
+    passes is in no time window."""
+    import io
+
+    from streamv1.translator.ledger import Filter, parse_when
+    from streamv1.translator.select import RunFilter
+
+    class Sink(io.BytesIO):
+        def fileno(self) -> int:
+            return -1
+
+    out = Sink()
+    selected = RunFilter(out, Filter(since=parse_when("2026-01-01")))
+    bad_time = orjson.dumps({"type": "system", "subtype": "init", "session_id": "s",
+                             "seq": 0, "ts": "yesterday-ish"})
+    result = orjson.dumps({"type": "result", "session_id": "s", "seq": 1,
+                           "ts": "2026-12-01T00:00:00.000Z"})
+    selected.write(b"not json\n[1,2]\n" + bad_time + b"\n" + result + b"\n")
+    assert out.getvalue() == b"not json\n[1,2]\n"
+    assert selected.runs_dropped == 1

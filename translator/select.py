@@ -32,16 +32,29 @@ STATE_KEY = "selected_runs"
 class RunSelection:
     """The keep rule, one line at a time. Its state (the open runs, kept or not) is
     a JSON object the caller may checkpoint (the tail daemon keeps it in the
-    translation's ``extra``)."""
+    translation's ``extra``).
 
-    def __init__(self, keep: Filter, state: dict[str, Any] | None = None) -> None:
+    ``written_before`` (the tail daemon): a run whose init this rule did not see
+    began before the rule did (the daemon started with no selection, or another
+    one, in the middle of it), so its start is in the output: the rest of it goes
+    there too, and only the runs left out are remembered. ``keep`` None: every new
+    run is kept, and runs an earlier selection left out stay out to their end. A
+    subscriber (the default) cannot know that, and judges such a run by its session
+    id alone, or leaves it out."""
+
+    def __init__(self, keep: Filter | None, state: dict[str, Any] | None = None, *,
+                 written_before: bool = False) -> None:
         self.keep = keep
         self.state: dict[str, Any] = state if state is not None else {}
+        self.written_before = written_before
         self.runs_dropped = 0
         #: Without an init, only the session id can be judged (it is on every line).
-        self._blind = (keep.since, keep.until, keep.project, keep.agent) == (None,) * 4
+        self._blind = keep is None or (
+            (keep.since, keep.until, keep.project, keep.agent) == (None,) * 4)
 
     def passes(self, line: dict[str, Any]) -> bool:
+        if self.keep is None and not self.state.get(STATE_KEY):
+            return True  # no selection, nothing left out still open: the common case
         session = line.get("session_id")
         if not isinstance(session, str):
             return True  # a line about the stream, not of a run
@@ -50,14 +63,20 @@ class RunSelection:
         actor = parent if isinstance(parent, str) else ""
         own = f"{session} {actor}"
         if line.get("type") == "system" and line.get("subtype") == "init":
-            opened[own] = began = self._keeps(line)
+            began = self._keeps(line)
+            if began and self.written_before:
+                opened.pop(own, None)  # kept is what an unseen run is anyway
+            else:
+                opened[own] = began
             self.runs_dropped += not began
             return began
         # A nested actor's line without an init of its own is one of its parent's run.
         key = own if own in opened else f"{session} "
         kept = opened.get(key)
         if kept is None:  # its init not seen
-            return self._blind and (self.keep.session is None
+            if self.written_before:
+                return True
+            return self._blind and (self.keep is None or self.keep.session is None
                                     or session.startswith(self.keep.session))
         if line.get("type") == "result" and key == own:
             del opened[key]
@@ -76,13 +95,28 @@ class RunSelection:
     def _keeps(self, init: dict[str, Any]) -> bool:
         """The sessions' rule (ledger.Filter) on the run as a row that begins and
         ends at its init: overlapping the window is beginning inside it."""
+        if self.keep is None:
+            return True
         agent = init.get("agent")
         ts, cwd = init.get("ts"), init.get("cwd")
         began = ts if isinstance(ts, str) else None  # (every line has one: the schema)
-        return self.keep.keeps(Row(str(init.get("session_id") or ""),
-                                   agent=agent.get("name") if isinstance(agent, dict) else None,
-                                   project=cwd if isinstance(cwd, str) else None,
-                                   started=began, ended=began))
+        try:
+            return self.keep.keeps(Row(
+                str(init.get("session_id") or ""),
+                agent=agent.get("name") if isinstance(agent, dict) else None,
+                project=cwd if isinstance(cwd, str) else None, started=began, ended=began))
+        except (ValueError, TypeError):  # a time no schema passes: not in any window
+            return False
+
+
+def _parsed(data: bytes) -> dict[str, Any]:
+    """A line as an object; one that is none (a fleet stream may hold another tool's
+    lines) is of no session, and passes, as the view shows it."""
+    try:
+        line = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return {}
+    return line if isinstance(line, dict) else {}
 
 
 class RunFilter:
@@ -100,7 +134,7 @@ class RunFilter:
     def write(self, data: bytes, /) -> int:
         passes = self.selection.passes
         kept = [line.data + b"\n" for line in self._lines.feed(data)
-                if line.data and passes(orjson.loads(line.data))]
+                if line.data and passes(_parsed(line.data))]
         if kept:
             self.inner.write(b"".join(kept))
         return len(data)

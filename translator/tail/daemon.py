@@ -1130,12 +1130,13 @@ class TailDaemon:
         follower.progress = self._read_progress
         translation = follower.translation
         gate = TranscriptGate(self.claims, translation.extra)
-        selected = (RunSelection(self.selection, translation.extra).lines
-                    if self.selection is not None else None)
+        # Always there, selection or not: runs an earlier start's selection left
+        # out stay out to their end, and runs begun before a selection stay in.
+        selected = RunSelection(self.selection, translation.extra, written_before=True).lines
 
         def decorate(line: JSON) -> JSON | list[JSON] | None:
             self._note_line(path, line)
-            return gate(line) if selected is None else selected(gate(line))
+            return selected(gate(line))
 
         translation.decorate = decorate
         translation.on_spawn = lambda _: self._spawned_in(path)

@@ -129,7 +129,8 @@ class LiveStreams:
 
         stream.translation.decorate = decorate
         if self._selection is not None:
-            passes = RunSelection(self._selection, stream.translation.extra).passes
+            passes = RunSelection(self._selection, stream.translation.extra,
+                                  written_before=True).passes
 
             def selected(line: dict[str, Any]) -> dict[str, Any] | None:
                 marked = decorate(line)
