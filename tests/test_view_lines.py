@@ -5,8 +5,10 @@ each line is shown, as an event or as its text, and the view goes on."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +42,15 @@ def test_any_json_object_is_shown_and_the_view_goes_on(lines: list[dict[str, obj
     assert out.getvalue().rstrip().splitlines()[-1].startswith("s ")  # still showing
 
 
+def test_each_line_is_shown_once() -> None:
+    """A review found it: an init whose extension is no object printed its line,
+    then failed, then printed it again as text."""
+    out = io.StringIO()
+    PrettyWriter(out).write(b'{"type":"system","subtype":"init","session_id":"s",'
+                            b'"extension":"x"}\n')
+    assert len(out.getvalue().splitlines()) == 1
+
+
 def test_a_line_that_is_no_json_object_is_shown_as_its_text() -> None:
     out = io.StringIO()
     view = PrettyWriter(out)
@@ -47,3 +58,33 @@ def test_a_line_that_is_no_json_object_is_shown_as_its_text() -> None:
     shown = out.getvalue().splitlines()
     assert shown[:3] == ["? not json", "? [1,2]", '? "a string"']
     assert shown[3].startswith("? ") and "broken utf-8" in shown[3]
+
+
+def test_a_run_ended_before_its_first_file_gives_the_terminal_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review found it: the progress display began before the inputs were
+    grouped by session (seconds, for thousands of files), outside the run's
+    try: a Ctrl-C then left the cursor hidden and stderr replaced by the
+    display's proxy. Whatever ends the run, the display ends with it."""
+    import sys
+
+    from rich.console import Console
+
+    from streamv1.translator import batch
+    from streamv1.translator.pipeline import Interrupted
+
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_text("{}\n")
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=100)
+    before = sys.stderr
+
+    def interrupted(jobs: object) -> object:
+        raise Interrupted(2)
+
+    monkeypatch.setattr(batch, "sessions", interrupted)
+    with pytest.raises(Interrupted):
+        batch.run([batch.Job(str(tmp_path / "a.jsonl")), batch.Job(str(tmp_path / "b.jsonl"))],
+                  io.BytesIO(), batch.Options(), 1, progress=True, console=console)
+    assert sys.stderr is before
+    assert screen.getvalue().endswith("\x1b[?25h")  # the cursor shown again

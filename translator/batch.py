@@ -291,6 +291,9 @@ def _worker(group: list[list[Job]], options: Options, spool: str
     import signal
     import tempfile
 
+    # A progress line's display replaced the parent's stdout and stderr with its
+    # own: a worker logs to the real ones (its copy of the display is stale).
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     # The parent alone answers Ctrl-C and SIGTERM (sent to the whole group): it
     # stops the workers itself (SIGKILL), so they never print a traceback of their own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -441,6 +444,16 @@ def run(
     order, whatever ``workers`` is."""
     totals = Totals()
     bar = Progress(jobs, progress, console)
+    try:
+        return _run(jobs, shared, options, workers, totals, bar)
+    finally:
+        # Whatever ends the run (a signal while the inputs are grouped, an error):
+        # the terminal gets its cursor and stderr back.
+        bar.close()
+
+
+def _run(jobs: list[Job], shared: Writer | None, options: Options, workers: int,
+         totals: Totals, bar: Progress) -> Totals:
     units = sessions(jobs)
     if workers <= 1 or len(units) <= 1 or any(j.path == "-" for j in jobs):
         try:

@@ -269,8 +269,8 @@ class TailDaemon:
             self._first_scan = not saved.scanned
         self.listen()
         self._starting = True
-        self._catch_up = self._catch_up_line()
         try:
+            self._catch_up = self._catch_up_line()
             self.tick(rescan=True)
         finally:
             self._starting = False
