@@ -91,14 +91,17 @@ class PrettyWriter:
         mark, body, style = text
         out.append(mark + " ", style=style or colour)
         out.append(body, style=style)
-        self.console.print(out)
-        prompt = (line.get("extension") or {}).get("prompt")
+        shown = [out]
+        extension = line.get("extension")
+        prompt = extension.get("prompt") if isinstance(extension, dict) else None
         if line.get("subtype") == "init" and isinstance(prompt, str) and prompt:
             # A durable transcript's prompt rides on its run's init line.
             said = Text(f"{sid[:8]:8} ", style=colour)
             said.append(indent)
             said.append("> " + _short(prompt), style="bold")
-            self.console.print(said)
+            shown.append(said)
+        for each in shown:  # (all made first: a line that fails is shown once, as text)
+            self.console.print(each)
 
 
 def render(line: dict[str, Any]) -> tuple[str, str, str | None] | None:
