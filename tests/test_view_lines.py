@@ -39,6 +39,7 @@ def test_any_json_object_is_shown_and_the_view_goes_on(lines: list[dict[str, obj
     view = PrettyWriter(out)
     view.write(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     view.write(b'{"type":"result","session_id":"s","num_turns":1}\n')
+    view.flush()  # (what every writer's user does: lines are printed together)
     assert out.getvalue().rstrip().splitlines()[-1].startswith("s ")  # still showing
 
 
@@ -46,8 +47,9 @@ def test_each_line_is_shown_once() -> None:
     """A review found it: an init whose extension is no object printed its line,
     then failed, then printed it again as text."""
     out = io.StringIO()
-    PrettyWriter(out).write(b'{"type":"system","subtype":"init","session_id":"s",'
-                            b'"extension":"x"}\n')
+    view = PrettyWriter(out)
+    view.write(b'{"type":"system","subtype":"init","session_id":"s","extension":"x"}\n')
+    view.flush()
     assert len(out.getvalue().splitlines()) == 1
 
 
@@ -55,6 +57,7 @@ def test_a_line_that_is_no_json_object_is_shown_as_its_text() -> None:
     out = io.StringIO()
     view = PrettyWriter(out)
     view.write(b"not json\n[1,2]\n\"a string\"\n\xff\xfe broken utf-8\n")
+    view.flush()
     shown = out.getvalue().splitlines()
     assert shown[:3] == ["? not json", "? [1,2]", '? "a string"']
     assert shown[3].startswith("? ") and "broken utf-8" in shown[3]

@@ -531,9 +531,15 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
             with _signals_interrupt():
                 view = getattr(shared if selected is None else selected.inner, "console", None)
                 on_stdout = output is None and out_dir is None and view is None
-                totals = batch.run(work, shared, options, workers,
-                                   progress=_progress_wanted(json_on_stdout=on_stdout),
-                                   console=view if _stdout_is_stderr() else None)
+                try:
+                    totals = batch.run(work, shared, options, workers,
+                                       progress=_progress_wanted(json_on_stdout=on_stdout),
+                                       console=view if _stdout_is_stderr() else None)
+                except Interrupted:
+                    if view is not None and shared is not None:
+                        with contextlib.suppress(OSError, ValueError):
+                            shared.flush()  # the view's last lines, before the exit
+                    raise
             if shared is not None:
                 shared.flush()
             if selected is not None:

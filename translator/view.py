@@ -13,6 +13,7 @@ honours ``NO_COLOR`` and ``TERM=dumb``.
 from __future__ import annotations
 
 import sys
+import time
 import zlib
 from typing import IO, Any
 
@@ -25,6 +26,10 @@ PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_c
            "bright_magenta", "bright_green", "bright_blue")
 #: How much of a text a line shows.
 WIDTH = 160
+#: Lines made are printed at most this long (seconds) after the first of them, or
+#: once this many wait (see PrettyWriter).
+HOLD = 0.05
+HOLD_LINES = 256
 #: A tool call's main argument: the first of these its input has.
 MAIN_ARGUMENT = ("command", "file_path", "path", "pattern", "query", "url", "description",
                  "prompt", "cmd", "script", "code", "name")
@@ -46,6 +51,12 @@ class PrettyWriter:
         # Whole lines of the writes (a socket's reads cut them anywhere); no limit:
         # they are stream_v1's own lines.
         self._lines = LineSplitter("stdout", sys.maxsize, strip_cr=False)
+        # Lines made and not printed yet: printed together (at a flush, or HOLD
+        # seconds after the first of them), since each print also redraws a
+        # progress line below the view: 1,291 lines/s printed one by one beside it,
+        # 11,197 without it.
+        self._held: list[Any] = []
+        self._held_since = 0.0
 
     def write(self, data: bytes, /) -> int:
         for line in self._lines.feed(data):
@@ -64,14 +75,28 @@ class PrettyWriter:
                 # Not a stream_v1 line (a fleet stream may hold another tool's): shown
                 # as its text, marked, never a crash of the view.
                 self._raw(line.data)
+        if self._held and (len(self._held) >= HOLD_LINES
+                           or time.monotonic() - self._held_since >= HOLD):
+            self._print()
         return len(data)
 
     def _raw(self, data: bytes) -> None:
         from rich.text import Text
 
-        self.console.print(Text("? " + _short(data.decode("utf-8", "replace")), style="dim"))
+        self._hold([Text("? " + _short(data.decode("utf-8", "replace")), style="dim")])
+
+    def _hold(self, shown: list[Any]) -> None:
+        if not self._held:
+            self._held_since = time.monotonic()
+        self._held.extend(shown)
+
+    def _print(self) -> None:
+        held, self._held = self._held, []
+        self.console.print(*held, sep="\n")
 
     def flush(self) -> None:
+        if self._held:
+            self._print()
         self.console.file.flush()
 
     def fileno(self) -> int:
@@ -100,8 +125,7 @@ class PrettyWriter:
             said.append(indent)
             said.append("> " + _short(prompt), style="bold")
             shown.append(said)
-        for each in shown:  # (all made first: a line that fails is shown once, as text)
-            self.console.print(each)
+        self._hold(shown)  # (all made first: a line that fails is shown once, as text)
 
 
 def render(line: dict[str, Any]) -> tuple[str, str, str | None] | None:
