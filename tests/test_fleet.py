@@ -166,6 +166,23 @@ def _send(url: str, data: list[bytes], *, atomic_stream: bool, before: int = 0
     return asyncio.run(run())
 
 
+def _messages(url: str) -> int:
+    """How many messages the stream holds (0 while there is no stream)."""
+    import nats
+    from nats.js.errors import NotFoundError
+
+    async def count() -> int:
+        nc = await nats.connect(url)
+        try:
+            return int((await nc.jetstream().stream_info("STREAMV1")).state.messages)
+        except NotFoundError:
+            return 0
+        finally:
+            await nc.close()
+
+    return asyncio.run(count())
+
+
 def test_ctrl_c_ends_convert_publish_while_the_bus_does_not_answer(
         streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
     """A review found it: with the server frozen mid-publish, convert --publish
@@ -176,7 +193,7 @@ def test_ctrl_c_ends_convert_publish_while_the_bus_does_not_answer(
     big.write_bytes(b"".join(orjson.dumps({
         "type": "assistant", "session_id": f"s{k % 4}", "seq": k, "ts": "2026-12-01T00:00:00.000Z",
         "message": {"role": "assistant", "content": [{"type": "text", "text": "y" * 200}]}})
-        + b"\n" for k in range(100_000)))
+        + b"\n" for k in range(300_000)))
     log = tmp_path / "stderr"
     with log.open("wb") as err_file:
         proc = subprocess.Popen([streamv1_bin, "convert", "--source", "stream_v1", str(big),
@@ -184,10 +201,13 @@ def test_ctrl_c_ends_convert_publish_while_the_bus_does_not_answer(
                                 stdout=subprocess.DEVNULL, stderr=err_file)
     try:
         deadline = time.monotonic() + 60
-        while not natsserver.stored(server.url):
+        # (The count alone: reading what the stream holds takes longer than sending
+        # it, and a publish finished meanwhile is nothing to interrupt: CI run 6.)
+        while not _messages(server.url):
             assert time.monotonic() < deadline and proc.poll() is None, "nothing published"
-            time.sleep(0.2)
+            time.sleep(0.05)
         server.proc.send_signal(signal.SIGSTOP)  # the bus stops answering mid-publish
+        assert proc.poll() is None, "the publish ended before the bus stopped answering"
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=10)
