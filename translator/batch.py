@@ -447,8 +447,8 @@ def run(
     try:
         return _run(jobs, shared, options, workers, totals, bar)
     finally:
-        # Whatever ends the run (a signal while the inputs are grouped, an error):
-        # the terminal gets its cursor and stderr back.
+        # The one close, whatever ends the run (a signal while the inputs are
+        # grouped, an error, the end): the terminal gets its cursor and stderr back.
         bar.close()
 
 
@@ -471,8 +471,6 @@ def _run(jobs: list[Job], shared: Writer | None, options: Options, workers: int,
         except Interrupted as exc:
             exc.totals = totals  # type: ignore[attr-defined]  # the summary's so far
             raise
-        finally:
-            bar.close()
         return totals
     # Imported here: a serial run should not pay for the process pool or temp files.
     import tempfile
@@ -504,10 +502,8 @@ def _run(jobs: list[Job], shared: Writer | None, options: Options, workers: int,
             for proc in list(getattr(pool, "_processes", {}).values()):
                 proc.kill()
             pool.shutdown(wait=False, cancel_futures=True)
-            bar.close()
             raise
         pool.shutdown(wait=True)
-    bar.close()
     return totals
 
 
