@@ -30,6 +30,7 @@ from streamv1.translator.convert import (
     convert_session,
     convert_stream,
 )
+from streamv1.translator.progress import ONE_FILE_SHOWN
 from streamv1.translator.reader import MAX_LINE_BYTES
 from streamv1.translator.shapes import encoder_for
 from streamv1.translator.sources import (
@@ -360,7 +361,7 @@ def merge(into: Totals, other: Totals) -> None:
 
 
 #: One input this big is waited for long enough (seconds) to show progress inside it.
-PROGRESS_ONE_FILE = 64_000_000
+PROGRESS_ONE_FILE = ONE_FILE_SHOWN
 
 #: Less input than this is converted in one process by default: a pool's start
 #: (fork, spool files, copying them out) costs more than a second core gives.

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 #: Least time between two redraws.
 REDRAW = 0.25
+#: One input smaller than this is read too quickly to show a line for (convert's
+#: one file, the daemon's catch-up of one file).
+ONE_FILE_SHOWN = 64_000_000
 
 
 class ProgressLine:
@@ -36,7 +39,6 @@ class ProgressLine:
             TransferSpeedColumn,
         )
 
-        self.total_files = total_files
         self._bar = Progress(
             TextColumn("{task.description}"),
             TextColumn("{task.fields[files]}/{task.fields[total_files]} files"),

@@ -42,6 +42,7 @@ from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
 from streamv1.translator.events import JSON
 from streamv1.translator.ledger import Filter
 from streamv1.translator.pipeline import InputError, Totals
+from streamv1.translator.progress import ONE_FILE_SHOWN
 from streamv1.translator.select import RunSelection
 from streamv1.translator.session import Part, SessionMerge
 from streamv1.translator.shapes import Encoder
@@ -72,8 +73,6 @@ from streamv1.translator.timefmt import now_ts
 if TYPE_CHECKING:
     from streamv1.translator.progress import ProgressLine
 
-#: A catch-up of one file this small shows no progress line (batch's rule).
-CATCH_UP_SHOWN = 64_000_000
 
 #: How long, live, a file's lines past its call spawning a nested actor wait for
 #: the actor's own file to begin (translator.session: the actor's task_started
@@ -306,7 +305,7 @@ class TailDaemon:
                 done = mark.offset if mark is not None else size if self.start_at_end else 0
                 if size > done:
                     files, behind = files + 1, behind + size - done
-        if files <= 1 and behind <= CATCH_UP_SHOWN:
+        if files <= 1 and behind <= ONE_FILE_SHOWN:
             return None
         self._caught = [0, 0]
         return self.catch_up_view(files, behind)
