@@ -76,10 +76,12 @@ def publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
     """Send every line of a converted file; a line the stream holds already is not
     stored again (by id inside the duplicate window, by each subject's last message
     beyond it). Returns the counts."""
-    return _run_noting_signals(lambda stopped: _publish_file(path, bus, stopped), cancel=True)
+    # A signal cancels the publish where it waits (what was sent is stored; a second
+    # run sends the rest): its waits may last, a retry while the bus is down.
+    return _run_noting_signals(lambda _: _publish_file(path, bus), cancel=True)
 
 
-async def _publish_file(path: Path, bus: BusConfig, stopped: list[int]) -> dict[str, int]:
+async def _publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
     nc = await jetstream.connect(bus, f"streamv1-convert@{bus.host}", wait=False)
     try:
         js = nc.jetstream()
@@ -106,8 +108,6 @@ async def _publish_file(path: Path, bus: BusConfig, stopped: list[int]) -> dict[
             if len(batch) >= FILE_BATCH:
                 await sender.send(batch, fresh=False)
                 batch = []
-            if stopped:  # what was sent is stored; a second run sends the rest
-                raise Interrupted(stopped[0])
         await sender.send(batch, fresh=False)
         return {"published": sender.stored,
                 "already_stored": skipped + sender.duplicates + sender.skipped,
