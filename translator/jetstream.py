@@ -282,16 +282,9 @@ class Sender:
                 if _refused(exc):
                     raise BusError(f"publish to {lines[0].subject} refused: "
                                    f"{_reason(exc)}") from exc
-                if self.on_retry is not None:
-                    self.on_retry(_reason(exc))
-                await asyncio.sleep(delay)
+                if await self._stored_meanwhile(lines, _reason(exc), delay):
+                    return
                 delay = min(delay * 2, RETRY_MAX)
-                try:
-                    if await self.last_id(lines[0].subject) == lines[-1].msg_id:
-                        self.skipped += len(lines)
-                        return  # it was stored; the ack was what got lost
-                except Exception:
-                    pass  # still unreachable: send the batch again
                 continue
             error = reply.get("error")
             if not error:
@@ -314,18 +307,11 @@ class Sender:
                 raise BusError(f"publish to {lines[0].subject} refused: "
                                f"{error.get('description') or error}")
             # Anything else is waited out, as a single line's would be (503: no
-            # leader yet, a cluster changing its mind); nothing of the batch is
-            # stored unless its last line is the subject's last message.
-            if self.on_retry is not None:
-                self.on_retry(str(error.get("description") or error))
-            await asyncio.sleep(delay)
+            # leader yet, a cluster changing its mind).
+            if await self._stored_meanwhile(lines, str(error.get("description") or error),
+                                            delay):
+                return
             delay = min(delay * 2, RETRY_MAX)
-            try:
-                if await self.last_id(lines[0].subject) == lines[-1].msg_id:
-                    self.skipped += len(lines)
-                    return
-            except Exception:
-                pass
         for line in lines:
             await self._one(line)
 
@@ -369,22 +355,32 @@ class Sender:
                     return
                 if _refused(exc):
                     raise BusError(f"publish to {line.subject} refused: {_reason(exc)}") from exc
-                if self.on_retry is not None:
-                    self.on_retry(_reason(exc))
-                await asyncio.sleep(delay)
+                if await self._stored_meanwhile([line], _reason(exc), delay):
+                    return
                 delay = min(delay * 2, RETRY_MAX)
-                try:
-                    if await self.last_id(line.subject) == line.msg_id:
-                        self.skipped += 1
-                        return  # it was stored; the ack was what got lost
-                except Exception:
-                    pass  # still unreachable: try sending again
                 continue
             if ack.duplicate:
                 self.duplicates += 1
             else:
                 self.stored += 1
             return
+
+    async def _stored_meanwhile(self, lines: Sequence[Line], reason: str,
+                                delay: float) -> bool:
+        """After a send of unknown fate (one line, or an atomic batch: all or none of
+        it is stored): said, ``delay`` waited, then was it stored? It was when the
+        subject's last message is its last line (the ack was what got lost). Still
+        unreachable, or not stored: False, send it again."""
+        if self.on_retry is not None:
+            self.on_retry(reason)
+        await asyncio.sleep(delay)
+        try:
+            stored = await self.last_id(lines[0].subject) == lines[-1].msg_id
+        except Exception:
+            return False
+        if stored:
+            self.skipped += len(lines)
+        return stored
 
     async def stored_ids(self, subject: str) -> set[str]:
         """Every message id the subject holds (headers only, an ephemeral consumer):
