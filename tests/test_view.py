@@ -11,6 +11,7 @@ import time
 import uuid
 from pathlib import Path
 
+import orjson
 import pytest
 from conftest import ROOT
 
@@ -24,28 +25,53 @@ INPUTS = [DATA / "claude-session" / "print_mode_bash.jsonl",
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
+class Pane:
+    """``command`` running in a fresh tmux pane (180 columns), read as a person sees
+    it; ``close`` (or the ``with``'s end) kills its server."""
+
+    def __init__(self, command: str, tmp: Path, env: dict[str, str] | None = None,
+                 rows: int = 50, history: int = 2000) -> None:
+        self.name = f"streamv1-{uuid.uuid4().hex[:8]}"
+        self.socket = str(tmp / f"{self.name}.sock")
+        conf = tmp / f"{self.name}.conf"
+        conf.write_text(f"set -g history-limit {history}\n")
+        environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TMUX")}
+        environ |= {"TERM": "xterm-256color"} | (env or {})
+        exports = " ".join(f"{k}={v}" for k, v in (env or {}).items())
+        subprocess.run(["tmux", "-S", self.socket, "-f", str(conf), "new-session", "-d",
+                        "-s", self.name, "-x", "180", "-y", str(rows),
+                        f"{exports} {command}"], env=environ, check=True)
+
+    def screen(self, *extra: str) -> str:
+        return subprocess.run(["tmux", "-S", self.socket, "capture-pane", "-p", "-t",
+                               self.name, *extra], capture_output=True, text=True,
+                              check=True).stdout
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "-S", self.socket, "send-keys", "-t", self.name, *keys],
+                       check=True)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True,
+                       check=False)
+
+    def __enter__(self) -> Pane:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
 def in_terminal(command: str, tmp: Path, env: dict[str, str] | None = None,
                 escapes: bool = False) -> str:
     """Run ``command`` in a fresh tmux pane (180x60) until it ends; the screen."""
-    name = f"streamv1-{uuid.uuid4().hex[:8]}"
-    done = tmp / f"{name}.done"
-    socket = str(tmp / f"{name}.sock")
-    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TMUX")}
-    environ |= {"TERM": "xterm-256color"} | (env or {})
-    exports = " ".join(f"{k}={v}" for k, v in (env or {}).items())
-    script = f"{exports} {command}; touch {done}; sleep 60"
-    subprocess.run(["tmux", "-S", socket, "new-session", "-d", "-s", name, "-x", "180",
-                    "-y", "60", script], env=environ, check=True)
-    try:
+    done = tmp / f"{uuid.uuid4().hex[:8]}.done"
+    with Pane(f"{command}; touch {done}; sleep 60", tmp, env, rows=60) as pane:
         deadline = time.monotonic() + 60
         while not done.exists():
             assert time.monotonic() < deadline, "the command did not end"
             time.sleep(0.1)
-        args = ["tmux", "-S", socket, "capture-pane", "-p", "-t", name, "-S", "-200"]
-        return subprocess.run(args + (["-e"] if escapes else []), capture_output=True,
-                              text=True, check=True).stdout
-    finally:
-        subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, check=False)
+        return pane.screen("-S", "-200", *(["-e"] if escapes else []))
 
 
 def test_a_person_sees_prompts_tool_calls_errors_and_results_not_json(
@@ -87,11 +113,13 @@ def test_no_color_and_a_dumb_terminal_get_no_escape_codes(
     assert "⚙ Bash: echo hello" in plain and "\x1b[" not in plain
 
 
-def _many_sessions(folder: Path, n: int) -> None:
-    """n sessions (a real interactive transcript of four turns, 34 KB, each its own
-    session id), in 30 project folders."""
-    src = (DATA / "claude-session" / "interactive_four_turns.jsonl").read_text()
-    sid = "90b90b6f-cd35-43f6-923d-d9255e2f4ab2"
+def _many_sessions(folder: Path, n: int, case: str = "interactive_four_turns") -> None:
+    """n sessions (a real transcript of testdata/claude-session, by default one of
+    four interactive turns, 34 KB, each its own session id), in 30 project folders."""
+    path = DATA / "claude-session" / f"{case}.jsonl"
+    src = path.read_text()
+    sid = str(orjson.loads(src.splitlines()[0].encode()).get("sessionId") or "")
+    assert sid and sid in src
     for i in range(n):
         new = str(uuid.UUID(int=i + 1))
         project = folder / f"p{i % 30}"
@@ -114,28 +142,17 @@ def test_a_long_convert_shows_progress_before_it_ends(streamv1_bin: str, tmp_pat
     view = where == "view"
     command = f"{streamv1_bin} convert {tmp_path / 'in'}" + {
         "redirected": f" > {out}", "-o": f" -o {out}", "view": ""}[where]
-    name = f"streamv1-{uuid.uuid4().hex[:8]}"
     done = tmp_path / "done"
-    socket = str(tmp_path / "tmux.sock")
-    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TMUX")}
-    subprocess.run(["tmux", "-S", socket, "new-session", "-d", "-s", name, "-x", "180", "-y",
-                    "50", f"{command}; touch {done}; sleep 60"],
-                   env=environ | {"TERM": "xterm-256color"}, check=True)
     during: set[int] = set()
-    try:
+    with Pane(f"{command}; touch {done}; sleep 60", tmp_path) as pane:
         deadline = time.monotonic() + 120
         while not done.exists():
             assert time.monotonic() < deadline, "the convert did not end"
-            screen = subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", name],
-                                    capture_output=True, text=True, check=True).stdout
+            screen = pane.screen()
             if not done.exists():  # (the screen was read while it ran)
                 during.update(int(n) for n in _PROGRESS.findall(screen))
             time.sleep(0.05)
-        screen = subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", name,
-                                 "-S", "-100"], capture_output=True, text=True,
-                                check=True).stdout
-    finally:
-        subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, check=False)
+        screen = pane.screen("-S", "-100")
     assert any(n < 1500 for n in during), (sorted(during), screen)
     assert "convert 1500/1500 files" in screen and "summary" in screen
     if view:
@@ -151,44 +168,24 @@ def test_tail_at_a_terminal_shows_its_catch_up_and_the_view(streamv1_bin: str,
     """#25 items 3 and 4 for tail: at a terminal its stdout is the view for people,
     and its start-up catch-up shows files, MB, rate and ETA while it reads, drawn
     below the view's lines; Ctrl-C ends it (status 0, as SIGINT does)."""
-    src = (DATA / "claude-session" / "print_mode_bash.jsonl").read_text()
-    for i in range(400):
-        project = tmp_path / "projects" / f"p{i % 10}"
-        project.mkdir(parents=True, exist_ok=True)
-        new = str(uuid.UUID(int=i + 1))
-        (project / f"{new}.jsonl").write_text(
-            src.replace("5eccd76e-a2bd-46d3-9ac7-285807858239", new))
-    name = f"streamv1-{uuid.uuid4().hex[:8]}"
-    socket = str(tmp_path / "tmux.sock")
+    _many_sessions(tmp_path / "projects", 400, "print_mode_bash")
     status = tmp_path / "status"
-    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TMUX")}
     command = (f"{streamv1_bin} tail --no-ingest --state {tmp_path / 'state'} "
                f"{tmp_path / 'projects'}; echo $? > {status}; sleep 60")
-    conf = tmp_path / "tmux.conf"
-    conf.write_text("set -g history-limit 50000\n")  # every line of the view kept
-    subprocess.run(["tmux", "-S", socket, "-f", str(conf), "new-session", "-d", "-s", name,
-                    "-x", "180", "-y", "50", command],
-                   env=environ | {"TERM": "xterm-256color"}, check=True)
     during: set[int] = set()
     pattern = re.compile(r"catch-up (\d+)/400 files .* MB/s ETA")
-
-    def screen(*extra: str) -> str:
-        return subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", name, *extra],
-                              capture_output=True, text=True, check=True).stdout
-
-    try:
+    # (history: every line of the view kept)
+    with Pane(command, tmp_path, history=50000) as pane:
         deadline = time.monotonic() + 120
         while 400 not in during:
-            assert time.monotonic() < deadline, (sorted(during), screen())
-            during.update(int(n) for n in pattern.findall(screen()))
+            assert time.monotonic() < deadline, (sorted(during), pane.screen())
+            during.update(int(n) for n in pattern.findall(pane.screen()))
             time.sleep(0.05)
-        subprocess.run(["tmux", "-S", socket, "send-keys", "-t", name, "C-c"], check=True)
+        pane.keys("C-c")
         while not status.exists():
-            assert time.monotonic() < deadline, screen()
+            assert time.monotonic() < deadline, pane.screen()
             time.sleep(0.1)
-        shown = screen("-S", "-50000")
-    finally:
-        subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, check=False)
+        shown = pane.screen("-S", "-50000")
     assert any(n < 400 for n in during), sorted(during)
     assert status.read_text().strip() == "0"
     assert "⚙ Bash: echo hello" in shown and "> Run `echo hello` in the shell." in shown
