@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from streamv1.translator.pipeline import InputError, Interrupted, Totals, Translation
+from streamv1.translator.pipeline import GATHER, InputError, Interrupted, Totals, Translation
 from streamv1.translator.reader import MAX_LINE_BYTES, ParsedLine, read_parsed
 from streamv1.translator.session import Part, SessionMerge
 from streamv1.translator.shapes import Encoder
@@ -40,7 +40,11 @@ def convert_stream(
 ) -> None:
     """Convert one input. ``flush`` is called after every input line (live pipes).
     A line longer than ``max_line`` bytes is reported and skipped, never held."""
-    translation = Translation(path, write, totals, source, clock, session_id, encoder, redact)
+    # A live input (``flush`` given) writes each line as it is framed; a file's
+    # lines are gathered and scrubbed and written a buffer at a time.
+    gather = GATHER if flush is None else 0
+    translation = Translation(path, write, totals, source, clock, session_id, encoder, redact,
+                              gather)
     any_text = False
     try:
         for parsed in read_parsed(stream, path, max_line=max_line):
@@ -54,9 +58,13 @@ def convert_stream(
         # ``interrupted`` result), so what was written still validates.
         with contextlib.suppress(InputError):
             translation.finish()
+        translation.flush_output()
         if flush is not None:
             flush()
         totals.lines_in += translation.lines
+        raise
+    except BaseException:
+        translation.flush_output()  # what was framed before a read failed is kept
         raise
     totals.lines_in += translation.lines
     if not any_text:
@@ -98,7 +106,7 @@ def convert_session(
                        session_id, encoder, max_line, redact)
         return
     translations = [Translation(given.path, write, totals, source, clock, session_id, encoder,
-                                redact) for given in inputs]
+                                redact, GATHER) for given in inputs]
     merge = SessionMerge(translations[0])
     for translation in translations[1:]:
         merge.join(translation)
@@ -118,6 +126,11 @@ def convert_session(
     except Interrupted:
         with contextlib.suppress(InputError):
             translations[0].close_framing()
+        translations[0].flush_output()
+        raise
+    except BaseException:
+        for translation in translations:
+            translation.flush_output()  # what was framed before a failure is kept
         raise
     finally:
         for translation in translations:

@@ -1,0 +1,96 @@
+"""Batch conversion gathers encoded lines and scrubs and writes them a buffer at a
+time (pipeline.GATHER); the bytes must be those of writing each line as it is framed,
+and a failure part-way must not lose what was framed before it."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streamv1.translator.convert import convert_stream
+from streamv1.translator.pipeline import Totals, Translation
+from streamv1.translator.reader import read_parsed
+
+ROOT = Path(__file__).resolve().parent.parent
+CLOCK = "2026-01-01T00:00:00.000Z"
+INPUTS = sorted(
+    p for p in (ROOT / "testdata").glob("*/*.jsonl") if not p.name.endswith(".expected.jsonl")
+)
+
+
+def line_by_line(path: Path, gather: int) -> bytes:
+    out = io.BytesIO()
+    translation = Translation(str(path), out.write, Totals(), clock=lambda: CLOCK, gather=gather)
+    with open(path, "rb") as fh:
+        for parsed in read_parsed(fh, str(path)):
+            translation.feed(parsed)
+    translation.finish()
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_gathered_output_is_the_line_by_line_output(path: Path) -> None:
+    # The fixtures hold planted secrets and ANSI escapes (claude-*/secrets.jsonl, ...):
+    # a buffer that hits is masked line by line, as each line alone would be.
+    each = line_by_line(path, 0)
+    assert line_by_line(path, 1 << 16) == each
+    assert line_by_line(path, 1) == each  # every line its own buffer
+    assert line_by_line(path, 300) == each  # buffers of a few lines
+
+
+def test_the_secrets_fixture_is_masked_when_gathered() -> None:
+    path = ROOT / "testdata" / "claude-session" / "secrets.jsonl"
+    out = io.BytesIO()
+    with open(path, "rb") as fh:
+        convert_stream(fh, str(path), out.write, Totals(), clock=lambda: CLOCK)
+    assert b"REDACTED" in out.getvalue()
+    assert out.getvalue() == line_by_line(path, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=1, max_value=4000))
+def test_any_gather_size_gives_the_same_bytes(gather: int) -> None:
+    path = ROOT / "testdata" / "claude-stream" / "secrets.jsonl"
+    assert line_by_line(path, gather) == line_by_line(path, 0)
+
+
+class FailingRead(io.RawIOBase):
+    """The first ``good`` bytes of ``data``, then an I/O error (a disk going away)."""
+
+    def __init__(self, data: bytes, good: int) -> None:
+        self.data, self.good, self.at = data, good, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self.at >= self.good:
+            if self.good >= len(self.data):
+                return 0  # the end
+            raise OSError(5, "Input/output error")
+        n = min(len(buf), self.good - self.at, 4096)
+        buf[:n] = self.data[self.at : self.at + n]
+        self.at += n
+        return n
+
+
+def test_a_read_failure_keeps_the_lines_framed_before_it() -> None:
+    path = ROOT / "testdata" / "stella" / "journal_two_runs.jsonl"
+    data = path.read_bytes()
+    cut = data.rfind(b"\n", 0, len(data) * 2 // 3) + 1
+    whole = io.BytesIO()
+    with io.BufferedReader(FailingRead(data[:cut], cut)) as fh:
+        convert_stream(fh, "p", whole.write, Totals(), clock=lambda: CLOCK)
+    out = io.BytesIO()
+    with io.BufferedReader(FailingRead(data, cut)) as fh, pytest.raises(OSError):
+        convert_stream(fh, "p", out.write, Totals(), clock=lambda: CLOCK)
+    kept = out.getvalue()
+    # Everything framed from the lines read (the whole input cut there, less the
+    # end its finish writes) is in the output, not held back in a buffer.
+    assert kept, "nothing was written before the read failed"
+    assert whole.getvalue().startswith(kept)
+    assert kept.count(b"\n") >= data[:cut].count(b"\n") - 1
