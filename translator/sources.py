@@ -8,7 +8,7 @@ defines ``SOURCE``, a :class:`Source`. Adding a source means adding one such mod
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, BinaryIO, Protocol
@@ -74,10 +74,17 @@ def take(record: Mapping[str, Any], spec: Spec, what: str = "") -> tuple[JSON, J
     return fields, rest(record, spec)
 
 
-def rest(record: Mapping[str, Any], used: Container[str]) -> JSON:
+def rest(record: Mapping[str, Any], used: Collection[str]) -> JSON:
     """The record's keys a mapping did not use, in their order: what goes into the
     line's extension rather than being dropped."""
-    return {k: v for k, v in record.items() if k not in used}
+    if len(used) > 2 * len(record):
+        return {k: v for k, v in record.items() if k not in used}
+    # A copy less the used keys (the order kept): half the time of the
+    # comprehension on the short records of streams, and it runs for nearly each.
+    left = dict(record)
+    for key in used:
+        left.pop(key, None)
+    return left
 
 
 def string(value: Any, name: str = "") -> str | None:
