@@ -59,22 +59,28 @@ def normalize_ts(value: Any) -> str | None:
 
 
 # Epoch-ms sources (stella) stamp every event, and events come many to a second:
-# the formatted second is kept, so most calls only add the milliseconds.
-_last_second: int | None = None
-_last_prefix = ""
+# each second's formatted prefix is kept (a few thousand: streams merged from
+# several files, or runs replayed, go back and forth between seconds), so most
+# calls only add the milliseconds.
+_PREFIXES: dict[int, str] = {}
+_PREFIXES_KEPT = 4096
 
 
 def _from_millis(value: float) -> str | None:
-    global _last_second, _last_prefix
     try:
-        millis = math.floor(value)  # the millisecond it falls in
-        second, ms = divmod(millis, 1000)
-        if second != _last_second:
-            _last_prefix = format_ts(datetime.fromtimestamp(second, UTC))[:-4]
-            _last_second = second
+        if type(value) is int:
+            second, ms = divmod(value, 1000)
+        else:
+            second, ms = divmod(math.floor(value), 1000)  # the millisecond it falls in
+        prefix = _PREFIXES.get(second)
+        if prefix is None:
+            prefix = format_ts(datetime.fromtimestamp(second, UTC))[:-4]
+            if len(_PREFIXES) >= _PREFIXES_KEPT:
+                _PREFIXES.clear()
+            _PREFIXES[second] = prefix
     except (OverflowError, OSError, ValueError):
         return None
-    return f"{_last_prefix}{ms:03d}Z"
+    return f"{prefix}{ms:03d}Z"
 
 
 def ts_millis(ts: str) -> int | None:
