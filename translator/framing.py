@@ -148,6 +148,10 @@ class Framer:
             if run.actors and event.role == "user":
                 return [*self._ended_actors(run, event), self._message(run, event)]
             return [self._message(run, event)]  # the common case, first
+        if run is not None and type(event) is Note and event.subtype != "init":
+            return [self._note(run, event)]  # the next most common: a system line
+        if run is not None and type(event) is Delta:
+            return [self._delta(run, event)]
         out: list[JSON] = []
         if type(event) is Spawn:
             return out  # for a session merge (translator.session); no line
@@ -485,38 +489,14 @@ class Framer:
         # Every line of a nested actor's run is that actor's, whatever its kind.
         parent = getattr(event, "parent_tool_use_id", None) or run.parent_tool_use_id
         if isinstance(event, Delta):
-            line = catalog.envelope(
-                "stream_event",
-                sid,
-                run.seq,
-                self._ts(ts),
-                parent_tool_use_id=parent,
-                event=catalog.stream_payload(event.event),
-            )
-            return [self._emit(run, line)]
+            return [self._delta(run, event)]
         if isinstance(event, Note) and event.subtype == "init":
             # Only a RunStart makes a system/init: one in the middle of a run would
             # break its framing (seq 0 twice). Kept whole, as an unknown record is.
             record = {"type": "system", "subtype": "init", **event.fields, **event.extension}
             event = Unrecognized("system/init", sid, ts, record, event.parent_tool_use_id)
         if isinstance(event, Note):
-            if event.subtype == "task_notification" and run.actors:
-                task = event.fields.get("task")
-                if isinstance(task, dict) and isinstance(task.get("tool_use_id"), str):
-                    run.actors.pop(task["tool_use_id"], None)  # its end, said
-            fields, rest = catalog.system_fields(event.fields)
-            ext = {**rest, **event.extension}
-            line = catalog.envelope(
-                "system",
-                sid,
-                run.seq,
-                self._ts(ts),
-                subtype=event.subtype,
-                parent_tool_use_id=parent,
-                **fields,
-                extension=ext or None,
-            )
-            return [self._emit(run, line)]
+            return [self._note(run, event)]
         if isinstance(event, Problem):
             if event.fatal:
                 self.stats.errors += 1
@@ -551,6 +531,51 @@ class Framer:
             )
             return [self._emit(run, line)]
         raise TypeError(f"not a line event: {event!r}")  # pragma: no cover
+
+    def _delta(self, run: _Run, event: Delta) -> JSON:
+        """A stream_event line (push calls it straight: partial messages are hot)."""
+        ts = event.ts
+        self._track_time(run, ts)
+        line: JSON = {
+            "type": "stream_event",
+            "session_id": run.session_id,
+            "seq": run.seq,
+            "ts": self._ts(ts),
+        }
+        parent = event.parent_tool_use_id or run.parent_tool_use_id
+        if parent is not None:
+            line["parent_tool_use_id"] = parent
+        line["event"] = catalog.stream_payload(event.event)
+        return self._emit(run, line)
+
+    def _note(self, run: _Run, event: Note) -> JSON:
+        """A system line other than init (push calls it straight: it is hot)."""
+        ts = event.ts
+        self._track_time(run, ts)
+        if event.subtype == "task_notification" and run.actors:
+            task = event.fields.get("task")
+            if isinstance(task, dict) and isinstance(task.get("tool_use_id"), str):
+                run.actors.pop(task["tool_use_id"], None)  # its end, said
+        fields, rest = catalog.system_fields(event.fields)
+        # Built in place: the key order of catalog.envelope.
+        line: JSON = {
+            "type": "system",
+            "subtype": event.subtype,
+            "session_id": run.session_id,
+            "seq": run.seq,
+            "ts": self._ts(ts),
+        }
+        parent = event.parent_tool_use_id or run.parent_tool_use_id
+        if parent is not None:
+            line["parent_tool_use_id"] = parent
+        for key, value in fields.items():
+            if value is not None:
+                line[key] = value
+        if rest:
+            line["extension"] = {**rest, **event.extension}
+        elif event.extension:
+            line["extension"] = dict(event.extension)
+        return self._emit(run, line)
 
     def _message(self, run: _Run, msg: Message) -> JSON:
         """A message's line (the hot path: push calls it straight, not via _line)."""
