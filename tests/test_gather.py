@@ -94,3 +94,70 @@ def test_a_read_failure_keeps_the_lines_framed_before_it() -> None:
     assert kept, "nothing was written before the read failed"
     assert whole.getvalue().startswith(kept)
     assert kept.count(b"\n") >= data[:cut].count(b"\n") - 1
+
+
+class Recorded(io.BytesIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.flushes = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+
+def test_an_input_end_flushes_only_when_the_last_flush_is_old(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An archive of small files is not one write per file, but a reader of the
+    # output still gets each input within SETTLE_AFTER of its conversion.
+    from streamv1.translator import batch
+
+    now = [100.0]
+    monkeypatch.setattr(batch.time, "monotonic", lambda: now[0])
+    raw = Recorded()
+    sink = batch.Sink(raw, "out")
+    batch.settle(sink)
+    assert raw.flushes == 0
+    now[0] = 100.0 + batch.SETTLE_AFTER / 2
+    batch.settle(sink)
+    assert raw.flushes == 0
+    now[0] = 100.0 + batch.SETTLE_AFTER
+    batch.settle(sink)
+    assert raw.flushes == 1
+    batch.settle(sink)
+    assert raw.flushes == 1  # just flushed
+    sink.flush()
+    assert raw.flushes == 2
+    other = Recorded()
+    batch.settle(other)  # a writer with no settle of its own flushes now
+    assert other.flushes == 1
+
+
+def test_lines_go_out_before_an_input_that_may_wait(tmp_path: Path) -> None:
+    """A FIFO (or stdin) may wait for its writer: what earlier inputs made is
+    flushed before it is opened, not left in the buffer while it waits."""
+    import os
+    import threading
+
+    from streamv1.translator import batch
+
+    raw = Recorded()
+    sink = batch.Sink(raw, "out")
+    options = batch.Options(source="stella", fixed_now=CLOCK)
+    first = ROOT / "testdata" / "stella" / "journal_two_runs.jsonl"
+    batch.convert_one(batch.Job(str(first)), sink, options, Totals())
+    assert raw.flushes == 0  # a regular file's end: not yet (SETTLE_AFTER)
+    fifo = tmp_path / "live.jsonl"
+    os.mkfifo(fifo)
+    seen: list[int] = []
+
+    def writer() -> None:
+        with open(fifo, "wb") as fh:  # opens once the reader has
+            seen.append(raw.flushes)
+            fh.write(b'{"type":"text","ts":1,"text":"x"}\n')
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    batch.convert_one(batch.Job(str(fifo)), sink, options, Totals())
+    thread.join(timeout=30)
+    assert seen and seen[0] >= 1, "the first input's lines waited in the buffer"

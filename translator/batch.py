@@ -14,6 +14,7 @@ import io
 import os
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 
 _BINARY_PROBE = 8192
 OUT_BUFFER = 1 << 20  # bytes an output file is written in
+#: Seconds an input's end may leave its lines in the output buffer (Sink.settle).
+SETTLE_AFTER = 0.2
 GROUP_BYTES = 16_000_000
 GROUP_FILES = 64
 _PRINTABLE = bytes([9, 10, 13, *range(0x20, 0x100)])
@@ -92,6 +95,19 @@ class Writer(Protocol):
     def fileno(self) -> int: ...
 
 
+def settle(sink: Writer) -> None:
+    """An input is over: a :class:`Sink` (or a writer that passes it on) flushes
+    soon (:meth:`Sink.settle`); any other writer now."""
+    getattr(sink, "settle", sink.flush)()
+
+
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True  # the open says what is wrong
+
+
 def convert_one(job: Job, sink: Writer, options: Options, totals: Totals,
                 read: Callable[[int], None] | None = None) -> None:
     """One input into ``sink``; a bad input is one clear log line, never a traceback.
@@ -100,9 +116,12 @@ def convert_one(job: Job, sink: Writer, options: Options, totals: Totals,
     totals.files += 1
     try:
         if job.path == "-":
+            sink.flush()  # what earlier inputs made goes out before a wait for stdin
             stream: IO[bytes] = sys.stdin.buffer
             live = True
         else:
+            if not _regular(job.path):
+                sink.flush()  # a FIFO's open, or its reads, may wait: not the output
             stream = open(job.path, "rb")
             live = not stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
             if not live:
@@ -129,7 +148,7 @@ def convert_one(job: Job, sink: Writer, options: Options, totals: Totals,
         finally:
             if job.path != "-":
                 stream.close()
-        sink.flush()
+        settle(sink)
     except InputError as exc:
         totals.failed_inputs += 1
         log.error(str(exc), path=job.path)
@@ -189,7 +208,7 @@ def convert_unit(unit: list[Job], sink: Writer, options: Options, totals: Totals
             redact=options.redact,
             on_error=failed,
         )
-    sink.flush()
+    settle(sink)
 
 
 def sessions(jobs: list[Job]) -> list[list[Job]]:
@@ -620,6 +639,16 @@ class Sink:
 
     def __init__(self, raw: IO[bytes], where: str) -> None:
         self.raw, self.where = raw, where
+        self._flushed = time.monotonic()
+
+    def settle(self) -> None:
+        """An input is over: its lines go out now if the last flush is
+        :data:`SETTLE_AFTER` old, so a reader of the output sees each input soon
+        after it is converted, and an archive of small files is not one write per
+        file (3,925 files of ~8 KB: 8% of the conversion)."""
+        now = time.monotonic()
+        if now - self._flushed >= SETTLE_AFTER:
+            self.flush()
 
     def write(self, data: bytes) -> int:
         try:
@@ -630,6 +659,7 @@ class Sink:
             raise OutputWriteError(self.where, exc) from exc
 
     def flush(self) -> None:
+        self._flushed = time.monotonic()
         try:
             self.raw.flush()
         except BrokenPipeError:

@@ -142,5 +142,9 @@ class RunFilter:
     def flush(self) -> None:
         self.inner.flush()
 
+    def settle(self) -> None:
+        """An input is over: as the writer it passes lines to settles (batch.settle)."""
+        getattr(self.inner, "settle", self.inner.flush)()
+
     def fileno(self) -> int:
         return self.inner.fileno()
