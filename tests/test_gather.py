@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from streamv1.translator.convert import convert_stream
 from streamv1.translator.pipeline import Totals, Translation
 from streamv1.translator.reader import read_parsed
+from streamv1.translator.scrub import WHOLE_AFTER, scrubber
+from streamv1.translator.sources import sources
 
 ROOT = Path(__file__).resolve().parent.parent
 CLOCK = "2026-01-01T00:00:00.000Z"
@@ -49,6 +51,53 @@ def test_the_secrets_fixture_is_masked_when_gathered() -> None:
         convert_stream(fh, str(path), out.write, Totals(), clock=lambda: CLOCK)
     assert b"REDACTED" in out.getvalue()
     assert out.getvalue() == line_by_line(path, 0)
+
+
+@pytest.mark.parametrize("clean_run", [0, WHOLE_AFTER - 3, WHOLE_AFTER])
+@pytest.mark.parametrize("name", ["claude-session/secrets.jsonl", "claude-stream/secrets.jsonl",
+                                  "stella/basic_turn.jsonl"])
+def test_lines_scrubbed_one_by_one_or_with_their_buffer_are_the_same(
+    name: str, clean_run: int
+) -> None:
+    # Which way a gathered line is scrubbed follows the process's hint (how many
+    # clean lines in a row came last): never what comes out.
+    each = line_by_line(ROOT / "testdata" / name, 0)
+    scrub = scrubber(True)
+    before = scrub.clean_run
+    try:
+        scrub.clean_run = clean_run
+        assert line_by_line(ROOT / "testdata" / name, 1 << 16) == each
+        scrub.clean_run = clean_run
+        assert line_by_line(ROOT / "testdata" / name, 500) == each
+    finally:
+        scrub.clean_run = before
+
+
+def test_a_secret_after_the_lines_scrubbed_one_by_one_is_masked() -> None:
+    # A buffer whose first lines were scrubbed as they came (the hint said hits
+    # were common) and whose later lines were not: the later ones are scanned too.
+    clean = [f'{{"ts":{1796036400000 + i},"type":"text","text":"line {i}"}}\n'.encode()
+             for i in range(12)]
+    secret = ('{"ts":1796036400099,"type":"text","text":"key sk-ant-api03-Zq8vR2mK7xT4pL9wN3bH6'
+              'cJ1dF5gS0aE2yU8iO4kM7nB3vC9xZ1qW5eR7tY2uI6oP0aS4dF8gH3jK1lZ9xC-AbCdEfGhAA"}\n')
+    scrub = scrubber(True)
+    before = scrub.clean_run
+    out = io.BytesIO()
+    translation = Translation("p.jsonl", out.write, Totals(), sources()["stella"],
+                              clock=lambda: CLOCK, gather=1 << 16)
+    try:
+        scrub.clean_run = 0  # lines one by one ...
+        for parsed in read_parsed(io.BytesIO(b"".join(clean)), "p.jsonl"):
+            translation.feed(parsed)
+        assert translation._scrubbed > 0
+        scrub.clean_run = WHOLE_AFTER  # ... then the rest with the buffer
+        for parsed in read_parsed(io.BytesIO(secret.encode() + b"".join(clean)), "p.jsonl"):
+            translation.feed(parsed)
+        translation.finish()
+    finally:
+        scrub.clean_run = before
+    assert out.getvalue().count(b"\n") > 24
+    assert b"sk-ant-api03-Zq8v" not in out.getvalue()
 
 
 @settings(max_examples=40, deadline=None)

@@ -19,7 +19,7 @@ from streamv1.translator import logs
 from streamv1.translator.events import JSON, Event, Problem, Spawn, Unrecognized
 from streamv1.translator.framing import Framer, FramerStats
 from streamv1.translator.reader import Damage, ParsedLine
-from streamv1.translator.scrub import scrubber
+from streamv1.translator.scrub import WHOLE_AFTER, scrubber
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.shapes.stream_v1 import StreamV1Encoder
 from streamv1.translator.sources import DECISIVE, Adapter, Source, Where, sniff, sources
@@ -86,6 +86,10 @@ class Translation:
         self.gather = gather
         self._gathered: list[bytes] = []
         self._gathered_bytes = 0
+        #: How many of the gathered lines were scrubbed one by one as they came
+        #: (Scrubber.gathered: while lines that need it are common); the rest are
+        #: scrubbed as one buffer.
+        self._scrubbed = 0
         # stream_v1 as it is, or another shape of the same lines (``--to``).
         self.encoder: Encoder = encoder if encoder is not None else StreamV1Encoder()
         #: Every encoded line leaves through it, whatever the shape: no ANSI escapes,
@@ -216,9 +220,12 @@ class Translation:
             lines = decorated
         encode = self.encoder.encode
         if self.gather:
-            gathered = self._gathered
+            gathered, scrub = self._gathered, self.scrub
             for line in lines:
                 data = encode(line)
+                if scrub.clean_run < WHOLE_AFTER:
+                    data = scrub.gathered(data)
+                    self._scrubbed = len(gathered) + 1
                 gathered.append(data)
                 self._gathered_bytes += len(data)
             if self._gathered_bytes >= self.gather:
@@ -234,10 +241,17 @@ class Translation:
         """What was gathered, scrubbed as one buffer and written (see ``gather``).
         Taken off before the write: a write that fails never sends it twice."""
         if self._gathered:
-            data = b"".join(self._gathered)
-            self._gathered = []
-            self._gathered_bytes = 0
-            self.write(self.scrub(data))
+            gathered, done = self._gathered, self._scrubbed
+            self._gathered, self._gathered_bytes, self._scrubbed = [], 0, 0
+            data = b"".join(gathered[done:]) if done else b"".join(gathered)
+            if data:
+                cleaned = self.scrub.dirty(data)
+                if cleaned is not None:
+                    data = cleaned
+                    self.scrub.clean_run = 0  # hits are back: line by line again
+            if done:
+                data = b"".join(gathered[:done]) + data
+            self.write(data)
 
     def record(self, rec: dict[str, Any], where: Where) -> None:
         if self.adapter is None:

@@ -24,6 +24,8 @@ from streamv1.translator.scan import Scanner, literal
 _ANSI_PATTERNS = [literal(ESC), literal(CSI8)]
 _ANSI_PROBES = [b'{"text":"\\u001b[31mred"}\n', '{"text":"\x9b2K"}\n'.encode()]
 _ANSI_IDS = frozenset({0, 1})
+#: Clean lines in a row after which gathered lines are scanned a buffer at a time.
+WHOLE_AFTER = 256
 
 
 class Scrubber:
@@ -39,12 +41,35 @@ class Scrubber:
             probes=[*_ANSI_PROBES, *(k.probe for k in kinds)],
         )
         self._matches = self.scanner.matches
+        #: Clean lines in a row scrubbed one by one (see :meth:`gathered`).
+        self.clean_run = WHOLE_AFTER
 
     def __call__(self, data: bytes) -> bytes:
         """Scrub a buffer of whole lines (each ending in a newline)."""
+        cleaned = self.dirty(data)
+        return data if cleaned is None else cleaned
+
+    def gathered(self, data: bytes) -> bytes:
+        """A line about to be gathered into a buffer (batch conversion), scrubbed
+        now, one by one: the caller does so while :attr:`clean_run` is below
+        :data:`WHOLE_AFTER`, and otherwise leaves the line to its buffer's scan. A
+        buffer that hits is scanned twice, whole and line by line, so after a hit
+        lines are scrubbed one by one until WHOLE_AFTER clean ones in a row say
+        hits are rare again. The hint is the process's: an archive of small files
+        keeps it from file to file."""
+        cleaned = self.dirty(data)
+        if cleaned is None:
+            self.clean_run += 1
+            return data
+        self.clean_run = 0
+        return cleaned
+
+    def dirty(self, data: bytes) -> bytes | None:
+        """A buffer of whole lines scrubbed, or None when nothing in it hit (it
+        passes as it is): a caller can tell how often its buffers need work."""
         found = self._matches(data)
         if not found:
-            return data
+            return None
         first = data.find(b"\n")
         if first < 0 or first == len(data) - 1:
             return self.line(data, {pattern for pattern, _ in found})
