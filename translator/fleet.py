@@ -42,8 +42,21 @@ def _run_noting_signals(work: Callable[[list[int]], Awaitable[T]], *,
     work whose waits may last (a publish retrying while the bus is down ignored
     Ctrl-C and SIGTERM for good)."""
 
+    stopped: list[int] = []
+
+    def noted(signum: int, _frame: Any) -> None:
+        stopped.append(signum)
+
+    # Noted from before the loop starts: asyncio.run would otherwise put its own
+    # SIGINT handler first, which cancels the main task; a cancel thrown into
+    # nats-py's connect was swallowed there (a CI run: subscribe, SIGINT at start
+    # under load, never ended), and the signal was lost.
+    before: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError):  # (not the main thread)
+            before[signum] = signal.signal(signum, noted)
+
     async def main() -> T:
-        stopped: list[int] = []
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
 
@@ -56,6 +69,8 @@ def _run_noting_signals(work: Callable[[list[int]], Awaitable[T]], *,
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, note, signum)
         try:
+            if stopped:  # a signal before the loop's handlers were there
+                raise Interrupted(stopped[0])
             return await work(stopped)
         except asyncio.CancelledError:
             if stopped:
@@ -66,7 +81,11 @@ def _run_noting_signals(work: Callable[[list[int]], Awaitable[T]], *,
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(signum)
 
-    return asyncio.run(main())
+    try:
+        return asyncio.run(main())
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 # -- convert --publish ---------------------------------------------------------------------

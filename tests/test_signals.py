@@ -1,0 +1,53 @@
+"""Signals reach the fleet's event loops however early they come (fleet.
+_run_noting_signals): a SIGINT before the loop's own handlers exist is noted,
+never turned into a cancel that the work may swallow (nats-py's connect did: a CI
+run's subscribe, sent SIGINT at start under load, never ended)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from typing import Any
+
+import pytest
+
+from streamv1.translator import fleet
+from streamv1.translator.pipeline import Interrupted
+
+
+async def _swallows_cancels(stopped: list[int]) -> str:
+    for _ in range(30):  # 3 s at most
+        with contextlib.suppress(asyncio.CancelledError):  # as nats-py's connect did
+            await asyncio.sleep(0.1)
+        if stopped:
+            raise Interrupted(stopped[0])
+    return "the signal was lost"
+
+
+@pytest.mark.parametrize("cancel", [False, True])
+def test_a_signal_before_the_loops_handlers_is_not_lost(
+    monkeypatch: pytest.MonkeyPatch, cancel: bool
+) -> None:
+    real = asyncio.current_task
+
+    def current_task(loop: Any = None) -> Any:
+        # Inside the loop, before its signal handlers are installed: the moment
+        # asyncio.run's own SIGINT handler (cancel the main task) used to get it.
+        signal.raise_signal(signal.SIGINT)
+        return real(loop)
+
+    monkeypatch.setattr(asyncio, "current_task", current_task)
+    with pytest.raises(Interrupted) as caught:
+        fleet._run_noting_signals(_swallows_cancels, cancel=cancel)
+    assert caught.value.signum == signal.SIGINT
+
+
+def test_the_handlers_before_it_are_back_after_it() -> None:
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+
+    async def work(stopped: list[int]) -> int:
+        return 7
+
+    assert fleet._run_noting_signals(work) == 7
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
