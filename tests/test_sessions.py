@@ -112,3 +112,24 @@ def test_a_subagent_named_before_its_parent_is_still_inside_its_run(
     assert sum(x["type"] == "result" for x in lines) == 1
     assert [x.get("subtype") for x in lines].count("task_started") == 2
     assert framing_violations(out) == []
+
+
+@pytest.mark.parametrize(("lines", "expected"), [
+    ([b'{"type":"system","subtype":"init"}', b'{"ts":1796036400000,"type":"x"}'],
+     "2026-11-30T11:00:00.000Z"),
+    ([b'{"type":"a"}', b'{"timestamp":"2026-01-02T03:04:05.678Z"}'], "2026-01-02T03:04:05.678Z"),
+    # an escaped key is the same key: read, though the plain name is not in the bytes
+    ([b'{"\\u0074s":1796036400000}'], "2026-11-30T11:00:00.000Z"),
+    ([b'{"\\u0074imestamp":"2026-01-02T03:04:05.678Z"}'], "2026-01-02T03:04:05.678Z"),
+    # print mode: no time anywhere; a "ts" that is no key gives none either
+    ([b'{"type":"assistant","message":{"content":[{"text":"\\"ts\\": 5"}]}}'], ""),
+    ([b'{"type":"result","subtype":"success"}'], ""),
+])
+def test_first_time_reads_only_what_can_hold_a_time(
+    tmp_path: Path, lines: list[bytes], expected: str
+) -> None:
+    from streamv1.translator.sources import first_time
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert first_time(str(path)) == expected

@@ -79,7 +79,7 @@ class Options:
         fixed = normalize_ts(self.fixed_now) if self.fixed_now else None
         if fixed is not None:
             return lambda: fixed
-        return now_ts if path == "-" else input_clock(path, now_ts)
+        return now_ts if path == "-" else input_clock(path, now_ts, _FIRST_TIMES.get(path) or None)
 
     def source_obj(self) -> Source | None:
         return sources()[self.source] if self.source else None
@@ -229,8 +229,16 @@ def sessions(jobs: list[Job]) -> list[list[Job]]:
                       for g in keyed.values()]
     stdin = [g for g in groups if g[0].path == "-"]
     files = [g for g in groups if g[0].path != "-"]
-    files.sort(key=lambda g: (first_time(g[0].path), g[0].path))
+    for group in files:
+        _FIRST_TIMES[group[0].path] = first_time(group[0].path)
+    files.sort(key=lambda g: (_FIRST_TIMES[g[0].path], g[0].path))
     return stdin + files
+
+
+#: Each session's first time, as :func:`sessions` read it to order them: the clock
+#: of its lines with no time of their own (Options.clock) reads no file again for
+#: it. ("" is not taken: a file still being written may have one by then.)
+_FIRST_TIMES: dict[str, str] = {}
 
 
 class _Counted:

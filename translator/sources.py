@@ -322,6 +322,8 @@ def first_time(path: str) -> str:
     except OSError:
         return ""
     for raw in head.split(b"\n")[:200]:
+        if b'"timestamp"' not in raw and b'"ts"' not in raw and b"\\u" not in raw:
+            continue  # no time key, even escaped: nothing to parse (print mode has none)
         try:
             record = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -334,12 +336,14 @@ def first_time(path: str) -> str:
     return ""
 
 
-def input_clock(path: str, fallback: Callable[[], str]) -> Callable[[], str]:
+def input_clock(path: str, fallback: Callable[[], str],
+                first: str | None = None) -> Callable[[], str]:
     """The time for lines whose source has none (a print-mode init, a file of
     summaries), for an input read from a file: its first record time, else the
     file's modification time, never the clock at conversion, so converting the
     same bytes twice gives the same bytes. Looked up once, when first needed;
-    ``fallback`` where the file gives nothing (it is gone)."""
+    ``fallback`` where the file gives nothing (it is gone). ``first``: the file's
+    :func:`first_time`, where the caller has it already (batch.sessions)."""
     found: list[str] = []
 
     def clock() -> str:
@@ -348,7 +352,7 @@ def input_clock(path: str, fallback: Callable[[], str]) -> Callable[[], str]:
 
             from streamv1.translator.timefmt import normalize_ts
 
-            ts = first_time(path)
+            ts = first if first is not None else first_time(path)
             if not ts:
                 try:
                     ts = normalize_ts(int(os.stat(path).st_mtime * 1000)) or ""
