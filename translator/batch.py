@@ -683,8 +683,9 @@ class Sink:
 def output_sink(output: Path | None) -> Iterator[Sink]:
     """Where ``convert`` writes one stream of all its inputs: stdout (no FILE, or
     ``-``), or ``-o FILE``, written whole or not at all. Off a terminal, stdout is
-    written whole megabytes a write, not 8 KiB: lines are flushed at the end of each
-    input anyway, and after each line of a live pipe. A failed write is an
+    written whole megabytes a write, not 8 KiB: lines are flushed at an input's end
+    when the last flush is :data:`SETTLE_AFTER` old, before an input that may wait
+    (stdin, a FIFO), and after each line of a live pipe. A failed write is an
     :class:`OutputWriteError`, raised once (closing after it says nothing more)."""
     if output is not None and str(output) != "-":
         with _atomic_output(output) as fh:
