@@ -51,3 +51,43 @@ def test_the_handlers_before_it_are_back_after_it() -> None:
 
     assert fleet._run_noting_signals(work) == 7
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_a_signal_cancels_a_wait_while_the_work_says_so() -> None:
+    # subscribe's connect (nats-py retries a failed first connect for ever) is
+    # cancelled by a signal; from the first fetch on, only noted.
+    connecting = [True]
+
+    async def work(stopped: list[int]) -> str:
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.2, signal.raise_signal, signal.SIGINT)
+        await asyncio.sleep(30)  # a connect that never succeeds
+        return "not cancelled"
+
+    with pytest.raises(Interrupted):
+        fleet._run_noting_signals(work, cancel=lambda: connecting[0])
+
+    async def fetching(stopped: list[int]) -> str:
+        connecting[0] = False
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.1, signal.raise_signal, signal.SIGINT)
+        await asyncio.sleep(0.4)  # not cancelled: it ends at its next step
+        return f"noted {[int(s) for s in stopped]}"
+
+    assert fleet._run_noting_signals(fetching, cancel=lambda: connecting[0]) == "noted [2]"
+
+
+def test_a_command_no_signal_ends_is_stopped_hard_saying_where() -> None:
+    import subprocess
+    import sys
+    import time
+
+    code = ("import time\nfrom streamv1.translator import fleet\n"
+            "fleet._stop_within(0.3, 2)\n"
+            "while True:\n    time.sleep(0.05)  # a wait no signal reaches\n")
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
+    assert time.monotonic() - began < 10
+    assert done.returncode == 130
+    assert b"did not end the command in 0.3 s; stopped hard (it was at" in done.stderr
+    assert b"Traceback" not in done.stderr

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
+import sys
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,9 +31,46 @@ FILE_BATCH = 5000
 
 T = TypeVar("T")
 
+#: Seconds a signalled subscribe may take to end by itself before it is ended hard
+#: (:func:`_stop_within`): far past its own way out (within 2 s: what a fetch
+#: brought is written and acked first, the connection closes in at most 2 s), so
+#: it is only the last resort.
+STOP_WITHIN = 10.0
+_DEADLINES: list[threading.Timer] = []
+
+
+def _stop_within(seconds: float, signum: int) -> None:
+    """The last guarantee that a signal ends the command: if the process is still
+    there ``seconds`` after the first signal (a wait no signal reaches: CI twice saw
+    subscribe, sent SIGINT in its first 0.3 s, never end, and 200 tries here under
+    load could not make it again), stdout and stderr are flushed and it exits with
+    the signal's status, saying where it was. Nothing printed is lost: subscribe writes each line
+    before it acks it, and lines not acked come again (as after a SIGKILL)."""
+    if _DEADLINES:
+        return
+    main = threading.main_thread().ident
+
+    def end() -> None:
+        frame = sys._current_frames().get(main) if main is not None else None
+        where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else "?"
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        with contextlib.suppress(OSError):
+            os.write(2, f"streamv1: warning: signal {signum} did not end the command in "
+                        f"{seconds:g} s; stopped hard (it was at {where})\n".encode())
+        os._exit(128 + signum)
+
+    timer = threading.Timer(seconds, end)
+    timer.daemon = True
+    _DEADLINES.append(timer)
+    timer.start()
+
 
 def _run_noting_signals(work: Callable[[list[int]], Awaitable[T]], *,
-                        cancel: bool = False) -> T:
+                        cancel: bool | Callable[[], bool] = False,
+                        stop_within: float | None = None) -> T:
     """Run ``work(stopped)`` in an event loop where SIGINT and SIGTERM are noted in
     ``stopped`` (the work ends itself at its next step, raising Interrupted) from
     before anything else runs in the loop. An exception raised by a signal handler
@@ -40,12 +80,16 @@ def _run_noting_signals(work: Callable[[list[int]], Awaitable[T]], *,
 
     ``cancel``: a signal also cancels the work where it waits (Interrupted), for
     work whose waits may last (a publish retrying while the bus is down ignored
-    Ctrl-C and SIGTERM for good)."""
+    Ctrl-C and SIGTERM for good); a callable says whether to, at the signal.
+    ``stop_within``: seconds after a signal the process is ended hard if it is still
+    there (:func:`_stop_within`)."""
 
     stopped: list[int] = []
 
     def noted(signum: int, _frame: Any) -> None:
         stopped.append(signum)
+        if stop_within is not None:
+            _stop_within(stop_within, signum)
 
     # Noted from before the loop starts: asyncio.run would otherwise put its own
     # SIGINT handler first, which cancels the main task; a cancel thrown into
@@ -62,7 +106,9 @@ def _run_noting_signals(work: Callable[[list[int]], Awaitable[T]], *,
 
         def note(signum: int) -> None:
             stopped.append(signum)
-            if cancel and task is not None:
+            if stop_within is not None:
+                _stop_within(stop_within, signum)
+            if task is not None and (cancel() if callable(cancel) else cancel):
                 task.cancel()
 
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -193,13 +239,19 @@ def subscribe(bus: BusConfig, out: IO[bytes], *, host: str | None, session: str 
               ack_window: int = ACK_WINDOW) -> int:
     """Print the stream's lines (a pull consumer, each acked after it is written).
     Returns how many were written."""
+    # Until the fetches begin, a signal cancels what it waits for (the connect,
+    # which nats-py retries for ever once a first try has failed, and the consumer's
+    # creation): nothing is printed or acked yet. From the first fetch on, the loop
+    # ends between two fetches, so nothing fetched is left unacked.
+    connecting = [True]
     return _run_noting_signals(lambda stopped: _subscribe(
-        bus, out, host, session, durable, since, catch_up, ack_window, stopped))
+        bus, out, host, session, durable, since, catch_up, ack_window, stopped, connecting),
+        cancel=lambda: connecting[0], stop_within=STOP_WITHIN)
 
 
 async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: str | None,
                      durable: str | None, since: datetime | None, catch_up: bool,
-                     ack_window: int, stopped: list[int]) -> int:
+                     ack_window: int, stopped: list[int], connecting: list[bool]) -> int:
     from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
     nc = await jetstream.connect(bus, "streamv1-subscribe", wait=False)
@@ -223,6 +275,7 @@ async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: 
         if durable:
             await _take_back(nc, sub, bus, durable, stopped)
         said_held = False
+        connecting[0] = False  # from here a signal ends the loop between two fetches
         while not stopped:
             try:
                 msgs = await sub.fetch(FETCH, timeout=1.0)
