@@ -1,10 +1,19 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 from pathlib import Path
 
 import pytest
+
+# A suite started in the background of a shell without job control (`.ci/run &`)
+# inherits SIGINT ignored, and every command it starts would too: a test that sends
+# SIGINT to a command still starting (test_fleet's Ctrl-C tests) then waits for
+# ever, since an ignored signal is not even noted. The tests are about Ctrl-C at a
+# terminal, where SIGINT is not ignored: that is the disposition they get.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
