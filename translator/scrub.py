@@ -46,8 +46,8 @@ class Scrubber:
 
     def __call__(self, data: bytes) -> bytes:
         """Scrub a buffer of whole lines (each ending in a newline)."""
-        cleaned = self.dirty(data)
-        return data if cleaned is None else cleaned
+        found = self._matches(data)  # (inline, not via dirty: each daemon line comes here)
+        return self._scrubbed(data, found) if found else data
 
     def gathered(self, data: bytes) -> bytes:
         """A line about to be gathered into a buffer (batch conversion), scrubbed
@@ -68,8 +68,10 @@ class Scrubber:
         """A buffer of whole lines scrubbed, or None when nothing in it hit (it
         passes as it is): a caller can tell how often its buffers need work."""
         found = self._matches(data)
-        if not found:
-            return None
+        return self._scrubbed(data, found) if found else None
+
+    def _scrubbed(self, data: bytes, found: list[tuple[int, int]]) -> bytes:
+        """A buffer the scan found patterns in, scrubbed (one line: with them)."""
         first = data.find(b"\n")
         if first < 0 or first == len(data) - 1:
             return self.line(data, {pattern for pattern, _ in found})

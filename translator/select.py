@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from streamv1.translator.batch import Writer
+from streamv1.translator.batch import Writer, settle
 from streamv1.translator.ledger import Filter, Row
 from streamv1.translator.lines import LineSplitter
 
@@ -143,8 +143,8 @@ class RunFilter:
         self.inner.flush()
 
     def settle(self) -> None:
-        """An input is over: as the writer it passes lines to settles (batch.settle)."""
-        getattr(self.inner, "settle", self.inner.flush)()
+        """An input is over: as the writer it passes lines to settles."""
+        settle(self.inner)
 
     def fileno(self) -> int:
         return self.inner.fileno()
