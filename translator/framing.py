@@ -532,42 +532,37 @@ class Framer:
             return [self._emit(run, line)]
         raise TypeError(f"not a line event: {event!r}")  # pragma: no cover
 
-    def _delta(self, run: _Run, event: Delta) -> JSON:
-        """A stream_event line (push calls it straight: partial messages are hot)."""
-        ts = event.ts
+    def _head(self, run: _Run, line_type: str, subtype: str | None, ts: str | None,
+              parent: str | None) -> JSON:
+        """The envelope of a line built in place (the hot path, instead of
+        catalog.envelope's keyword arguments), in its key order; the event's time
+        counted in the run's."""
         self._track_time(run, ts)
-        line: JSON = {
-            "type": "stream_event",
-            "session_id": run.session_id,
-            "seq": run.seq,
-            "ts": self._ts(ts),
-        }
-        parent = event.parent_tool_use_id or run.parent_tool_use_id
+        line: JSON = {"type": line_type}
+        if subtype is not None:
+            line["subtype"] = subtype
+        line["session_id"] = run.session_id
+        line["seq"] = run.seq
+        line["ts"] = self._ts(ts)
+        parent = parent or run.parent_tool_use_id
         if parent is not None:
             line["parent_tool_use_id"] = parent
+        return line
+
+    def _delta(self, run: _Run, event: Delta) -> JSON:
+        """A stream_event line (push calls it straight: partial messages are hot)."""
+        line = self._head(run, "stream_event", None, event.ts, event.parent_tool_use_id)
         line["event"] = catalog.stream_payload(event.event)
         return self._emit(run, line)
 
     def _note(self, run: _Run, event: Note) -> JSON:
         """A system line other than init (push calls it straight: it is hot)."""
-        ts = event.ts
-        self._track_time(run, ts)
         if event.subtype == "task_notification" and run.actors:
             task = event.fields.get("task")
             if isinstance(task, dict) and isinstance(task.get("tool_use_id"), str):
                 run.actors.pop(task["tool_use_id"], None)  # its end, said
         fields, rest = catalog.system_fields(event.fields)
-        # Built in place: the key order of catalog.envelope.
-        line: JSON = {
-            "type": "system",
-            "subtype": event.subtype,
-            "session_id": run.session_id,
-            "seq": run.seq,
-            "ts": self._ts(ts),
-        }
-        parent = event.parent_tool_use_id or run.parent_tool_use_id
-        if parent is not None:
-            line["parent_tool_use_id"] = parent
+        line = self._head(run, "system", event.subtype, event.ts, event.parent_tool_use_id)
         for key, value in fields.items():
             if value is not None:
                 line[key] = value
