@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import re
 import shutil
@@ -359,6 +360,81 @@ def test_sigkill_while_publishing_stores_each_line_once(streamv1_bin: str, tmp_p
     settle(out)
     messages = natsserver.wait_for(server.url, out.read_bytes().count(b"\n"))
     _stop(proc)
+    _check_exactly_once(messages, targets, out)
+
+
+def _publisher_pid(bin_: str, tmp: Path, limit: float = 30.0) -> int:
+    """The pid of the daemon's publisher process, from ``status``, once it runs."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        status = subprocess.run([bin_, "status", "--socket", str(tmp / "ingest.sock"), "--json"],
+                                capture_output=True, timeout=30)
+        if status.returncode == 0:
+            pid = json.loads(status.stdout)["publish"].get("pid")
+            if pid:
+                return int(pid)
+        time.sleep(0.1)
+    raise AssertionError("no publisher pid in status")
+
+
+def _gone(pid: int, limit: float = 20.0) -> bool:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state == "Z":
+            return True  # exited; its parent (killed) no longer reaps it
+        time.sleep(0.05)
+    return False
+
+
+def test_the_publisher_runs_beside_the_daemon_and_never_outlives_it(
+        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    """The publisher is a process of its own (a core of its own): SIGKILL the daemon
+    and its publisher ends too; the next daemon's publisher goes on from its
+    checkpoint, and the stream holds each line once."""
+    targets = prepare(tmp_path)
+    chunks = plan_chunks(random.Random(13))
+    half = len(chunks) // 2
+    proc = _publishing(streamv1_bin, tmp_path, server.url)
+    _write(targets, chunks[:half])
+    pid = _publisher_pid(streamv1_bin, tmp_path)
+    assert pid != proc.pid
+    proc.kill()
+    proc.wait()
+    assert _gone(pid), "the publisher outlived its daemon"
+    proc = _publishing(streamv1_bin, tmp_path, server.url)
+    _write(targets, chunks[half:])
+    out = tmp_path / "out.jsonl"
+    settle(out)
+    messages = natsserver.wait_for(server.url, out.read_bytes().count(b"\n"))
+    assert _publisher_pid(streamv1_bin, tmp_path) != pid
+    _stop(proc)
+    _check_exactly_once(messages, targets, out)
+
+
+def test_a_publisher_that_dies_is_started_again(streamv1_bin: str, tmp_path: Path,
+                                                server: natsserver.Server) -> None:
+    """SIGKILL the publisher (not the daemon) mid-stream: the daemon says so, starts
+    it again from its checkpoint, and every line is stored once, in order."""
+    targets = prepare(tmp_path)
+    chunks = plan_chunks(random.Random(17))
+    proc = _publishing(streamv1_bin, tmp_path, server.url)
+    third = len(chunks) // 3
+    _write(targets, chunks[:third])
+    first = _publisher_pid(streamv1_bin, tmp_path)
+    os.kill(first, signal.SIGKILL)
+    _write(targets, chunks[third:])
+    out = tmp_path / "out.jsonl"
+    settle(out)
+    messages = natsserver.wait_for(server.url, out.read_bytes().count(b"\n"))
+    assert _publisher_pid(streamv1_bin, tmp_path) != first
+    assert proc.poll() is None
+    _stop(proc)
+    said = (tmp_path / "daemon.log").read_bytes()
+    assert b"publisher exited (status -9); starting it again" in said
     _check_exactly_once(messages, targets, out)
 
 

@@ -59,6 +59,13 @@ def configure(level: str = "info", fmt: str = "console") -> None:
         _structlog()
 
 
+def settings() -> tuple[str, str]:
+    """(level, format) as :func:`configure` took them: what a helper process of
+    ours is configured with, so its lines read as the rest."""
+    level = next((name for name, n in _LEVELS.items() if n == _level), "info")
+    return level, _fmt
+
+
 def _structlog() -> Any:
     global _real
     if _real is None:

@@ -14,7 +14,9 @@ the server has acked every line before it. So:
   drops them by their ``Nats-Msg-Id`` (see :mod:`translator.jetstream` for the
   check that covers an outage longer than the duplicate window).
 
-It runs on a thread of its own with its own event loop.
+It runs on a thread of its own with its own event loop, in a process of its own
+(:mod:`translator.tail.publisher_process`): sending costs about as much CPU a line
+as the daemon's conversion, and on one interpreter the two took turns.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import contextlib
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +45,13 @@ VERSION = 1
 
 
 class OutputPublisher:
-    def __init__(self, output: Path, state: Path, config: bus.BusConfig) -> None:
+    def __init__(self, output: Path, state: Path, config: bus.BusConfig,
+                 on_change: Callable[[], None] | None = None) -> None:
+        """``on_change``: called (on the publisher's thread) when what
+        :meth:`report` says has changed: connected or not, a batch checkpointed,
+        publishing stopped for good."""
         self.output = output
+        self.on_change = on_change
         self.state = state
         self.config = config
         self.log = logs.get()
@@ -88,13 +96,26 @@ class OutputPublisher:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    @property
+    def ended(self) -> bool:
+        """Has its thread ended (stopped, or publishing stopped for good)?"""
+        return self._thread is not None and not self._thread.is_alive()
+
     def status(self) -> dict[str, Any]:
         with self._lock:
-            limit = self._limits.get(self._current, 0)
-        behind = limit - self.offset if self.ino == self._current else limit
+            limits, current = dict(self._limits), self._current
+        return status(self.report(), limits, current)
+
+    def report(self) -> dict[str, Any]:
+        """Where publishing stands, without what the daemon vouches for (the
+        process that runs it adds that: :func:`status`)."""
         return {"connected": self.connected, "sent_lines": self.sent_lines,
-                "too_large": self.too_large, "behind_bytes": max(0, behind),
+                "too_large": self.too_large, "ino": self.ino, "offset": self.offset,
                 "error": self.error}
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     # -- the publisher's thread ------------------------------------------------------
 
@@ -107,6 +128,8 @@ class OutputPublisher:
         except Exception as exc:  # pragma: no cover - said, never a traceback
             self.error = f"{type(exc).__name__}: {exc}"
             self.log.error(f"publishing stopped: {self.error}; the output file keeps every line")
+        finally:
+            self._changed()
 
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -117,6 +140,7 @@ class OutputPublisher:
             was, self.connected = self.connected, s == "connected"
             if was != self.connected:
                 self.log.info(f"bus {s}", servers=",".join(self.config.servers))
+                self._changed()
 
         nc = await self._until_stopped(jetstream.connect(
             self.config, f"streamv1-tail@{self.config.host}", on_state=state))
@@ -210,6 +234,7 @@ class OutputPublisher:
                 self.sent_lines += len(raw) - (sender.too_large - self.too_large)
                 self.too_large = sender.too_large
                 self._save()
+                self._changed()
         finally:
             if fd >= 0:
                 os.close(fd)
@@ -243,6 +268,7 @@ class OutputPublisher:
                               path=str(self.output))
             self.ino, self.offset = ino, 0
             self._save()
+            self._changed()
         return new
 
     def _batch(self, fd: int, limit: int) -> tuple[list[bytes], int]:
@@ -324,3 +350,13 @@ class OutputPublisher:
         finally:
             os.close(fd)
         os.replace(tmp, self.state)
+
+
+def status(report: dict[str, Any], limits: dict[int, int], current: int) -> dict[str, Any]:
+    """What ``tail status`` shows of the publisher: its :meth:`~OutputPublisher.report`
+    and how many bytes the daemon vouches for that it has not sent yet."""
+    limit = limits.get(current, 0)
+    behind = limit - report["offset"] if report["ino"] == current else limit
+    return {"connected": report["connected"], "sent_lines": report["sent_lines"],
+            "too_large": report["too_large"], "behind_bytes": max(0, behind),
+            "error": report["error"]}

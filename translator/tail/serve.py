@@ -95,10 +95,10 @@ def serve(
 
     publisher = None
     if published is not None:
-        from streamv1.translator.tail.publisher import OutputPublisher
+        from streamv1.translator.tail.publisher_process import PublisherProcess
 
-        publisher = OutputPublisher(published[0], bus.publish_state(state_path),
-                                    published[1])
+        publisher = PublisherProcess(published[0], bus.publish_state(state_path),
+                                     published[1])
         daemon.on_commit = publisher.committed
         daemon.more_status = lambda: {"publish": publisher.status()}
 
