@@ -556,6 +556,47 @@ def test_ctrl_c_ends_the_open_run_says_the_summary_and_exits_130(streamv1_bin: s
     assert b'"subtype":"interrupted"' in out
 
 
+_KICK_AT_IMPORT = """
+import os, signal, sys
+at = sys.argv.pop(1)
+class Kick:  # Ctrl-C the moment the module named is looked for
+    def find_spec(self, name, path=None, target=None):
+        if name == at:
+            sys.stderr.write("kicked\\n")
+            os.kill(os.getpid(), signal.SIGINT)
+sys.meta_path.insert(0, Kick())
+sys.argv[1:] = ["--help"]
+from streamv1.translator.start import run
+run()
+"""
+
+
+def test_ctrl_c_at_any_import_of_start_up_exits_130() -> None:
+    """CI: SIGINT while orjson's extension initialised (it imports json, dataclasses)
+    crashed the process (SIGSEGV, 1 start in ~250 of the subscribe Ctrl-C test). A
+    Ctrl-C at the import of each module the command loads ends it with 130."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys\n"
+         "from streamv1.translator.start import run\n"
+         "class Seen:\n"
+         "    def find_spec(self, name, path=None, target=None): print(name)\n"
+         "sys.meta_path.insert(0, Seen())\n"
+         "from streamv1.translator.cli import run"],
+        capture_output=True, check=True, text=True).stdout.split()
+    assert "orjson.orjson" in loaded and "json" in loaded
+    status: dict[str, tuple[int, bytes]] = {}
+    for start in range(0, len(loaded), 8):
+        procs = {name: subprocess.Popen([sys.executable, "-c", _KICK_AT_IMPORT, name],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                 for name in loaded[start:start + 8]}
+        for name, proc in procs.items():
+            _, err = proc.communicate(timeout=30)
+            status[name] = proc.returncode, err
+    assert {name: code for name, (code, _) in status.items() if code != 130} == {}
+    assert all(err.startswith(b"kicked\n") and b"Traceback" not in err
+               for _, err in status.values())
+
+
 @pytest.mark.parametrize("sig,status", [("SIGINT", 130), ("SIGTERM", 143)])
 def test_a_signal_stops_a_multi_file_convert_at_once(streamv1_bin: str, tmp_path: Path,
                                                      sig: str, status: int) -> None:
