@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import ssl
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -40,14 +40,16 @@ ACK_WAIT = 5.0
 RETRY_MAX = 5.0
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     """One encoded stream_v1 line, as it goes out."""
 
     subject: str
     msg_id: str
     data: bytes
     headers: dict[str, str]
+    #: ``headers`` as the protocol writes them (``Key: value\r\n`` each, values
+    #: trimmed, CR and LF as spaces: nats-py's rules), for the frames of a batch
+    head: bytes
 
 
 def line_for(config: BusConfig, data: bytes) -> Line:
@@ -56,10 +58,32 @@ def line_for(config: BusConfig, data: bytes) -> Line:
     our encoders; the output is what it is)."""
     session, seq, kind = _fields(data)
     digest = hashlib.blake2b(data, digest_size=12).hexdigest()
-    msg_id = f"{token(config.host)}.{token(session)}.{seq}.{digest}"
+    host = _token(config.host)
+    session_token = _token(session)
+    # Every part a token: a crafted line's seq ("1\n") would otherwise be an id the
+    # client changes on the way (CR and LF as spaces), never the one compared.
+    msg_id = f"{host}.{session_token}.{_token(seq) if seq else ''}.{digest}"
     headers = {"Nats-Msg-Id": msg_id, "Streamv1-Host": config.host,
                "Streamv1-Session": session, "Streamv1-Seq": seq, "Streamv1-Type": kind}
-    return Line(config.subject(session), msg_id, data, headers)
+    head = (f"Nats-Msg-Id: {msg_id}\r\nStreamv1-Host: {_value(config.host)}\r\n"
+            f"Streamv1-Session: {_value(session)}\r\nStreamv1-Seq: {_value(seq)}\r\n"
+            f"Streamv1-Type: {_value(kind)}\r\n").encode()
+    return Line(f"{config.prefix}.{host}.{session_token}", msg_id, data, headers, head)
+
+
+#: A header value as nats-py writes it: trimmed, CR and LF as spaces (so a value
+#: never ends its line or starts a command).
+_NEWLINES = str.maketrans({"\r": " ", "\n": " "})
+
+
+def _value(text: str) -> str:
+    return text.strip().translate(_NEWLINES)
+
+
+@functools.lru_cache(maxsize=4096)
+def _token(value: str) -> str:
+    """:func:`bus.token`, kept: a file's lines share a few sessions and one host."""
+    return token(value)
 
 
 def subject_of(config: BusConfig, data: bytes) -> str:
@@ -317,20 +341,38 @@ class Sender:
 
     async def _send_batch(self, lines: list[Line]) -> dict[str, Any]:
         """Publish the lines with the batch headers, the last one as the commit (a
-        request: the server answers it, for the whole batch)."""
+        request: the server answers it, for the whole batch).
+
+        The lines before the commit go as frames written here, joined, handed to
+        the client in one call: nats-py's ``publish`` encodes each header of each
+        line in Python (a regex, strips, four appends: 6.7 µs a line against
+        0.4 µs for one format here), which was a third of what a line cost to
+        send. The frames are the protocol's ``HPUB`` exactly as nats-py writes it
+        (tests/test_fleet.py compares them); ``publish``'s one check that applies
+        to a frame, max_payload, is made here. While the connection is down,
+        ``publish`` does the sending (it refuses what the client's buffer cannot
+        hold, where frames would pile up with each retry), as it does for a client
+        without the call used (``_send_command``, nats-py's since 2.0)."""
         import uuid
 
         nc = self.nc
         batch = uuid.uuid4().hex
-        last = len(lines)
-        for n, line in enumerate(lines, 1):
-            headers = {**line.headers, "Nats-Batch-Id": batch, "Nats-Batch-Sequence": str(n)}
-            if n < last:
-                await nc.publish(line.subject, line.data, headers=headers)
-            else:
-                headers["Nats-Batch-Commit"] = "1"
-                msg = await nc.request(line.subject, line.data, timeout=ACK_WAIT,
-                                       headers=headers)
+        *before, commit = lines
+        send = getattr(nc, "_send_command", None)
+        if send is not None and before and nc.is_connected and not nc.is_draining_pubs:
+            from nats.errors import MaxPayloadError
+
+            limit = nc.max_payload
+            if any(len(line.data) > limit for line in before):
+                raise MaxPayloadError
+            await send(b"".join([frame(line, batch, n) for n, line in enumerate(before, 1)]))
+        else:
+            for n, line in enumerate(before, 1):
+                await nc.publish(line.subject, line.data, headers={
+                    **line.headers, "Nats-Batch-Id": batch, "Nats-Batch-Sequence": str(n)})
+        headers = {**commit.headers, "Nats-Batch-Id": batch,
+                   "Nats-Batch-Sequence": str(len(lines)), "Nats-Batch-Commit": "1"}
+        msg = await nc.request(commit.subject, commit.data, timeout=ACK_WAIT, headers=headers)
         answer = orjson.loads(msg.data)
         return answer if isinstance(answer, dict) else {}
 
@@ -466,6 +508,15 @@ _INCOMPLETE = 10176
 _BATCH_ONLY = frozenset({10199, 10201, _INCOMPLETE})
 #: "atomic publish is disabled" (nats-server 2.15.1, a stream without allow_atomic).
 _DISABLED = 10174
+
+
+def frame(line: Line, batch: str, n: int) -> bytes:
+    """The protocol's HPUB for ``line`` as the ``n``-th of atomic batch ``batch``
+    (no reply subject), byte for byte what nats-py's ``publish`` sends."""
+    head = b"NATS/1.0\r\n%sNats-Batch-Id: %s\r\nNats-Batch-Sequence: %d\r\n\r\n" % (
+        line.head, batch.encode(), n)
+    return b"HPUB %s  %d %d\r\n%s%s\r\n" % (line.subject.encode(), len(head),
+                                            len(head) + len(line.data), head, line.data)
 
 
 def _chunk(lines: Sequence[Line], start: int) -> list[Line]:
