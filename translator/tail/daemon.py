@@ -102,9 +102,16 @@ class TailDaemon:
         selection: Filter | None = None,
         catch_up_view: Callable[[int, int], ProgressLine] | None = None,
     ) -> None:
-        #: Told (inode, length) after every checkpoint of a file output: bytes that are
-        #: never cut back (``tail --publish`` reads up to there). Called on this thread.
-        self.on_commit: Callable[[int, int], None] | None = None
+        #: Told (inode, length, reader) after every checkpoint of a file output: bytes
+        #: that are never cut back (``tail --publish`` reads up to there); ``reader``
+        #: opens that file for reading, while the daemon still writes it (before a
+        #: rotation's reopen: its last checkpoint is taken first). On this thread.
+        self.on_commit: Callable[[int, int, Callable[[], int]], None] | None = None
+        #: Output files left within a round (moved while written: no checkpoint could
+        #: come first), with their final length and a reader: vouched for at the
+        #: next checkpoint, before the file written then (CI: a whole first file
+        #: never published).
+        self._left: list[tuple[int, int, int]] = []
         #: More counters for ``status`` (the publisher's), read on any thread.
         self.more_status: Callable[[], dict[str, Any]] | None = None
         self.roots = roots
@@ -768,12 +775,17 @@ class TailDaemon:
             # rotation's reopen makes; the next checkpoint names it.
             self.log.warning("output deleted or replaced while running; writing on into a "
                              "new file at its path", path=self._out_name)
+            left = self._leaving()
             try:
                 self.sink.reopen()
             except (OutputBusy, OSError) as exc:
+                if left is not None:
+                    os.close(left[2])
                 self.log.error(f"output not reopened ({exc}); writing on to the file it had",
                                path=self._out_name)
             else:
+                if left is not None:
+                    self._left.append(left)
                 # These lines come after the last checkpoint, which names the old
                 # file: the new one is named too before they reach it.
                 self._fresh_start(self.sink.ino, self.sink.length or 0)
@@ -1322,7 +1334,25 @@ class TailDaemon:
         )
         self.store.commit(checkpoint, changed or {}, self._gone)
         if self.on_commit is not None and sink.path is not None and sink.length is not None:
-            self.on_commit(sink.ino, sink.length)
+            for ino, length, fd in self._left:
+                self.on_commit(ino, length, functools.partial(os.dup, fd))
+                os.close(fd)
+            self._left.clear()
+            self.on_commit(sink.ino, sink.length, sink.reader)
+
+    def _leaving(self) -> tuple[int, int, int] | None:
+        """The output file about to be left (its inode, final length, a reader),
+        where someone is told of checkpoints; None where nobody is."""
+        sink = self.sink
+        if self.on_commit is None or sink.path is None or sink.length is None:
+            return None
+        try:
+            return sink.ino, sink.length, sink.reader()
+        except OSError as exc:
+            self.log.warning(f"the output left is not kept open for the publisher "
+                             f"({exc.strerror}): lines written to it since the last "
+                             "checkpoint may not be sent", path=self._out_name)
+            return None
 
     # -- live streams --------------------------------------------------------------------
 

@@ -300,12 +300,29 @@ class OutputSink:
         """Open the path anew (after a rotation by rename: a new, empty file)."""
         if self.path is None:
             return
+        with contextlib.suppress(OSError):
+            if os.stat(self.path).st_ino == self.ino:
+                # Already the file at the path (a move seen within a round reopened
+                # it before the SIGHUP came): a second descriptor's lock would be
+                # refused as another daemon's.
+                return
         fd = _locked(self.path, os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644))
         os.close(self._fd)
         self._fd = fd
         st = os.fstat(fd)
         self.ino, self._length = st.st_ino, st.st_size
         self._load_tail()
+
+    def reader(self) -> int:
+        """A new read-only descriptor of the file written now, whatever becomes of its
+        name (renamed away by a rotation, deleted): the publisher's, so that no line
+        the daemon wrote is out of its reach (``/proc``'s link reopens the file
+        itself; without ``/proc``, a duplicate of the daemon's own, only ever
+        read with ``pread``)."""
+        try:
+            return os.open(f"/proc/self/fd/{self._fd}", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return os.dup(self._fd)
 
     def sync(self) -> None:
         if self.path is not None:

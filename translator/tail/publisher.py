@@ -58,6 +58,10 @@ class OutputPublisher:
         self._lock = threading.Lock()
         self._limits: dict[int, int] = {}  # output inode -> length the daemon vouches for
         self._current = 0  # the inode the daemon writes now
+        #: inode -> a descriptor of that output file, from the daemon: a file renamed
+        #: away (or deleted) before it was read to its end stays readable.
+        self._given: dict[int, int] = {}
+        self._held = False  # has it opened (or passed) a file since it started?
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
         self._stop = threading.Event()
@@ -81,6 +85,15 @@ class OutputPublisher:
         if loop is not None and wake is not None:
             with contextlib.suppress(RuntimeError):  # the loop has ended
                 loop.call_soon_threadsafe(wake.set)
+
+    def given(self, ino: int, fd: int) -> None:
+        """The output file ``ino`` itself, opened for reading by the daemon (the
+        publisher's to close). Given before the ``committed`` that names it."""
+        with self._lock:
+            old = self._given.pop(ino, -1)
+            self._given[ino] = fd
+        if old >= 0:
+            os.close(old)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="publisher", daemon=True)
@@ -190,11 +203,13 @@ class OutputPublisher:
             while not self._stop.is_set():
                 with self._lock:
                     current, limit = self._current, self._limits.get(self.ino)
+                    order = list(self._limits)  # the daemon's files, oldest first
                 if not current:
                     await self._wait()
                     continue
                 if fd < 0 or (self.ino != current and (limit is None or self.offset >= limit)):
-                    fd = await self._open(fd, current)
+                    fd = await self._open(fd, _next_file(order, self.ino, not self._held),
+                                          current)
                     continue
                 if limit is None or self.offset >= limit:
                     if limit is not None and self.offset > limit and self.ino == current:
@@ -239,26 +254,45 @@ class OutputPublisher:
             if fd >= 0:
                 os.close(fd)
 
-    async def _open(self, fd: int, current: int) -> int:
-        """Open the file the daemon writes now: at start, or after a rotation once
-        the old file was read to the end the daemon vouched for. A path that does not
-        lead to that file yet (renamed, the daemon not reopened yet) is waited for."""
-        try:
-            new = os.open(self.output, os.O_RDONLY)
-        except FileNotFoundError:
-            await self._wait()
-            return fd
-        except OSError as exc:
-            raise bus.BusError(f"{self.output}: cannot read ({exc.strerror})") from exc
-        ino = os.fstat(new).st_ino
-        if ino != current:
-            os.close(new)
-            await self._wait()
-            return fd
+    async def _open(self, fd: int, target: int, current: int) -> int:
+        """Open the output file ``target``: at start, or after a rotation once the
+        file before it was read to the end the daemon vouched for. The daemon's
+        descriptor of it where it gave one, else the path; a path that does not lead
+        to the file the daemon writes yet (renamed, not reopened yet) is waited for."""
+        with self._lock:
+            given = self._given.get(target, -1)
+        if given >= 0:
+            new = os.dup(given)
+        else:
+            try:
+                new = os.open(self.output, os.O_RDONLY)
+            except FileNotFoundError:
+                await self._wait()
+                return fd
+            except OSError as exc:
+                raise bus.BusError(f"{self.output}: cannot read ({exc.strerror})") from exc
+            if os.fstat(new).st_ino != target:
+                os.close(new)
+                if target != current:
+                    # An older file, renamed away before this publisher held it, and
+                    # no descriptor from the daemon: out of reach. Said, and passed.
+                    with self._lock:
+                        end = self._limits.get(target, 0)
+                    self.log.warning("output rotated before it was published to its end, "
+                                     "and no longer at its path: its rest is not sent",
+                                     path=str(self.output), ino=target)
+                    self.ino, self.offset, self._held = target, end, True
+                    self._save()
+                    self._changed()
+                    if fd >= 0:
+                        os.close(fd)
+                    return -1
+                await self._wait()
+                return fd
         if fd >= 0:
             os.close(fd)
-        if ino != self.ino:
-            if fd < 0 and self.ino:
+        if target != self.ino:
+            if not self._held and self.ino:
                 self.log.warning("output is not the file the publish checkpoint names "
                                  "(rotated while stopped); publishing it from its start: "
                                  "what the old file held past the checkpoint is not sent",
@@ -266,10 +300,22 @@ class OutputPublisher:
             elif self.ino:
                 self.log.info("output rotated; publishing the new file from its start",
                               path=str(self.output))
-            self.ino, self.offset = ino, 0
+            self.ino, self.offset = target, 0
             self._save()
             self._changed()
+        self._held = True
+        self._forget_before(target)
         return new
+
+    def _forget_before(self, ino: int) -> None:
+        """Close the daemon's descriptors of the files before ``ino``: read to
+        their end, or passed."""
+        with self._lock:
+            order = list(self._limits)
+            done = order[:order.index(ino)] if ino in order else []
+            fds = [self._given.pop(old) for old in done if old in self._given]
+        for old_fd in fds:
+            os.close(old_fd)
 
     def _batch(self, fd: int, limit: int) -> tuple[list[bytes], int]:
         """The next lines from the offset (up to BATCH_LINES, about BATCH_BYTES), cut
@@ -350,6 +396,16 @@ class OutputPublisher:
         finally:
             os.close(fd)
         os.replace(tmp, self.state)
+
+
+def _next_file(order: list[int], ino: int, starting: bool) -> int:
+    """The output file to publish next, of the daemon's (``order``: oldest first, the
+    one written now last): at a start the checkpoint's file where the daemon
+    knows it, else the daemon's first (written since it started, all after the
+    checkpoint's); after a file read to its end, the one after it."""
+    if ino in order:
+        return ino if starting else order[min(order.index(ino) + 1, len(order) - 1)]
+    return order[0]
 
 
 def status(report: dict[str, Any], limits: dict[int, int], current: int) -> dict[str, Any]:

@@ -8,12 +8,17 @@ it reached the output file (bench/fleet.py). A process gets a core of its own.
 
 Nothing is lost by the move, since the publisher never read the daemon's memory: it
 reads the output file up to the length the daemon vouches for, and keeps its own
-checkpoint. What crosses the pipes, one JSON object a line:
+checkpoint. What crosses between them, one JSON object a line:
 
-- the daemon → its stdin: first the job (the output, the checkpoint, the bus, how to
-  log), then after each checkpoint what the daemon vouches for (every output inode's
-  length, and which one it writes now; each message is the whole of it, so only the
-  newest needs to arrive), ``{"stop": seconds}`` at the end;
+- the daemon → its stdin (a Unix socket): first the job (the output, the checkpoint,
+  the bus, how to log), then after each checkpoint what the daemon vouches for
+  (every output inode's length, and which one it writes now; each message is the
+  whole of it, so only the newest needs to arrive), ``{"stop": seconds}`` at the end.
+  With the first message that names an output file goes a descriptor of the file
+  itself (``SCM_RIGHTS``; ``"fds"`` lists their inodes): a file renamed away by a
+  rotation before the publisher opened it (it starts ~0.3 s after the daemon; CI
+  lost a whole first file so) or deleted while it was behind stays readable. The
+  daemon closes its copies of the files the publisher has read to their end;
 - its stdout → the daemon: the publisher's report whenever it changes (connected or
   not, a batch checkpointed, an error), for ``status``.
 
@@ -34,10 +39,12 @@ import dataclasses
 import fcntl
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -67,7 +74,8 @@ class PublisherProcess:
                                   "log": {"level": level, "format": fmt}})
         self.log = logs.get()
         self._changed = threading.Condition()
-        self._limits: dict[int, int] = {}
+        self._limits: dict[int, int] = {}  # inode -> length, the daemon's order
+        self._fds: dict[int, int] = {}  # inode -> the daemon's reader of that file
         self._current = 0
         self._version = 0  # of the limits; each change is one more
         self._stopping: float | None = None  # the stop's timeout, once asked
@@ -79,7 +87,17 @@ class PublisherProcess:
 
     # -- the daemon's side -----------------------------------------------------------
 
-    def committed(self, ino: int, length: int) -> None:
+    def committed(self, ino: int, length: int,
+                  reader: Callable[[], int] | None = None) -> None:
+        if ino not in self._fds and reader is not None:
+            try:
+                fd = reader()
+            except OSError as exc:  # the publisher will open the path instead
+                self.log.warning(f"output not opened for the publisher ({exc.strerror}): a "
+                                 "rotation before it is read to its end loses its rest")
+            else:
+                with self._changed:
+                    self._fds[ino] = fd
         with self._changed:
             self._limits[ino] = length
             self._current = ino
@@ -129,17 +147,20 @@ class PublisherProcess:
     def _run_once(self) -> int | None:
         """One publisher process, until it exits (its status) or is stopped (None
         when it could not be started)."""
+        mine, theirs = socket.socketpair()
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", __name__, os.fsdecode(self.output)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+            with theirs:
+                proc = subprocess.Popen(
+                    [sys.executable, "-P", "-m", __name__, os.fsdecode(self.output)],
+                    stdin=theirs.fileno(), stdout=subprocess.PIPE, start_new_session=True)
         except OSError as exc:
+            mine.close()
             with self._changed:
                 self._report["error"] = f"cannot start the publisher: {exc}"
             self.log.error(f"cannot start the publisher ({exc}); the output file keeps "
                            "every line")
             return None
-        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdout is not None
         self.pid = proc.pid
         with self._changed:
             self._exited = False
@@ -147,10 +168,9 @@ class PublisherProcess:
                                   name="publisher-reports", daemon=True)
         reader.start()
         try:
-            self._feed(proc.stdin)
+            self._feed(mine)
         finally:
-            with contextlib.suppress(OSError):
-                proc.stdin.close()
+            mine.close()
         try:
             code = proc.wait((self._stopping or 0) + KILL_AFTER
                              if self._stopping is not None else None)
@@ -162,33 +182,36 @@ class PublisherProcess:
         reader.join(1.0)
         return code
 
-    def _feed(self, stdin: IO[bytes]) -> None:
-        """The job, then the limits whenever they change, until a stop (sent on)
-        or the process's exit."""
-        sent = -1
+    def _feed(self, channel: socket.socket) -> None:
+        """The job, then the limits whenever they change (with the files this
+        process has not been given yet), until a stop (sent on) or its exit."""
+        sent, given = -1, set[int]()
         try:
-            stdin.write(self._job + b"\n")
-            stdin.flush()
+            channel.sendall(self._job + b"\n")
             while True:
                 with self._changed:
                     self._changed.wait_for(partial(self._news, sent))
                     if self._exited:
                         return
-                    version = self._version
+                    version, stopping = self._version, self._stopping
+                    new = [ino for ino in self._fds if ino not in given]
+                    # (copies: the report thread may close the daemon's meanwhile)
+                    fds = [os.dup(self._fds[ino]) for ino in new]
                     message = orjson.dumps({"limits": {str(k): v for k, v in
                                                        self._limits.items()},
-                                            "current": self._current})
-                    stopping = self._stopping
-                if version != sent:
-                    if version:  # (nothing vouched for yet: nothing to say)
-                        stdin.write(message + b"\n")
+                                            "current": self._current, "fds": new})
+                try:
+                    if version != sent and version:  # (nothing vouched for yet: nothing)
+                        _send(channel, message + b"\n", fds)
+                        given.update(new)
                     sent = version
+                finally:
+                    for fd in fds:
+                        os.close(fd)
                 if stopping is not None:
-                    stdin.write(orjson.dumps({"stop": stopping}) + b"\n")
-                    stdin.flush()
+                    channel.sendall(orjson.dumps({"stop": stopping}) + b"\n")
                     return
-                stdin.flush()
-        except (BrokenPipeError, ValueError):
+        except OSError:
             return  # it exited: the supervisor sees why
 
     def _news(self, sent: int) -> bool:
@@ -203,11 +226,48 @@ class PublisherProcess:
                 continue  # not ours (nothing else writes there)
             with self._changed:
                 self._report = report
+                self._forget_before(report.get("ino"))
             if last_error is not None and last_error != logs.last_error:
                 logs.last_error = last_error
         with self._changed:
             self._exited = True
             self._changed.notify_all()
+
+    def _forget_before(self, ino: object) -> None:
+        """The files before the one the publisher's checkpoint names are read to
+        their end: their lengths and descriptors go (never the one written now)."""
+        order = list(self._limits)
+        if not isinstance(ino, int) or ino not in order:
+            return
+        for old in order[:order.index(ino)]:
+            if old != self._current:
+                del self._limits[old]
+                fd = self._fds.pop(old, -1)
+                if fd >= 0:
+                    os.close(fd)
+
+
+def _send(channel: socket.socket, data: bytes, fds: list[int]) -> None:
+    """``data`` whole, the descriptors with its first bytes."""
+    done = socket.send_fds(channel, [data], fds) if fds else 0
+    channel.sendall(data[done:])
+
+
+def _messages(channel: socket.socket) -> Iterator[tuple[Any, list[int]]]:
+    """The daemon's messages, each with the descriptors that came for it, until the
+    channel ends. (Read with ``recvmsg``: a plain read would drop descriptors.)"""
+    buffer, fds = b"", list[int]()
+    while True:
+        data, got, _, _ = socket.recv_fds(channel, 1 << 16, 64)
+        fds.extend(got)
+        if not data:
+            return
+        *lines, buffer = (buffer + data).split(b"\n")
+        for raw in lines:
+            message = orjson.loads(raw)
+            count = len(message.get("fds", ())) if isinstance(message, dict) else 0
+            yield message, fds[:count]
+            del fds[:count]
 
 
 # -- the publisher's process -----------------------------------------------------------
@@ -224,8 +284,13 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the daemon's (it stops us)
-    stdin, out = sys.stdin.buffer, sys.stdout.buffer
-    job = orjson.loads(stdin.readline() or b"null")
+    out = sys.stdout.buffer
+    channel = socket.socket(fileno=os.dup(sys.stdin.fileno()))
+    messages = _messages(channel)
+    try:
+        job, _ = next(messages)
+    except (StopIteration, orjson.JSONDecodeError):
+        return 2
     if not isinstance(job, dict):
         return 2
     logs.configure(job["log"]["level"], job["log"]["format"])
@@ -246,8 +311,9 @@ def main() -> int:
 
     def orders() -> None:
         try:
-            for raw in stdin:
-                order = orjson.loads(raw)
+            for order, fds in messages:
+                for ino, fd in zip(order.get("fds", ()), fds, strict=False):
+                    publisher.given(int(ino), fd)
                 if "stop" in order:
                     timeout[0] = float(order["stop"])
                     break
@@ -258,7 +324,8 @@ def main() -> int:
                         publisher.committed(ino, length)
                 if current in limits:
                     publisher.committed(current, limits[current])
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError,
+                OSError) as exc:
             logs.get().error(f"publisher: a message from the daemon it cannot read ({exc}); "
                              "stopping")
         stop.set()
