@@ -301,13 +301,17 @@ def test_public_sessions_cost_what_their_messages_cost(streamv1_bin: str, tmp_pa
     its messages priced one by one as the API bills them. ccusage counts otherwise
     in three ways (docs/cost.md; bench/ccusage_compare.py shows each of its 35
     differences is one of them, the price tables agreeing)."""
-    files = sorted(PUBLIC.glob("*/*.jsonl"))
+    from concurrent.futures import ThreadPoolExecutor
+
+    wanted = [(path, want) for path in sorted(PUBLIC.glob("*/*.jsonl"))
+              if (want := api_cost(path))]
+    # (one command a file, two at a time: the suite's budget is 10 minutes on 2 cores)
+    with ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda path: rows_of(sessions(
+            streamv1_bin, "--json", "--agent", "claude-code", str(path))),
+            [path for path, _ in wanted]))
     checked = 0
-    for path in files:
-        want = api_cost(path)
-        if not want:
-            continue
-        rows = rows_of(sessions(streamv1_bin, "--json", "--agent", "claude-code", str(path)))
+    for (path, want), rows in zip(wanted, answers, strict=True):
         for sid, cost in want.items():
             row = rows.get(sid)
             if row is None or row["cost_source"] != "computed":
