@@ -669,14 +669,16 @@ def test_a_rotated_output_is_published_to_its_end_then_the_new_file(
     assert by_actor(_content(messages)) == expected(targets)
 
 
-@pytest.mark.parametrize("how", ["renamed, then deleted", "moved with nobody told"])
+@pytest.mark.parametrize("how", ["renamed, then deleted", "renamed, deleted, publisher killed",
+                                 "moved with nobody told"])
 def test_every_output_file_is_published_though_rotated_while_the_bus_was_down(
         streamv1_bin: str, tmp_path: Path, how: str) -> None:
     """The publisher connects before it opens the output: with the bus down, every
     rotation happens before it has held any file. Renamed with a SIGHUP and then
     deleted (logrotate's ``rotate 0``), or renamed over and over with nobody told
     (the daemon sees each move, at a round's start or within one): every line of
-    every file the daemon wrote reaches the stream once, when the bus is back.
+    every file the daemon wrote reaches the stream once, when the bus is back. A
+    publisher killed after the delete is started again and given the files anew.
     Before: the first file (or each moved one) was never published."""
     server = natsserver.Server(tmp_path / "nats")  # not started yet: the bus is down
     targets = prepare(tmp_path)
@@ -685,7 +687,7 @@ def test_every_output_file_is_published_though_rotated_while_the_bus_was_down(
     out = tmp_path / "out.jsonl"
     _wait_started(tmp_path, proc)
     kept: list[bytes] = []  # what each file left behind held
-    if how == "renamed, then deleted":
+    if how.startswith("renamed"):
         _write(targets, chunks[:len(chunks) // 2])
         settle(out, quiet=1.5)
         out.rename(tmp_path / "out.jsonl.1")
@@ -694,6 +696,13 @@ def test_every_output_file_is_published_though_rotated_while_the_bus_was_down(
         settle(out)
         kept.append((tmp_path / "out.jsonl.1").read_bytes())
         (tmp_path / "out.jsonl.1").unlink()
+        if how.endswith("killed"):
+            first = _publisher_pid(streamv1_bin, tmp_path)
+            os.kill(first, signal.SIGKILL)
+            deadline = time.monotonic() + 30
+            while _publisher_pid(streamv1_bin, tmp_path) == first:
+                assert time.monotonic() < deadline, "the publisher was not started again"
+                time.sleep(0.2)
     else:
         step = len(chunks) // 6
         for k in range(6):
