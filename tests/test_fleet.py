@@ -1133,3 +1133,47 @@ def test_a_durable_shared_with_a_live_reader_is_not_taken_from_it(
     code, out, err = asyncio.run(scenario())
     assert code == 0 and out == b"", (code, len(out), err.decode()[-2000:])
     assert b"left to it" in err and b"delivered again" not in err
+
+
+def test_the_daemon_hands_the_publisher_each_output_file_it_names(tmp_path: Path) -> None:
+    """100 output files vouched for before a publisher runs (hourly rotation, the
+    bus down for days): each inode the messages name comes with that file's own
+    descriptor, however many there are (the kernel closes those past what a
+    read asked for, so they go 32 a message)."""
+    import socket
+    import threading
+
+    from streamv1.translator.tail import publisher_process as pp
+
+    handle = pp.PublisherProcess(tmp_path / "out.jsonl", tmp_path / "state.publish.json",
+                                 bus.BusConfig(servers=("nats://127.0.0.1:1",), host="h"))
+    files = []
+    for k in range(100):
+        path = tmp_path / f"out.jsonl.{k}"
+        path.write_bytes(b"x" * k)
+        files.append(path)
+        handle.committed(path.stat().st_ino, k, partial_open(path))
+    mine, theirs = socket.socketpair()
+    feeder = threading.Thread(target=handle._feed, args=(mine,), daemon=True)
+    feeder.start()
+    got: dict[int, int] = {}
+    messages = pp._messages(theirs)
+    job, _ = next(messages)
+    assert job["output"] == str(tmp_path / "out.jsonl")
+    while len(got) < 100:
+        message, fds = next(messages)
+        assert len(fds) == len(message["fds"]) <= pp.FDS_AT_ONCE
+        got.update(zip(message["fds"], fds, strict=True))
+    assert {ino: os.fstat(fd).st_ino for ino, fd in got.items()} == {
+        p.stat().st_ino: p.stat().st_ino for p in files}
+    assert all(os.fstat(got[p.stat().st_ino]).st_size == k for k, p in enumerate(files))
+    handle.stop(0.0)
+    mine.close()
+    theirs.close()
+    feeder.join(5)
+    for fd in got.values():
+        os.close(fd)
+
+
+def partial_open(path: Path) -> Any:
+    return lambda: os.open(path, os.O_RDONLY)

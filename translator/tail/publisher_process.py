@@ -58,6 +58,10 @@ from streamv1.translator.tail.publisher import OutputPublisher, status
 #: does not start it again.
 GAVE_UP = 3
 RESTART_FIRST, RESTART_MAX = 1.0, 30.0
+#: Most descriptors sent with one message (the reader takes up to twice as many: a
+#: message's that did not fit would be closed by the kernel, and the inodes named
+#: would get the wrong files).
+FDS_AT_ONCE = 32
 #: How long a stop waits past the publisher's own timeout before killing it.
 KILL_AFTER = 3.0
 
@@ -196,13 +200,15 @@ class PublisherProcess:
                     version, stopping = self._version, self._stopping
                     new = [ino for ino in self._fds if ino not in given]
                     # (copies: the report thread may close the daemon's meanwhile)
-                    fds = [os.dup(self._fds[ino]) for ino in new]
-                    message = orjson.dumps({"limits": {str(k): v for k, v in
-                                                       self._limits.items()},
-                                            "current": self._current, "fds": new})
+                    fds = [os.dup(self._fds[ino]) for ino in new] if version != sent else []
+                    limits = {str(k): v for k, v in self._limits.items()}
+                    current = self._current
                 try:
                     if version != sent and version:  # (nothing vouched for yet: nothing)
-                        _send(channel, message + b"\n", fds)
+                        for at in range(0, max(len(new), 1), FDS_AT_ONCE):
+                            message = orjson.dumps({"limits": limits, "current": current,
+                                                    "fds": new[at:at + FDS_AT_ONCE]})
+                            _send(channel, message + b"\n", fds[at:at + FDS_AT_ONCE])
                         given.update(new)
                     sent = version
                 finally:
@@ -258,7 +264,9 @@ def _messages(channel: socket.socket) -> Iterator[tuple[Any, list[int]]]:
     channel ends. (Read with ``recvmsg``: a plain read would drop descriptors.)"""
     buffer, fds = b"", list[int]()
     while True:
-        data, got, _, _ = socket.recv_fds(channel, 1 << 16, 64)
+        data, got, flags, _ = socket.recv_fds(channel, 1 << 16, 2 * FDS_AT_ONCE)
+        if flags & socket.MSG_CTRUNC:
+            raise ValueError("descriptors from the daemon were cut off")
         fds.extend(got)
         if not data:
             return
