@@ -13,6 +13,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from streamv1.translator import scan
 from streamv1.translator.encode import _CSI_ENCODED, _drop_csi, clean_ansi
 from streamv1.translator.scan import Scanner, hyperscan, literal
 from streamv1.translator.scrub import Scrubber
@@ -109,7 +110,7 @@ _MASKED = b'{"k":"[REDACTED:aws_access_key] [REDACTED:github_token] "}\n'
 
 def _cache_files(tmp_path: Path) -> tuple[Path, Path]:
     (db,) = (tmp_path / "streamv1").glob("scan-*.hsdb")
-    return db, db.with_suffix(".sha256")
+    return db, db.with_suffix(scan.DIGEST_SUFFIX)
 
 
 @pytest.mark.skipif(hyperscan is None, reason="hyperscan is not installed")
@@ -149,8 +150,6 @@ def test_a_tampered_cache_is_detected_and_masking_still_works(
     """A cache file replaced by a database that finds nothing would turn all
     masking off: its digest (kept beside it), its self-test (every kind's example
     must be found) or its permissions give it away, and it is compiled anew."""
-    import hashlib
-
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     Scrubber(engine="hyperscan")
     cached, digest = _cache_files(tmp_path)
@@ -159,7 +158,7 @@ def test_a_tampered_cache_is_detected_and_masking_still_works(
     elif tamper == "database and digest":
         blob = _other_database()
         cached.write_bytes(blob)
-        digest.write_text(hashlib.sha256(blob).hexdigest())
+        digest.write_text(scan.digest_of(blob))
     else:
         cached.chmod(0o664)
     tampered = cached.read_bytes()
@@ -167,7 +166,7 @@ def test_a_tampered_cache_is_detected_and_masking_still_works(
     if tamper != "group-writable":
         assert cached.read_bytes() != tampered  # the good database is back
     assert cached.stat().st_mode & 0o777 == 0o600
-    assert hashlib.sha256(cached.read_bytes()).hexdigest() == digest.read_text()
+    assert scan.digest_of(cached.read_bytes()) == digest.read_text()
 
 
 @given(st.lists(_PIECES, min_size=20, max_size=200).map("".join))

@@ -21,11 +21,14 @@ finds nothing masks nothing, so a cached one is used only when it is verified
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 import re
 import stat
+
+# BLAKE2 from the interpreter's own module: hashlib loads OpenSSL's (4-5 ms of every
+# start, for two digests of a cache).
+from _blake2 import blake2b
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -118,12 +121,19 @@ _NONE: list[tuple[int, int]] = []
 SHORT = 64
 
 
+#: The cached database's digest, in a file beside it with this suffix.
+DIGEST_SUFFIX = ".b2"
+
+
+def digest_of(blob: bytes) -> str:
+    return blake2b(blob, digest_size=32).hexdigest()
+
+
 def _database(patterns: list[bytes], caseless: list[bool], probes: Sequence[bytes] | None) -> Any:
     flags = [hyperscan.HS_FLAG_SINGLEMATCH | (hyperscan.HS_FLAG_CASELESS if c else 0)
              for c in caseless]
-    key = hashlib.sha256(
-        repr((getattr(hyperscan, "__version__", "?"), os.uname().machine, patterns, flags)).encode()
-    ).hexdigest()[:24]
+    named = (getattr(hyperscan, "__version__", "?"), os.uname().machine, patterns, flags)
+    key = blake2b(repr(named).encode(), digest_size=12).hexdigest()
     cache = _cache_dir() / f"scan-{key}.hsdb"
     loaded = _load(cache, probes)
     if loaded is not None:
@@ -144,13 +154,13 @@ def _load(cache: Path, probes: Sequence[bytes] | None) -> Any:
     finds every pattern in its probe (one rewritten together with its digest, or
     compiled from other patterns, does not). Anything else: compile anew.
     """
-    digest = cache.with_suffix(".sha256")
+    digest = cache.with_suffix(DIGEST_SUFFIX)
     try:
         if not (_private(cache.parent, stat.S_ISDIR) and _private(cache, stat.S_ISREG)
                 and _private(digest, stat.S_ISREG)):
             return None
         blob = cache.read_bytes()
-        if hashlib.sha256(blob).hexdigest() != digest.read_text().strip():
+        if digest_of(blob) != digest.read_text().strip():
             return None
         loaded = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
         loaded.scratch = hyperscan.Scratch(loaded)  # a loaded database comes without one
@@ -188,8 +198,7 @@ def _store(db: Any, cache: Path) -> None:
         cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         blob = hyperscan.dumpb(db)
         for path, data in ((cache, blob),
-                           (cache.with_suffix(".sha256"),
-                            hashlib.sha256(blob).hexdigest().encode())):
+                           (cache.with_suffix(DIGEST_SUFFIX), digest_of(blob).encode())):
             tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as fh:
