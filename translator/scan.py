@@ -27,8 +27,11 @@ import re
 import stat
 
 # BLAKE2 from the interpreter's own module: hashlib loads OpenSSL's (4-5 ms of every
-# start, for two digests of a cache).
-from _blake2 import blake2b
+# start, for two digests of a cache). (A Python built without it: hashlib's.)
+try:
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - CPython builds it unless told not to
+    from hashlib import blake2b
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
