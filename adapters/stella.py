@@ -47,6 +47,7 @@ from streamv1.translator.events import (
     Usage,
     whole,
 )
+from streamv1.translator.hashes import blake2b
 from streamv1.translator.mapping import Row
 from streamv1.translator.sources import (
     LIKELY,
@@ -156,12 +157,11 @@ class StellaAdapter:
             # Two streams on stdin are two sessions (#23 item 20): named by their first
             # record, so the same bytes get the same name again (and nothing is stored
             # twice by convert --publish).
-            import hashlib
 
             import orjson
 
             first = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
-            self._fallback = f"{STDIN}-{hashlib.blake2b(first, digest_size=6).hexdigest()}"
+            self._fallback = f"{STDIN}-{blake2b(first, digest_size=6).hexdigest()}"
         if "type" not in record and isinstance(record.get("events"), list):
             self._document(record, where, out)
         elif "type" not in record and record:

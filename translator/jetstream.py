@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 import ssl
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, NamedTuple, TypeVar
@@ -31,6 +30,7 @@ import orjson
 
 from streamv1.translator import logs
 from streamv1.translator.bus import BusConfig, BusError, token
+from streamv1.translator.hashes import blake2b
 
 T = TypeVar("T")
 
@@ -57,7 +57,7 @@ def line_for(config: BusConfig, data: bytes) -> Line:
     JSON object with a session_id go out under session ``_`` (they never come from
     our encoders; the output is what it is)."""
     session, seq, kind = _fields(data)
-    digest = hashlib.blake2b(data, digest_size=12).hexdigest()
+    digest = blake2b(data, digest_size=12).hexdigest()
     host = _token(config.host)
     session_token = _token(session)
     # Every part a token: a crafted line's seq ("1\n") would otherwise be an id the

@@ -25,17 +25,12 @@ import importlib
 import os
 import re
 import stat
-
-# BLAKE2 from the interpreter's own module: hashlib loads OpenSSL's (4-5 ms of every
-# start, for two digests of a cache). (A Python built without it: hashlib's.)
-try:
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - CPython builds it unless told not to
-    from hashlib import blake2b
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from streamv1.translator.hashes import blake2b  # (not hashlib: no OpenSSL at start)
 
 hyperscan: Any
 try:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import sqlite3
@@ -45,6 +44,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from streamv1.translator.hashes import blake2b
 
 #: The state's layout: 3 is the database (and the JSON document :func:`export` writes).
 VERSION = 3
@@ -470,7 +471,7 @@ def export(path: Path) -> dict[str, Any] | None:
 
 def digest(data: bytes) -> str:
     """The identity hash of file bytes (a head, the bytes before an offset)."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def encode_mark(mark: FileMark) -> str:

@@ -10,7 +10,6 @@ the first checkpoint and stopped after the last.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import signal
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from streamv1.translator import bus, logs
+from streamv1.translator.hashes import sha256
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.sources import homes
 from streamv1.translator.tail import protocol
@@ -45,7 +45,7 @@ def default_state_path(roots: Sequence[Path], output: Path | None,
     state_home = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
     keyed = list(roots[:1]) if defaults else list(roots)
     key = "\n".join([*map(str, keyed), str(output.resolve()) if output else "-"])
-    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    digest = sha256(key.encode()).hexdigest()[:12]
     return state_home / "streamv1" / f"tail-{digest}.json"
 
 
