@@ -1140,6 +1140,7 @@ def test_the_daemon_hands_the_publisher_each_output_file_it_names(tmp_path: Path
     bus down for days): each inode the messages name comes with that file's own
     descriptor, however many there are (the kernel closes those past what a
     read asked for, so they go 32 a message)."""
+    import functools
     import socket
     import threading
 
@@ -1152,7 +1153,7 @@ def test_the_daemon_hands_the_publisher_each_output_file_it_names(tmp_path: Path
         path = tmp_path / f"out.jsonl.{k}"
         path.write_bytes(b"x" * k)
         files.append(path)
-        handle.committed(path.stat().st_ino, k, partial_open(path))
+        handle.committed(path.stat().st_ino, k, functools.partial(os.open, path, os.O_RDONLY))
     mine, theirs = socket.socketpair()
     feeder = threading.Thread(target=handle._feed, args=(mine,), daemon=True)
     feeder.start()
@@ -1173,7 +1174,3 @@ def test_the_daemon_hands_the_publisher_each_output_file_it_names(tmp_path: Path
     feeder.join(5)
     for fd in got.values():
         os.close(fd)
-
-
-def partial_open(path: Path) -> Any:
-    return lambda: os.open(path, os.O_RDONLY)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import ssl
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, NamedTuple, TypeVar
@@ -58,17 +57,15 @@ def line_for(config: BusConfig, data: bytes) -> Line:
     our encoders; the output is what it is)."""
     session, seq, kind = _fields(data)
     digest = blake2b(data, digest_size=12).hexdigest()
-    host = _token(config.host)
-    session_token = _token(session)
     # Every part a token: a crafted line's seq ("1\n") would otherwise be an id the
     # client changes on the way (CR and LF as spaces), never the one compared.
-    msg_id = f"{host}.{session_token}.{_token(seq) if seq else ''}.{digest}"
+    msg_id = f"{token(config.host)}.{token(session)}.{token(seq) if seq else ''}.{digest}"
     headers = {"Nats-Msg-Id": msg_id, "Streamv1-Host": config.host,
                "Streamv1-Session": session, "Streamv1-Seq": seq, "Streamv1-Type": kind}
     head = (f"Nats-Msg-Id: {msg_id}\r\nStreamv1-Host: {_value(config.host)}\r\n"
             f"Streamv1-Session: {_value(session)}\r\nStreamv1-Seq: {_value(seq)}\r\n"
             f"Streamv1-Type: {_value(kind)}\r\n").encode()
-    return Line(f"{config.prefix}.{host}.{session_token}", msg_id, data, headers, head)
+    return Line(config.subject(session), msg_id, data, headers, head)
 
 
 #: A header value as nats-py writes it: trimmed, CR and LF as spaces (so a value
@@ -78,12 +75,6 @@ _NEWLINES = str.maketrans({"\r": " ", "\n": " "})
 
 def _value(text: str) -> str:
     return text.strip().translate(_NEWLINES)
-
-
-@functools.lru_cache(maxsize=4096)
-def _token(value: str) -> str:
-    """:func:`bus.token`, kept: a file's lines share a few sessions and one host."""
-    return token(value)
 
 
 def subject_of(config: BusConfig, data: bytes) -> str:

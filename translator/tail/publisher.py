@@ -311,8 +311,7 @@ class OutputPublisher:
         """Close the daemon's descriptors of the files before ``ino``: read to
         their end, or passed."""
         with self._lock:
-            order = list(self._limits)
-            done = order[:order.index(ino)] if ino in order else []
+            done = files_before(list(self._limits), ino)
             fds = [self._given.pop(old) for old in done if old in self._given]
         for old_fd in fds:
             os.close(old_fd)
@@ -396,6 +395,12 @@ class OutputPublisher:
         finally:
             os.close(fd)
         os.replace(tmp, self.state)
+
+
+def files_before(order: list[int], ino: object) -> list[int]:
+    """The daemon's output files (``order``: oldest first) before ``ino``; none
+    where ``ino`` is not one of them."""
+    return order[:order.index(ino)] if ino in order else []
 
 
 def _next_file(order: list[int], ino: int, starting: bool) -> int:

@@ -52,7 +52,7 @@ from typing import IO, Any
 import orjson
 
 from streamv1.translator import bus, logs
-from streamv1.translator.tail.publisher import OutputPublisher, status
+from streamv1.translator.tail.publisher import OutputPublisher, files_before, status
 
 #: The exit status of a publisher that stopped for good (its error said): the daemon
 #: does not start it again.
@@ -242,10 +242,7 @@ class PublisherProcess:
     def _forget_before(self, ino: object) -> None:
         """The files before the one the publisher's checkpoint names are read to
         their end: their lengths and descriptors go (never the one written now)."""
-        order = list(self._limits)
-        if not isinstance(ino, int) or ino not in order:
-            return
-        for old in order[:order.index(ino)]:
+        for old in files_before(list(self._limits), ino):
             if old != self._current:
                 del self._limits[old]
                 fd = self._fds.pop(old, -1)
