@@ -14,6 +14,10 @@ Figures (each its own command; `all` runs them in turn):
            (f) the captures' durable session files, (g) their print-mode streams,
            (h) those with partial messages, (i) convert's own output re-framed.
            Each printed next to its goal (#26: GOALS).
+  floor    stella events through the least any Python translator does (parse, pick the
+           type, build the stream_v1 line with seq and ts, encode, write 64 KiB at a
+           time; no reader, adapter, neutral events, framer or scrubber) next to the
+           bare pass and streamv1: how much of the gap is the layered data path.
   startup  converting one small file vs a bare python+orjson process (goal <= 2.0x).
   redact   what masking secrets costs: convert vs convert --no-redact (public corpus).
   jobs     `--jobs 2` vs `--jobs 1` on an archive of >= 200 session files (the public
@@ -28,7 +32,7 @@ Figures (each its own command; `all` runs them in turn):
            (callgrind) on ~25 MB: no noise, so it is what a change is judged by
            (docs/performance.md). Not part of `all` (minutes under valgrind).
 
-Usage: .venv/bin/python bench/throughput.py [ratio|redact|jobs|rss|instructions|all]
+Usage: .venv/bin/python bench/throughput.py [ratio|floor|redact|jobs|rss|instructions|all]
            [--size-mb 100] [--repeat 5]
 The corpora come from ../shared when it is there, else from testdata/ (smaller mix).
 """
@@ -285,6 +289,71 @@ def jobs(repeat: int, size_mb: int = 300) -> None:
               f"one-process run): {a / c:.2f}x; --jobs 2 reaches {c / b:.0%} of it")
 
 
+#: The floor for stella events (see ``floor``): what every Python translation of
+#: them does at the least, with none of the data path's stages.
+FLOOR = r"""
+import os, sys, time, orjson
+loads, dumps = orjson.loads, orjson.dumps
+out = open("/dev/null", "wb")
+names = sorted(os.path.join(d, f) for d, _, fs in os.walk(sys.argv[1]) for f in fs
+               if f.endswith(".jsonl"))
+seconds = {}
+def iso(ms):
+    s, m = divmod(ms, 1000)
+    p = seconds.get(s)
+    if p is None:
+        p = seconds[s] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s))
+    return f"{p}.{m:03d}Z"
+def main():
+    for name in names:
+        buf, seq, sid = bytearray(), 0, None
+        with open(name, "rb") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                d = loads(line)
+                t, ts = d.get("type"), d.get("ts")
+                ts = iso(ts) if type(ts) is int else None
+                if sid is None:
+                    sid = d.get("session_id")
+                if t == "text_delta":
+                    o = {"type": "stream_event", "session_id": sid, "seq": seq, "ts": ts,
+                         "event": {"type": "content_block_delta", "index": 0,
+                                   "delta": {"type": "text_delta", "text": d.get("delta")}}}
+                elif t == "text":
+                    o = {"type": "assistant", "session_id": sid, "seq": seq, "ts": ts,
+                         "message": {"role": "assistant",
+                                     "content": [{"type": "text", "text": d.get("text")}]}}
+                else:
+                    o = {"type": "system", "subtype": t, "session_id": sid, "seq": seq,
+                         "ts": ts, "extension": d}
+                seq += 1
+                buf += dumps(o)
+                buf += b"\n"
+                if len(buf) >= 65536:
+                    out.write(buf)
+                    buf.clear()
+        out.write(buf)
+main()
+"""
+
+
+def floor(size_mb: int, repeat: int) -> None:
+    """stella events: the bare pass, the floor (FLOOR) and streamv1, alternated."""
+    with tempfile.TemporaryDirectory() as tmp:
+        files = build_archive("stella", Path(tmp), size_mb)
+        mb = sum(f.stat().st_size for f in files) / 1e6
+        bare, least, ours = [], [], []
+        for _ in range(repeat):
+            bare.append(timed([sys.executable, "-c", BARE, tmp])[0])
+            least.append(timed([sys.executable, "-c", FLOOR, tmp])[0])
+            ours.append(timed([BIN, "--log-level", "error", "convert", "--jobs", "1",
+                               "-o", "/dev/null", tmp])[0])
+        b, f, o = (statistics.median(t) for t in (bare, least, ours))
+        print(f"stella events, {mb:.0f} MB: the floor (no data-path stages) {b / f:.2f}x the "
+              f"bare pass, streamv1 convert {b / o:.2f}x (goal >= {GOALS['stella']}x)")
+
+
 def startup(repeat: int) -> None:
     """Converting one small file against a bare python+orjson process over the same
     file (what any Python translator pays to start): medians of alternated runs.
@@ -394,7 +463,7 @@ def rss() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("figure", nargs="?", default="all",
-                    choices=["ratio", "startup", "redact", "jobs", "jobs-scale", "rss",
+                    choices=["ratio", "floor", "startup", "redact", "jobs", "jobs-scale", "rss",
                              "instructions", "all"])
     ap.add_argument("--size-mb", type=int, default=None,
                     help="archive size (default 100; instructions: 25)")
@@ -408,6 +477,8 @@ def main() -> None:
                     str(ROOT / "adapters")], check=True, stdout=subprocess.DEVNULL)
     if a.figure in ("ratio", "all"):
         ratio(a.size_mb or 100, a.repeat, a.only)
+    if a.figure in ("floor", "all"):
+        floor(a.size_mb or 100, a.repeat)
     if a.figure in ("startup", "all"):
         startup(a.repeat)
     if a.figure in ("redact", "all"):
