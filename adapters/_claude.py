@@ -67,14 +67,21 @@ def usage_from_api(raw: Any) -> Usage | None:
     i, o = raw.get("input_tokens"), raw.get("output_tokens")
     r, c = raw.get("cache_read_input_tokens"), raw.get("cache_creation_input_tokens")
     if (
-        type(i) is int and type(o) is int and type(r) is int and type(c) is int
-        and -MAX_COUNT <= i <= MAX_COUNT and -MAX_COUNT <= o <= MAX_COUNT
-        and -MAX_COUNT <= r <= MAX_COUNT and -MAX_COUNT <= c <= MAX_COUNT
+        type(i) is int
+        and type(o) is int
+        and type(r) is int
+        and type(c) is int
+        and -MAX_COUNT <= i <= MAX_COUNT
+        and -MAX_COUNT <= o <= MAX_COUNT
+        and -MAX_COUNT <= r <= MAX_COUNT
+        and -MAX_COUNT <= c <= MAX_COUNT
     ):
         return Usage(i, o, r, c)  # the common case: one positional call, no conversions
     return Usage(
-        _int(i, "usage.input_tokens"), _int(o, "usage.output_tokens"),
-        _int(r, "usage.cache_read_input_tokens"), _int(c, "usage.cache_creation_input_tokens"),
+        _int(i, "usage.input_tokens"),
+        _int(o, "usage.output_tokens"),
+        _int(r, "usage.cache_read_input_tokens"),
+        _int(c, "usage.cache_creation_input_tokens"),
     )
 
 
@@ -173,6 +180,7 @@ TOOL_INTERRUPT = "[Request interrupted by user for tool use]"
 def is_tool_interrupt(text: str | None) -> bool:
     return text is not None and text.startswith(TOOL_INTERRUPT)
 
+
 _LOCAL_STDOUT = re.compile(r"\A\s*<local-command-stdout>(.*)</local-command-stdout>\s*\Z", re.S)
 
 
@@ -232,11 +240,17 @@ class TurnCount:
 _NOTIFICATION = "<task-notification>"
 _TAG = re.compile(r"<([a-z][a-z_-]*)>(.*?)</\1>", re.S)
 #: ``<usage>``'s tags → the CLI's task_notification ``usage`` keys.
-_TASK_USAGE = {"subagent_tokens": "total_tokens", "tool_uses": "tool_uses",
-               "duration_ms": "duration_ms"}
+_TASK_USAGE = {
+    "subagent_tokens": "total_tokens",
+    "tool_uses": "tool_uses",
+    "duration_ms": "duration_ms",
+}
 #: An agent tool result's totals → the same keys.
-_RESULT_USAGE = {"totalTokens": "total_tokens", "totalToolUseCount": "tool_uses",
-                 "totalDurationMs": "duration_ms"}
+_RESULT_USAGE = {
+    "totalTokens": "total_tokens",
+    "totalToolUseCount": "tool_uses",
+    "totalDurationMs": "duration_ms",
+}
 
 
 def is_task_notification(text: str | None) -> bool:
@@ -263,8 +277,11 @@ def notification_fields(text: str) -> JSON:
         task["summary"] = tags.pop("result")
     usage = tags.pop("usage", None)
     if usage is not None:
-        counts = {_TASK_USAGE[k]: int(v) for k, v in _TAG.findall(usage)
-                  if k in _TASK_USAGE and v.strip().isdigit()}
+        counts = {
+            _TASK_USAGE[k]: int(v)
+            for k, v in _TAG.findall(usage)
+            if k in _TASK_USAGE and v.strip().isdigit()
+        }
         if counts:
             task["usage"] = counts
     task.update((k, v) for k, v in tags.items() if v is not None)
@@ -293,12 +310,18 @@ def agent_result_fields(result: Any, content: Any) -> JSON | None:
                 if isinstance(block.get("tool_use_id"), str):
                     task["tool_use_id"] = block["tool_use_id"]
                 break
-    texts = [b.get("text") for b in result.get("content") or []
-             if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+    texts = [
+        b.get("text")
+        for b in result.get("content") or []
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
     if texts:
         task["summary"] = texts[-1]
-    usage = {ours: n for theirs, ours in _RESULT_USAGE.items()
-             if (n := whole(result.get(theirs))) is not None}
+    usage = {
+        ours: n
+        for theirs, ours in _RESULT_USAGE.items()
+        if (n := whole(result.get(theirs))) is not None
+    }
     if usage:
         task["usage"] = usage
     fields["task"] = task
@@ -309,7 +332,8 @@ def launched_in_background(result: Any, content: Any) -> str | None:
     """The spawning call of an agent a tool result says was launched in the
     background (``status: async_launched``), else None."""
     if not isinstance(result, dict) or not (
-            result.get("status") == "async_launched" or result.get("isAsync") is True):
+        result.get("status") == "async_launched" or result.get("isAsync") is True
+    ):
         return None
     if isinstance(content, list):
         for block in content:

@@ -144,8 +144,13 @@ class ClaudeStreamAdapter:
             run = self._runs.popleft()
             ext: JSON = {"interrupt": run.interrupt} if run.interrupt else {"cut_off": True}
             out.append(
-                RunEnd(self._session or "unknown", None, subtype="interrupted",
-                       num_turns=run.count.value, extension=ext)
+                RunEnd(
+                    self._session or "unknown",
+                    None,
+                    subtype="interrupted",
+                    num_turns=run.count.value,
+                    extension=ext,
+                )
             )
             if self._later:
                 out += self._later.popleft()
@@ -187,8 +192,10 @@ class ClaudeStreamAdapter:
                 # A local command's output echoed between runs (the /model a host's
                 # set_model ran, x_sdk_two_prompts): no run of its own (the CLI prints
                 # no result for it); a line of the next run.
-                self._route(out, Note("local_command_output", session, msg.ts, {"body": text},
-                                      msg.extension))
+                self._route(
+                    out,
+                    Note("local_command_output", session, msg.ts, {"body": text}, msg.extension),
+                )
                 return
             if self._runs and msg.parent_tool_use_id is None and cc.is_interrupt(text):
                 # The CLI's interrupt marker: the run was stopped (as the durable view
@@ -278,9 +285,10 @@ class ClaudeStreamAdapter:
         if last is None:
             return total
         fields = ("input_tokens", "output_tokens", "cache_read", "cache_creation")
-        if any(model not in total or any(getattr(total[model], f) < getattr(used, f)
-                                         for f in fields)
-               for model, used in last.items()):
+        if any(
+            model not in total or any(getattr(total[model], f) < getattr(used, f) for f in fields)
+            for model, used in last.items()
+        ):
             return total  # smaller than before: another process's count
         share: dict[str, Usage] = {}
         for model, now in total.items():
@@ -288,8 +296,7 @@ class ClaudeStreamAdapter:
             diff = Usage(*(getattr(now, f) - getattr(before, f) for f in fields))
             if diff != Usage():
                 share[model] = diff
-        end.extension["process_model_usage"] = {
-            m: u.as_dict() for m, u in total.items()}
+        end.extension["process_model_usage"] = {m: u.as_dict() for m, u in total.items()}
         return share
 
     def _delta(self, rec: dict[str, Any], session: str) -> Event:
@@ -481,36 +488,65 @@ def _result(rec: dict[str, Any], session: str, api_call: bool = False) -> RunEnd
 
 
 MAPPING = (
-    Row("init", "`system/init`",
+    Row(
+        "init",
+        "`system/init`",
         "`system/init`: `cwd`, `tools`, `mcp_servers` (`{name, status}`), `agent.model`; "
         "every other key (`permissionMode`, `apiKeySource`, `claude_code_version`, "
         "`slash_commands`, …) in `extension`. `capabilities`: `stream_v1`, plus "
         "`partial_messages_v1` when the next record is a `stream_event` or `system/status` "
-        "(the init is held for one record to see it)"),
-    Row("before_init", "`system/hook_started`, `hook_response`, `status` … before the first "
-        "`system/init`", "kept, framed as the next run's lines right after its init"),
-    Row("assistant", "`assistant`",
+        "(the init is held for one record to see it)",
+    ),
+    Row(
+        "before_init",
+        "`system/hook_started`, `hook_response`, `status` … before the first `system/init`",
+        "kept, framed as the next run's lines right after its init",
+    ),
+    Row(
+        "assistant",
+        "`assistant`",
         "`assistant`, one line per record (one content block each, any block type, "
         "carried whole); `message.id` kept; `model`, `stop_reason`, `usage`, … in "
         "`extension.message`; `uuid`, `request_id`, `error`, `is_api_error_message`, "
-        "`tool_use_meta`, … in `extension`. A `<synthetic>` message adds no usage"),
-    Row("user", "`user`",
+        "`tool_use_meta`, … in `extension`. A `<synthetic>` message adds no usage",
+    ),
+    Row(
+        "user",
+        "`user`",
         "`user`: tool_result blocks, text (a replayed or injected message: `isSynthetic`, "
         "`isReplay` in `extension`); `tool_use_result` as written (object, string or list); "
-        "counts toward `num_turns` when the stream has no result"),
-    Row("text_delta", "`stream_event` `content_block_delta` `text_delta` / `thinking_delta`",
-        "`stream_event` `content_block_delta` (`index`, `delta`)"),
-    Row("json_delta", "`stream_event` `content_block_delta` `input_json_delta`",
+        "counts toward `num_turns` when the stream has no result",
+    ),
+    Row(
+        "text_delta",
+        "`stream_event` `content_block_delta` `text_delta` / `thinking_delta`",
+        "`stream_event` `content_block_delta` (`index`, `delta`)",
+    ),
+    Row(
+        "json_delta",
+        "`stream_event` `content_block_delta` `input_json_delta`",
         "`stream_event` `tool_args_delta` (`tool_use_id` from the block's "
-        "`content_block_start`, `index`, `partial_json`)"),
-    Row("signature", "`stream_event` `signature_delta`",
-        "dropped on purpose: the complete signature is in the thinking block"),
-    Row("api_framing", "`stream_event` `message_start`, `content_block_start`, "
+        "`content_block_start`, `index`, `partial_json`)",
+    ),
+    Row(
+        "signature",
+        "`stream_event` `signature_delta`",
+        "dropped on purpose: the complete signature is in the thinking block",
+    ),
+    Row(
+        "api_framing",
+        "`stream_event` `message_start`, `content_block_start`, "
         "`content_block_stop`, `message_delta`, `message_stop`",
-        "dropped on purpose: API framing; the completed blocks arrive as assistant lines"),
-    Row("other_event", "`stream_event` of another type",
-        "`stream_event` with its type, payload in `extension`"),
-    Row("result", "`result`",
+        "dropped on purpose: API framing; the completed blocks arrive as assistant lines",
+    ),
+    Row(
+        "other_event",
+        "`stream_event` of another type",
+        "`stream_event` with its type, payload in `extension`",
+    ),
+    Row(
+        "result",
+        "`result`",
         "`result`: `subtype`, `is_error`, `result`, `num_turns`, `duration_ms`, "
         "`stop_reason`, `ttft_ms`, `total_cost_usd` (1.0.x: `total_cost`), `usage`; "
         "`model_usage` from `model_usage_since_last_result`, else `modelUsage` (the "
@@ -518,36 +554,66 @@ MAPPING = (
         "result's, the total kept in `extension.process_model_usage`; smaller than the "
         "last, another process: taken whole); `total_cost_usd` as the CLI gives it (a "
         "running total too); the rest (`terminal_reason`, `errors`, "
-        "`structured_output`, …) in `extension`"),
-    Row("result_zero_usage", "`result` with all-zero `usage` after real API calls (the CLI "
+        "`structured_output`, …) in `extension`",
+    ),
+    Row(
+        "result_zero_usage",
+        "`result` with all-zero `usage` after real API calls (the CLI "
         "stopped early: `--max-budget-usd`)",
         "`usage` = the sum of `model_usage_since_last_result`; the printed usage in "
-        "`extension.usage`"),
-    Row("no_result", "end of the stream before a run's `result` (a killed CLI)",
+        "`extension.usage`",
+    ),
+    Row(
+        "no_result",
+        "end of the stream before a run's `result` (a killed CLI)",
         "`result/interrupted` (`is_error: true`, `extension.cut_off`), `num_turns` by the "
-        "Claude rule (the prompt plus each main-thread user line)"),
-    Row("task", "`system/task_started`, `task_progress`, `task_updated`, `task_notification`",
-        "same subtype: `task_id`, `status`; the rest in `task`"),
-    Row("bg_tasks", "`system/background_tasks_changed`",
-        "same subtype: `running_ids`; `tasks` in `extension`"),
-    Row("system_other", "`system/status`, `compact_boundary`, `notification`, other subtypes",
-        "same subtype: catalog fields (`status`, …) kept, the rest in `extension`"),
+        "Claude rule (the prompt plus each main-thread user line)",
+    ),
+    Row(
+        "task",
+        "`system/task_started`, `task_progress`, `task_updated`, `task_notification`",
+        "same subtype: `task_id`, `status`; the rest in `task`",
+    ),
+    Row(
+        "bg_tasks",
+        "`system/background_tasks_changed`",
+        "same subtype: `running_ids`; `tasks` in `extension`",
+    ),
+    Row(
+        "system_other",
+        "`system/status`, `compact_boundary`, `notification`, other subtypes",
+        "same subtype: catalog fields (`status`, …) kept, the rest in `extension`",
+    ),
     Row("rate_limit", "`rate_limit_event`", "`system/rate_limit`, the record in `extension`"),
-    Row("state", "`system/session_state_changed` (`running`, `idle`, …)",
+    Row(
+        "state",
+        "`system/session_state_changed` (`running`, `idle`, …)",
         "`system/state` with `session_state`. Between two runs (an `idle` after a result, "
         "a `running` before an init) it is a line of the next run; after the last run it is "
-        "dropped and counted (`between_runs/state`): no run is made for it"),
-    Row("host_protocol", "`control_response`, `control_cancel_request`, `prompt_suggestion` "
+        "dropped and counted (`between_runs/state`): no run is made for it",
+    ),
+    Row(
+        "host_protocol",
+        "`control_response`, `control_cancel_request`, `prompt_suggestion` "
         "(an SDK host's `--input-format stream-json` session)",
-        "dropped on purpose, counted: protocol answers and UI suggestions, never a run"),
-    Row("control_request", "`control_request` (the CLI asking its host: `can_use_tool`, …)",
-        "`system/control_request`, the record in `extension`; between runs, a line of the "
-        "next run"),
-    Row("local_echo", "`user` `<local-command-stdout>` between runs (a host's `set_model` "
-        "runs `/model`)", "`system/local_command_output` (`body`), a line of the next run: "
-        "the CLI prints no result for it"),
-    Row("unknown", "anything else (`command_lifecycle`, …)",
-        "`system/unrecognized`, the record whole in `extension.record`"),
+        "dropped on purpose, counted: protocol answers and UI suggestions, never a run",
+    ),
+    Row(
+        "control_request",
+        "`control_request` (the CLI asking its host: `can_use_tool`, …)",
+        "`system/control_request`, the record in `extension`; between runs, a line of the next run",
+    ),
+    Row(
+        "local_echo",
+        "`user` `<local-command-stdout>` between runs (a host's `set_model` runs `/model`)",
+        "`system/local_command_output` (`body`), a line of the next run: "
+        "the CLI prints no result for it",
+    ),
+    Row(
+        "unknown",
+        "anything else (`command_lifecycle`, …)",
+        "`system/unrecognized`, the record whole in `extension.record`",
+    ),
 )
 
 

@@ -103,40 +103,64 @@ AGENT_NAME = "codex"
 PROVIDER = "openai"
 
 #: Rollout envelope types.
-_ROLLOUT_SURE = frozenset({"session_meta", "turn_context", "token_usage_record", "world_state",
-                           "inter_agent_communication_metadata"})
+_ROLLOUT_SURE = frozenset(
+    {
+        "session_meta",
+        "turn_context",
+        "token_usage_record",
+        "world_state",
+        "inter_agent_communication_metadata",
+    }
+)
 _ROLLOUT_TYPES = _ROLLOUT_SURE | {"response_item", "event_msg", "compacted"}
 #: exec --json event types.
-_EXEC_TYPES = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed",
-                         "item.started", "item.updated", "item.completed"})
+_EXEC_TYPES = frozenset(
+    {
+        "thread.started",
+        "turn.started",
+        "turn.completed",
+        "turn.failed",
+        "item.started",
+        "item.updated",
+        "item.completed",
+    }
+)
 #: Items of a model response: one assistant line.
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
-_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output",
-                      "local_shell_call_output"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 #: UI items that are the execution of a tool (nested in code mode, a call's own otherwise).
-_EXECUTIONS = {"CommandExecution": "command_execution", "FileChange": "file_change",
-               "McpToolCall": "mcp_tool_call"}
+_EXECUTIONS = {
+    "CommandExecution": "command_execution",
+    "FileChange": "file_change",
+    "McpToolCall": "mcp_tool_call",
+}
 #: A nested execution item's fields its tool_use / tool_result lines carry already.
 _SAID = frozenset({"id", "type", "command", "cwd", "changes", "aggregated_output", "result"})
 #: UI items that repeat a response item (dropped on purpose).
 _REPEATS = frozenset({"AgentMessage", "Reasoning"})
 #: exec items that are tool calls.
-_EXEC_TOOLS = frozenset({"command_execution", "file_change", "mcp_tool_call",
-                         "collab_tool_call", "web_search"})
+_EXEC_TOOLS = frozenset(
+    {"command_execution", "file_change", "mcp_tool_call", "collab_tool_call", "web_search"}
+)
 #: exec tool item fields that are the call's result, not its input.
-_EXEC_RESULT_KEYS = ("id", "type", "status", "aggregated_output", "exit_code", "result",
-                     "error")
+_EXEC_RESULT_KEYS = ("id", "type", "status", "aggregated_output", "exit_code", "result", "error")
 #: Metadata records, consumed for the init or repeated elsewhere: dropped, counted.
 _METADATA = frozenset({"world_state", "inter_agent_communication_metadata", "compacted"})
-_METADATA_EVENTS = frozenset({"thread_settings_applied", "agent_message", "agent_reasoning",
-                              "token_count"})
+_METADATA_EVENTS = frozenset(
+    {"thread_settings_applied", "agent_message", "agent_reasoning", "token_count"}
+)
 #: The start of a user history message that is context, never a prompt.
-_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md",
-                     "<INSTRUCTIONS>", "<permissions instructions>", "<skill>")
+_CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md",
+    "<INSTRUCTIONS>",
+    "<permissions instructions>",
+    "<skill>",
+)
 #: session_meta keys not carried (the system prompt's full text: kilobytes per run).
 _META_DROPPED = frozenset({"base_instructions", "instructions"})
-_UUID_TAIL = re.compile(
-    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
+_UUID_TAIL = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 #: How many events a subagent's file holds while its spawner is not found yet.
 HOLD_LIMIT = 5000
 _HEAD = 1 << 20
@@ -195,8 +219,11 @@ def sessions_root(path: str) -> str:
     file is in one, else its own folder."""
     folder = os.path.dirname(path)
     parts = folder.split(os.sep)
-    if len(parts) > 3 and [len(p) for p in parts[-3:]] == [4, 2, 2] and all(
-            p.isdigit() for p in parts[-3:]):
+    if (
+        len(parts) > 3
+        and [len(p) for p in parts[-3:]] == [4, 2, 2]
+        and all(p.isdigit() for p in parts[-3:])
+    ):
         return os.sep.join(parts[:-3])
     return folder
 
@@ -204,8 +231,7 @@ def sessions_root(path: str) -> str:
 def find_rollout(root: str, thread: str) -> str | None:
     """The rollout of ``thread`` in the session tree at ``root`` (any date folder)."""
     for pattern in ("*/*/*/rollout-*-%s.jsonl", "rollout-*-%s.jsonl"):
-        found = sorted(glob.glob(os.path.join(glob.escape(root) if root else "",
-                                              pattern % thread)))
+        found = sorted(glob.glob(os.path.join(glob.escape(root) if root else "", pattern % thread)))
         if found:
             return found[0]
     return None
@@ -265,9 +291,13 @@ def _find_spawner(parent_file: str, child: str, offset: int) -> tuple[str | None
                 except orjson.JSONDecodeError:
                     continue
                 item = _dig(rec, "payload", "item")
-                if (isinstance(item, dict) and item.get("type") == "SubAgentActivity"
-                        and item.get("agent_thread_id") == child
-                        and item.get("kind") == "started" and isinstance(item.get("id"), str)):
+                if (
+                    isinstance(item, dict)
+                    and item.get("type") == "SubAgentActivity"
+                    and item.get("agent_thread_id") == child
+                    and item.get("kind") == "started"
+                    and isinstance(item.get("id"), str)
+                ):
                     return item["id"], offset
     except OSError:
         pass
@@ -326,9 +356,12 @@ def usage_of(raw: Any, what: str) -> Usage:
         raise BodyError(f"{what} is {type(raw).__name__}, not an object")
     total = _count(raw, "input_tokens", what)
     cached = _count(raw, "cached_input_tokens", what)
-    return Usage(input_tokens=max(0, total - cached), output_tokens=_count(raw, "output_tokens",
-                 what), cache_read=cached,
-                 cache_creation=_count(raw, "cache_write_input_tokens", what))
+    return Usage(
+        input_tokens=max(0, total - cached),
+        output_tokens=_count(raw, "output_tokens", what),
+        cache_read=cached,
+        cache_creation=_count(raw, "cache_write_input_tokens", what),
+    )
 
 
 def _texts(content: Any, what: str) -> list[str]:
@@ -565,7 +598,8 @@ class CodexAdapter:
     def _look_for_spawner(self) -> bool:
         if self._parent_call is None and self._parent_file and self._thread:
             self._parent_call, self._searched = _find_spawner(
-                self._parent_file, self._thread, self._searched)
+                self._parent_file, self._thread, self._searched
+            )
         return self._parent_call is not None
 
     def _release(self) -> list[Event]:
@@ -595,12 +629,23 @@ class CodexAdapter:
         if self._run is not None:
             self._end_inferred(out, ts, cut=True)
         self._run = _Run(turn_id, started)
-        ext: JSON = {k: v for k, v in self._meta.items()
-                     if k not in ("id", "session_id", "cwd") and k not in _META_DROPPED}
+        ext: JSON = {
+            k: v
+            for k, v in self._meta.items()
+            if k not in ("id", "session_id", "cwd") and k not in _META_DROPPED
+        }
         if self._thread and self._thread != self._session:
             ext["thread_id"] = self._thread
-        self._start = RunStart(self._sid, ts, AGENT_NAME, PROVIDER, model=self._model,
-                               cwd=self._cwd, tools=self._tools, extension=ext)
+        self._start = RunStart(
+            self._sid,
+            ts,
+            AGENT_NAME,
+            PROVIDER,
+            model=self._model,
+            cwd=self._cwd,
+            tools=self._tools,
+            extension=ext,
+        )
         if self._child:
             self._start.agent_role = "subagent"
             self._start.task = {"task_id": self._thread} if self._thread else {}
@@ -636,13 +681,20 @@ class CodexAdapter:
         assert run is not None
         self._flush(out)
         done = not cut and not run.started and run.replied and not run.unanswered
-        self._end(out, RunEnd(self._sid, ts, subtype="success" if done else "interrupted",
-                              is_error=not done, result=run.answer if done else None))
+        self._end(
+            out,
+            RunEnd(
+                self._sid,
+                ts,
+                subtype="success" if done else "interrupted",
+                is_error=not done,
+                result=run.answer if done else None,
+            ),
+        )
 
     # -- the rollout --------------------------------------------------------------------------
 
-    def _rollout(self, kind: str, record: dict[str, Any], ts: str | None,
-                 out: list[Event]) -> None:
+    def _rollout(self, kind: str, record: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         payload = record.get("payload")
         if not isinstance(payload, dict):
             raise BodyError(f"payload is {type(payload).__name__}, not an object")
@@ -658,8 +710,9 @@ class CodexAdapter:
             self._event(sub, payload, record, ts, out)
         elif kind == "token_usage_record":
             self._records_usage = True
-            self._usage(usage_of(payload.get("usage"), "usage"), ts, out,
-                        _str(payload, "response_id", kind))
+            self._usage(
+                usage_of(payload.get("usage"), "usage"), ts, out, _str(payload, "response_id", kind)
+            )
         elif kind == "turn_context":
             self._turn_context(payload)
             out.append(Dropped("turn_context", self._session))
@@ -710,8 +763,11 @@ class CodexAdapter:
             self._cwd = cwd
             if self._start is not None:
                 self._start.cwd = cwd
-        self._settings = {k: ctx[k] for k in ("approval_policy", "sandbox_policy", "effort",
-                                               "summary") if k in ctx}
+        self._settings = {
+            k: ctx[k]
+            for k in ("approval_policy", "sandbox_policy", "effort", "summary")
+            if k in ctx
+        }
 
     def _tools_of(self, payload: dict[str, Any]) -> None:
         names: list[str] = []
@@ -721,8 +777,11 @@ class CodexAdapter:
                 continue
             inner = tool.get("tools")
             if tool.get("type") == "namespace" and isinstance(inner, list):
-                names += [f"{tool['name']}.{t['name']}" for t in inner
-                          if isinstance(t, dict) and isinstance(t.get("name"), str)]
+                names += [
+                    f"{tool['name']}.{t['name']}"
+                    for t in inner
+                    if isinstance(t, dict) and isinstance(t.get("name"), str)
+                ]
             else:
                 names.append(tool["name"])
         self._tools = names
@@ -731,8 +790,9 @@ class CodexAdapter:
 
     # response items -------------------------------------------------------------------------
 
-    def _response_item(self, sub: str, item: dict[str, Any], ts: str | None,
-                       out: list[Event]) -> None:
+    def _response_item(
+        self, sub: str, item: dict[str, Any], ts: str | None, out: list[Event]
+    ) -> None:
         if sub == "message":
             role = _str(item, "role", "message")
             if role == "assistant":
@@ -756,13 +816,29 @@ class CodexAdapter:
             self._flush(out)
             self._ensure_run(ts, out)
             fields = {k: v for k, v in item.items() if k != "type"}
-            self._line(out, Note("warning", self._sid, ts,
-                                 {"kind": "configuration_update",
-                                  "message": "the model's configuration was updated"},
-                                 fields))
+            self._line(
+                out,
+                Note(
+                    "warning",
+                    self._sid,
+                    ts,
+                    {
+                        "kind": "configuration_update",
+                        "message": "the model's configuration was updated",
+                    },
+                    fields,
+                ),
+            )
         else:
-            self._unknown(out, Unrecognized(f"response_item/{sub}", self._session, ts,
-                                         {"type": "response_item", "payload": item}))
+            self._unknown(
+                out,
+                Unrecognized(
+                    f"response_item/{sub}",
+                    self._session,
+                    ts,
+                    {"type": "response_item", "payload": item},
+                ),
+            )
 
     def _response_part(self, ts: str | None, out: list[Event]) -> _Response:
         self._send_prompt(out)
@@ -812,8 +888,9 @@ class CodexAdapter:
             tool_input = item.get("action") if isinstance(item.get("action"), dict) else {}
         full = f"{namespace}.{name}" if namespace else name
         response = self._response_part(ts, out)
-        response.blocks.append({"type": "tool_use", "id": call_id, "name": full,
-                                "input": tool_input})
+        response.blocks.append(
+            {"type": "tool_use", "id": call_id, "name": full, "input": tool_input}
+        )
         assert self._run is not None
         self._run.replied = False
         self._run.unanswered.add(call_id)
@@ -851,8 +928,17 @@ class CodexAdapter:
         self._calls.discard(call_id)  # (answered: no execution item of its can follow)
         if call_id in self._exec_open:
             self._exec_open.remove(call_id)
-        self._line(out, Message("user", self._sid, ts, [block], tool_use_result=done,
-                                has_tool_use_result=done is not None))
+        self._line(
+            out,
+            Message(
+                "user",
+                self._sid,
+                ts,
+                [block],
+                tool_use_result=done,
+                has_tool_use_result=done is not None,
+            ),
+        )
 
     def _history_user(self, item: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         texts = _texts(item.get("content"), "message.content")
@@ -860,8 +946,7 @@ class CodexAdapter:
             out.append(Dropped("response_item/message/user", self._session))
             return
         self._send_prompt(out)
-        self._prompt = Message("user", self._sid, ts, [{"type": "text", "text": t}
-                                                       for t in texts])
+        self._prompt = Message("user", self._sid, ts, [{"type": "text", "text": t} for t in texts])
 
     def _send_prompt(self, out: list[Event]) -> None:
         """A history user message that no prompt event followed: it was the prompt."""
@@ -888,30 +973,49 @@ class CodexAdapter:
         run = self._ensure_run(ts, out)
         run.replied = False
         ext: JSON = {k: item[k] for k in ("id", "author", "recipient") if k in item}
-        hidden = [p for p in content if isinstance(p, dict) and p.get("type") != "input_text"] \
-            if isinstance(content, list) else []
+        hidden = (
+            [p for p in content if isinstance(p, dict) and p.get("type") != "input_text"]
+            if isinstance(content, list)
+            else []
+        )
         if hidden:
             ext["content"] = hidden
-        self._line(out, Message("user", self._sid, ts,
-                                [{"type": "text", "text": "".join(texts)}], extension=ext))
+        self._line(
+            out,
+            Message(
+                "user", self._sid, ts, [{"type": "text", "text": "".join(texts)}], extension=ext
+            ),
+        )
 
-    def _flush(self, out: list[Event], usage: Usage | None = None,
-               message_id: str | None = None) -> None:
+    def _flush(
+        self, out: list[Event], usage: Usage | None = None, message_id: str | None = None
+    ) -> None:
         """The response's items as one assistant line (with its usage, once)."""
         self._send_prompt(out)
         response, self._response = self._response, None
         if response is None or not response.blocks:
             return
-        self._line(out, Message("assistant", self._sid, response.ts, response.blocks,
-                                message_id=message_id, model=self._model if usage else None,
-                                usage=usage, extension=response.extension))
+        self._line(
+            out,
+            Message(
+                "assistant",
+                self._sid,
+                response.ts,
+                response.blocks,
+                message_id=message_id,
+                model=self._model if usage else None,
+                usage=usage,
+                extension=response.extension,
+            ),
+        )
         for block in response.blocks:
             if block.get("id") in self._spawn_pending:
                 self._spawn_pending.discard(block["id"])
                 out.append(Spawn(block["id"], self._session))  # after the call it names
 
-    def _usage(self, usage: Usage, ts: str | None, out: list[Event],
-               message_id: str | None) -> None:
+    def _usage(
+        self, usage: Usage, ts: str | None, out: list[Event], message_id: str | None
+    ) -> None:
         run = self._ensure_run(ts, out)
         run.usage.add(usage)
         run.usage_seen = True
@@ -925,8 +1029,14 @@ class CodexAdapter:
 
     # events ---------------------------------------------------------------------------------
 
-    def _event(self, sub: str, payload: dict[str, Any], record: dict[str, Any], ts: str | None,
-               out: list[Event]) -> None:
+    def _event(
+        self,
+        sub: str,
+        payload: dict[str, Any],
+        record: dict[str, Any],
+        ts: str | None,
+        out: list[Event],
+    ) -> None:
         if sub == "task_started":
             self._send_prompt(out)
             self._flush(out)
@@ -940,10 +1050,18 @@ class CodexAdapter:
             self._ensure_run(ts, out)
             reason = _str(payload, "reason", sub)
             ext = {k: v for k, v in payload.items() if k not in ("type", "duration_ms")}
-            self._end(out, RunEnd(self._sid, ts, subtype="interrupted", is_error=True,
-                                  stop_reason=reason,
-                                  duration_ms=whole(payload.get("duration_ms")),
-                                  extension=ext))
+            self._end(
+                out,
+                RunEnd(
+                    self._sid,
+                    ts,
+                    subtype="interrupted",
+                    is_error=True,
+                    stop_reason=reason,
+                    duration_ms=whole(payload.get("duration_ms")),
+                    extension=ext,
+                ),
+            )
         elif sub == "item_completed":
             self._item(_obj(payload, "item", sub, required=True), ts, out)
         elif sub == "user_message":
@@ -952,14 +1070,18 @@ class CodexAdapter:
                 raise BodyError("user_message.message is not a string")
             self._event_prompts = True
             self._prompt = None
-            self._user_prompt(Message("user", self._sid, ts, [{"type": "text",
-                                                               "text": message}]), out)
+            self._user_prompt(
+                Message("user", self._sid, ts, [{"type": "text", "text": message}]), out
+            )
         elif sub == "token_count":
             info = payload.get("info")
             last = info.get("last_token_usage") if isinstance(info, dict) else None
             total = info.get("total_token_usage") if isinstance(info, dict) else None
-            if self._records_usage or (last is None and total is None) or (
-                    total is not None and total == self._last_total):
+            if (
+                self._records_usage
+                or (last is None and total is None)
+                or (total is not None and total == self._last_total)
+            ):
                 out.append(Dropped("event_msg/token_count", self._session))
                 return
             if last is not None:
@@ -987,22 +1109,32 @@ class CodexAdapter:
         answer = _str(payload, "last_agent_message", "task_complete")
         duration = payload.get("duration_ms")
         ttft = payload.get("time_to_first_token_ms")
-        ext = {k: v for k, v in payload.items()
-               if k not in ("type", "last_agent_message", "duration_ms",
-                            "time_to_first_token_ms", "error")}
+        ext = {
+            k: v
+            for k, v in payload.items()
+            if k
+            not in ("type", "last_agent_message", "duration_ms", "time_to_first_token_ms", "error")
+        }
         failed = bool(error)
         if failed:
             assert isinstance(error, dict)
             extra = {k: v for k, v in error.items() if k != "message"}
             if extra:
                 ext["error"] = extra
-        message = _str(error, "message", "task_complete.error") if isinstance(error, dict) \
-            else None
-        self._end(out, RunEnd(
-            self._sid, ts, subtype="error_during_execution" if failed else "success",
-            is_error=failed, result=message if failed else answer,
-            duration_ms=whole(duration) if whole(duration) is not None else None,
-            ttft_ms=whole(ttft), extension=ext))
+        message = _str(error, "message", "task_complete.error") if isinstance(error, dict) else None
+        self._end(
+            out,
+            RunEnd(
+                self._sid,
+                ts,
+                subtype="error_during_execution" if failed else "success",
+                is_error=failed,
+                result=message if failed else answer,
+                duration_ms=whole(duration) if whole(duration) is not None else None,
+                ttft_ms=whole(ttft),
+                extension=ext,
+            ),
+        )
 
     def _item(self, item: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         kind = _str(item, "type", "item", required=True)
@@ -1011,10 +1143,16 @@ class CodexAdapter:
             texts = _texts(item.get("content"), "UserMessage.content")
             self._event_prompts = True
             self._prompt = None
-            self._user_prompt(Message("user", self._sid, ts, [{"type": "text", "text": t}
-                                                              for t in texts],
-                                      extension={"id": item["id"]} if "id" in item else {}),
-                              out)
+            self._user_prompt(
+                Message(
+                    "user",
+                    self._sid,
+                    ts,
+                    [{"type": "text", "text": t} for t in texts],
+                    extension={"id": item["id"]} if "id" in item else {},
+                ),
+                out,
+            )
         elif kind in _REPEATS:
             out.append(Dropped(f"item_completed/{kind}", self._session))
         elif kind in _EXECUTIONS:
@@ -1025,15 +1163,15 @@ class CodexAdapter:
                 self._executions[call] = {k: v for k, v in item.items() if k != "id"}
                 out.append(Dropped("item_completed/CollabAgentToolCall", self._session))
             else:
-                self._unknown(out, Unrecognized("item_completed/CollabAgentToolCall",
-                                             self._session, ts, item))
+                self._unknown(
+                    out, Unrecognized("item_completed/CollabAgentToolCall", self._session, ts, item)
+                )
         elif kind == "SubAgentActivity":
             self._subagent_activity(item, ts, out)
         else:
             self._unknown(out, Unrecognized(f"item_completed/{kind}", self._session, ts, item))
 
-    def _execution(self, kind: str, item: dict[str, Any], ts: str | None,
-                   out: list[Event]) -> None:
+    def _execution(self, kind: str, item: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         item_id = _str(item, "id", kind, required=True)
         assert item_id is not None
         if item_id in self._calls:
@@ -1046,19 +1184,35 @@ class CodexAdapter:
         parent = self._exec_open[-1] if self._exec_open else None
         name = _EXECUTIONS[kind]
         tool_input, result, failed = _execution_parts(kind, item)
-        self._line(out, Message("assistant", self._sid, ts, [
-            {"type": "tool_use", "id": item_id, "name": name, "input": tool_input}],
-            parent_tool_use_id=parent))
+        self._line(
+            out,
+            Message(
+                "assistant",
+                self._sid,
+                ts,
+                [{"type": "tool_use", "id": item_id, "name": name, "input": tool_input}],
+                parent_tool_use_id=parent,
+            ),
+        )
         block: JSON = {"type": "tool_result", "tool_use_id": item_id, "content": result}
         if failed is not None:
             block["is_error"] = failed
         # The item's other fields (what the tool_use and tool_result do not say already).
         rest = {k: v for k, v in item.items() if k not in _SAID}
-        self._line(out, Message("user", self._sid, ts, [block], parent_tool_use_id=parent,
-                                tool_use_result=rest, has_tool_use_result=True))
+        self._line(
+            out,
+            Message(
+                "user",
+                self._sid,
+                ts,
+                [block],
+                parent_tool_use_id=parent,
+                tool_use_result=rest,
+                has_tool_use_result=True,
+            ),
+        )
 
-    def _subagent_activity(self, item: dict[str, Any], ts: str | None,
-                           out: list[Event]) -> None:
+    def _subagent_activity(self, item: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         child = item.get("agent_thread_id")
         kind = item.get("kind")
         call = item.get("id")
@@ -1067,22 +1221,26 @@ class CodexAdapter:
             out.append(Dropped("item_completed/SubAgentActivity/started", self._session))
             # The child's rollout holds its lines: said after the spawning call (its
             # response may still be waiting for its usage).
-            if self._response is not None and any(b.get("id") == call
-                                                  for b in self._response.blocks):
+            if self._response is not None and any(
+                b.get("id") == call for b in self._response.blocks
+            ):
                 self._spawn_pending.add(call)
             else:
                 out.append(Spawn(call, self._session))
         elif kind == "completed" and isinstance(child, str) and child in self._spawned:
             self._flush(out)
             self._ensure_run(ts, out)
-            fields: JSON = {"task_id": child, "status": "completed",
-                            "task": {"tool_use_id": self._spawned[child]}}
-            ext = {k: v for k, v in item.items() if k not in ("type", "agent_thread_id",
-                                                              "kind")}
+            fields: JSON = {
+                "task_id": child,
+                "status": "completed",
+                "task": {"tool_use_id": self._spawned[child]},
+            }
+            ext = {k: v for k, v in item.items() if k not in ("type", "agent_thread_id", "kind")}
             self._line(out, Note("task_notification", self._sid, ts, fields, ext))
         else:
-            self._unknown(out, Unrecognized("item_completed/SubAgentActivity", self._session, ts,
-                                         item))
+            self._unknown(
+                out, Unrecognized("item_completed/SubAgentActivity", self._session, ts, item)
+            )
 
     # -- exec --json ----------------------------------------------------------------------------
 
@@ -1111,14 +1269,27 @@ class CodexAdapter:
             extra = {k: v for k, v in error.items() if k != "message"}
             if extra:
                 ext["error"] = extra
-            self._end(out, RunEnd(self._sid, None, subtype="error_during_execution",
-                                  is_error=True, result=message, extension=ext))
+            self._end(
+                out,
+                RunEnd(
+                    self._sid,
+                    None,
+                    subtype="error_during_execution",
+                    is_error=True,
+                    result=message,
+                    extension=ext,
+                ),
+            )
         elif kind == "error":
             message = _str(ev, "message", kind)
             self._ensure_run(None, out)
             fields = {k: v for k, v in ev.items() if k not in ("type", "message")}
-            self._line(out, Note("warning", self._sid, None,
-                                 {"kind": "error", "message": message or ""}, fields))
+            self._line(
+                out,
+                Note(
+                    "warning", self._sid, None, {"kind": "error", "message": message or ""}, fields
+                ),
+            )
         elif kind == "item.updated":
             out.append(Dropped("item.updated", self._session))
         else:
@@ -1138,11 +1309,14 @@ class CodexAdapter:
         ext: JSON = {k: v for k, v in ev.items() if k not in ("type", "usage")}
         if raw is not None:
             ext["thread_usage"] = raw
-        self._end(out, RunEnd(self._sid, None, subtype="success", is_error=False, usage=usage,
-                              extension=ext))
+        self._end(
+            out,
+            RunEnd(self._sid, None, subtype="success", is_error=False, usage=usage, extension=ext),
+        )
 
-    def _exec_item(self, kind: str, item: dict[str, Any], ev: dict[str, Any],
-                   out: list[Event]) -> None:
+    def _exec_item(
+        self, kind: str, item: dict[str, Any], ev: dict[str, Any], out: list[Event]
+    ) -> None:
         item_type = _str(item, "type", "item", required=True)
         item_id = _str(item, "id", "item", required=True)
         assert item_type is not None and item_id is not None
@@ -1151,9 +1325,22 @@ class CodexAdapter:
             if item_id not in self._exec_started:
                 self._exec_started.add(item_id)
                 tool_input = {k: v for k, v in item.items() if k not in _EXEC_RESULT_KEYS}
-                self._line(out, Message("assistant", self._sid, None, [
-                    {"type": "tool_use", "id": item_id, "name": item_type,
-                     "input": tool_input}]))
+                self._line(
+                    out,
+                    Message(
+                        "assistant",
+                        self._sid,
+                        None,
+                        [
+                            {
+                                "type": "tool_use",
+                                "id": item_id,
+                                "name": item_type,
+                                "input": tool_input,
+                            }
+                        ],
+                    ),
+                )
             if kind == "item.completed":
                 self._exec_started.discard(item_id)
                 self._exec_tool_done(item_type, item_id, item, out)
@@ -1167,24 +1354,30 @@ class CodexAdapter:
                 raise BodyError("agent_message.text is not a string")
             assert self._run is not None
             self._run.answer = text
-            self._line(out, Message("assistant", self._sid, None,
-                                    [{"type": "text", "text": text}]))
+            self._line(out, Message("assistant", self._sid, None, [{"type": "text", "text": text}]))
         elif item_type == "reasoning":
             if not isinstance(text, str):
                 raise BodyError("reasoning.text is not a string")
-            self._line(out, Message("assistant", self._sid, None,
-                                    [{"type": "thinking", "thinking": text}]))
+            self._line(
+                out, Message("assistant", self._sid, None, [{"type": "thinking", "thinking": text}])
+            )
         elif item_type == "error":
             message = _str(item, "message", "error")
-            self._line(out, Note("warning", self._sid, None,
-                                 {"kind": "error_item", "message": message or "",
-                                  "id": item_id}))
+            self._line(
+                out,
+                Note(
+                    "warning",
+                    self._sid,
+                    None,
+                    {"kind": "error_item", "message": message or "", "id": item_id},
+                ),
+            )
         else:
-            self._line(out, Unrecognized(f"item.completed/{item_type}", self._session, None,
-                                         ev))
+            self._line(out, Unrecognized(f"item.completed/{item_type}", self._session, None, ev))
 
-    def _exec_tool_done(self, item_type: str, item_id: str, item: dict[str, Any],
-                        out: list[Event]) -> None:
+    def _exec_tool_done(
+        self, item_type: str, item_id: str, item: dict[str, Any], out: list[Event]
+    ) -> None:
         result: Any = item.get("aggregated_output")
         if result is None:
             result = item.get("result")
@@ -1194,10 +1387,18 @@ class CodexAdapter:
         failed = _failed(item)
         if failed is not None:
             block["is_error"] = failed
-        detail = {k: item[k] for k in ("status", "exit_code", "error", "changes")
-                  if k in item}
-        self._line(out, Message("user", self._sid, None, [block], tool_use_result=detail,
-                                has_tool_use_result=bool(detail)))
+        detail = {k: item[k] for k in ("status", "exit_code", "error", "changes") if k in item}
+        self._line(
+            out,
+            Message(
+                "user",
+                self._sid,
+                None,
+                [block],
+                tool_use_result=detail,
+                has_tool_use_result=bool(detail),
+            ),
+        )
 
 
 #: Bare-format items (no envelope): read as response items once the source is chosen.
@@ -1207,10 +1408,12 @@ _BARE = frozenset({"message", "reasoning"}) | _CALLS | _OUTPUTS
 def _minus(total: Usage, before: Usage) -> Usage | None:
     """What a running total grew by; None when it did not only grow (another
     thread's total, a reset)."""
-    share = Usage(total.input_tokens - before.input_tokens,
-                  total.output_tokens - before.output_tokens,
-                  total.cache_read - before.cache_read,
-                  total.cache_creation - before.cache_creation)
+    share = Usage(
+        total.input_tokens - before.input_tokens,
+        total.output_tokens - before.output_tokens,
+        total.cache_read - before.cache_read,
+        total.cache_creation - before.cache_creation,
+    )
     return share if min(share.as_dict().values()) >= 0 else None
 
 
@@ -1240,8 +1443,9 @@ def _execution_parts(kind: str, item: dict[str, Any]) -> tuple[JSON, Any, bool |
         parts = [p for p in (item.get("stdout"), item.get("stderr")) if isinstance(p, str) and p]
         result = "".join(parts)
     else:
-        tool_input = {k: v for k, v in item.items()
-                      if k not in ("id", "type", "status", "result", "error")}
+        tool_input = {
+            k: v for k, v in item.items() if k not in ("id", "type", "status", "result", "error")
+        }
         result = item.get("result")
     return tool_input, "" if result is None else result, _failed(item)
 
@@ -1249,119 +1453,217 @@ def _execution_parts(kind: str, item: dict[str, Any]) -> tuple[JSON, Any, bool |
 _Opener = Callable[[str, str | None], CodexAdapter]
 
 MAPPING = (
-    Row("session_meta", "rollout `session_meta`",
+    Row(
+        "session_meta",
+        "rollout `session_meta`",
         "the init's session id (`session_id`: the root thread; `id` is the thread), "
         "`cwd`, the rest in the init's `extension` (`cli_version`, `originator`, `source`, "
-        "`git`, …; `base_instructions` dropped on purpose: the system prompt's text)"),
-    Row("turn_context", "`turn_context`",
+        "`git`, …; `base_instructions` dropped on purpose: the system prompt's text)",
+    ),
+    Row(
+        "turn_context",
+        "`turn_context`",
         "the init's `agent.model` (and every assistant line's model, for `model_usage`), "
         "`cwd`; `approval_policy`, `sandbox_policy`, `effort`, `summary` in "
-        "`extension.turn_context`; counted as dropped"),
-    Row("additional_tools", "`response_item/additional_tools`",
+        "`extension.turn_context`; counted as dropped",
+    ),
+    Row(
+        "additional_tools",
+        "`response_item/additional_tools`",
         "the init's `tools`: `namespace.name` per tool of each namespace (the catalogue "
-        "itself dropped on purpose)"),
+        "itself dropped on purpose)",
+    ),
     Row("task_started", "`event_msg/task_started`", "a run begins: its `system/init`"),
-    Row("user_message", "`item_completed/UserMessage` (older: `event_msg/user_message`)",
-        "`user` text: the typed prompt"),
-    Row("history_user", "`response_item/message` role `user` / `developer`",
+    Row(
+        "user_message",
+        "`item_completed/UserMessage` (older: `event_msg/user_message`)",
+        "`user` text: the typed prompt",
+    ),
+    Row(
+        "history_user",
+        "`response_item/message` role `user` / `developer`",
         "dropped on purpose (the model-facing history: instructions, `<environment_context>`, "
         "the prompt again); in a file with no prompt events, a user message that is not "
-        "context is the prompt"),
-    Row("assistant", "`response_item/message` role `assistant`",
+        "context is the prompt",
+    ),
+    Row(
+        "assistant",
+        "`response_item/message` role `assistant`",
         "`assistant` text blocks; `phase` (commentary, final_answer) in the line's "
-        "`extension`. The items of one model response are one assistant line"),
-    Row("reasoning", "`response_item/reasoning`",
+        "`extension`. The items of one model response are one assistant line",
+    ),
+    Row(
+        "reasoning",
+        "`response_item/reasoning`",
         "a `thinking` block: the `summary` texts (joined by a blank line); "
-        "`encrypted_content` in the block's `extension`"),
-    Row("function_call", "`response_item/function_call`",
+        "`encrypted_content` in the block's `extension`",
+    ),
+    Row(
+        "function_call",
+        "`response_item/function_call`",
         "`tool_use`: `id` = `call_id`, `name` = `namespace.name` (or `name`), `input` = the "
-        "parsed `arguments` (`{arguments: <text>}` when they are no JSON object)"),
-    Row("custom_tool_call", "`response_item/custom_tool_call`",
+        "parsed `arguments` (`{arguments: <text>}` when they are no JSON object)",
+    ),
+    Row(
+        "custom_tool_call",
+        "`response_item/custom_tool_call`",
         "`tool_use`: `input` = `{input: <freeform text>}` (code mode's `functions.exec`: "
-        "its JavaScript)"),
-    Row("local_shell_call", "`response_item/local_shell_call` (older)",
-        "`tool_use` `local_shell`, `input` = its `action`"),
-    Row("token_usage_record", "`token_usage_record`",
+        "its JavaScript)",
+    ),
+    Row(
+        "local_shell_call",
+        "`response_item/local_shell_call` (older)",
+        "`tool_use` `local_shell`, `input` = its `action`",
+    ),
+    Row(
+        "token_usage_record",
+        "`token_usage_record`",
         "the response's usage, once per API call, on its assistant line (`message.id` = "
-        "`response_id`); they add up into the result's `usage`; `num_turns` counts them"),
-    Row("call_output", "`response_item/function_call_output`, `custom_tool_call_output`, "
+        "`response_id`); they add up into the result's `usage`; `num_turns` counts them",
+    ),
+    Row(
+        "call_output",
+        "`response_item/function_call_output`, `custom_tool_call_output`, "
         "`local_shell_call_output`",
         "`user` `tool_result` by `call_id`: `content` = the output text; `is_error` where "
         "the output or the call's execution item says it (`Script failed`, exit code ≠ 0, "
-        "status failed); the direct tool's execution item in `tool_use_result`"),
-    Row("nested_execution", "`item_completed/CommandExecution` / `FileChange` / "
-        "`McpToolCall` inside an `exec` call",
+        "status failed); the direct tool's execution item in `tool_use_result`",
+    ),
+    Row(
+        "nested_execution",
+        "`item_completed/CommandExecution` / `FileChange` / `McpToolCall` inside an `exec` call",
         "a `tool_use` (`command_execution`, `file_change`, `mcp_tool_call`; id = the item "
         "id) and its `tool_result` (`aggregated_output`, `is_error` from status/exit "
         "code), both with `parent_tool_use_id` = the exec call; the item's other fields "
-        "(`status`, `exit_code`, `duration`, `parsed_cmd`, …) in `tool_use_result`"),
-    Row("direct_execution", "an execution item whose id is a call's (`CommandExecution`, "
+        "(`status`, `exit_code`, `duration`, `parsed_cmd`, …) in `tool_use_result`",
+    ),
+    Row(
+        "direct_execution",
+        "an execution item whose id is a call's (`CommandExecution`, "
         "`FileChange`, `CollabAgentToolCall`)",
-        "its fields are the call's `tool_result`'s `tool_use_result`; counted as dropped"),
-    Row("repeats", "`item_completed/AgentMessage`, `Reasoning`; `event_msg/token_count` "
+        "its fields are the call's `tool_result`'s `tool_use_result`; counted as dropped",
+    ),
+    Row(
+        "repeats",
+        "`item_completed/AgentMessage`, `Reasoning`; `event_msg/token_count` "
         "beside `token_usage_record`; older `event_msg/agent_message`, `agent_reasoning`",
-        "dropped on purpose: they repeat a response item or a usage record"),
-    Row("legacy_usage", "`event_msg/token_count` in a file without `token_usage_record`",
-        "the usage of a call: `info.last_token_usage`, once per change of "
-        "`info.total_token_usage`"),
-    Row("task_complete", "`event_msg/task_complete`",
+        "dropped on purpose: they repeat a response item or a usage record",
+    ),
+    Row(
+        "legacy_usage",
+        "`event_msg/token_count` in a file without `token_usage_record`",
+        "the usage of a call: `info.last_token_usage`, once per change of `info.total_token_usage`",
+    ),
+    Row(
+        "task_complete",
+        "`event_msg/task_complete`",
         "the run's one `result`: `success`, or `error_during_execution` (`is_error`) when "
         "`error` is set; `result` = `last_agent_message` (the error's message on failure); "
         "`duration_ms`, `ttft_ms` = `time_to_first_token_ms`; `usage` = Σ the run's "
-        "usage records"),
-    Row("turn_aborted", "`event_msg/turn_aborted` (an interrupted turn)",
+        "usage records",
+    ),
+    Row(
+        "turn_aborted",
+        "`event_msg/turn_aborted` (an interrupted turn)",
         "the run's `interrupted` result (`is_error`), `stop_reason` = `reason`, "
-        "`duration_ms` when given; `turn_id`, times in `extension`"),
-    Row("killed", "a rollout that ends inside a run (no `task_complete`)",
+        "`duration_ms` when given; `turn_id`, times in `extension`",
+    ),
+    Row(
+        "killed",
+        "a rollout that ends inside a run (no `task_complete`)",
         "a synthetic `interrupted` result (`is_error`), usage what the records sum to; in "
         "an older file without `task_started`: `success` when the model had the last word "
-        "and every call was answered"),
-    Row("subagent_spawn", "`item_completed/SubAgentActivity` `started`",
+        "and every call was answered",
+    ),
+    Row(
+        "subagent_spawn",
+        "`item_completed/SubAgentActivity` `started`",
         "the spawning call of a child thread (the child's lines get it as "
-        "`parent_tool_use_id`); counted as dropped"),
-    Row("subagent_done", "`item_completed/SubAgentActivity` `completed`",
+        "`parent_tool_use_id`); counted as dropped",
+    ),
+    Row(
+        "subagent_done",
+        "`item_completed/SubAgentActivity` `completed`",
         "`system/task_notification`: `task_id` = the child thread, `status`, "
-        "`task.tool_use_id` = the spawning call"),
-    Row("child_rollout", "a child thread's rollout (`session_meta.parent_thread_id`)",
+        "`task.tool_use_id` = the spawning call",
+    ),
+    Row(
+        "child_rollout",
+        "a child thread's rollout (`session_meta.parent_thread_id`)",
         "its runs are a nested actor inside the parent's run: `system/task_started` "
         "(`task_id` = its thread), every line with `parent_tool_use_id` = the spawning "
-        "call; its end is no line"),
-    Row("agent_message", "`response_item/agent_message` (mail between agents)",
-        "`user` text (the `input_text` parts); `author`, `recipient`, other parts in "
-        "`extension`"),
-    Row("configuration_update", "`response_item/configuration_update`",
-        "`system/warning` (`kind` configuration_update), the record in `extension`"),
-    Row("metadata", "`world_state`, `event_msg/thread_settings_applied`, "
+        "call; its end is no line",
+    ),
+    Row(
+        "agent_message",
+        "`response_item/agent_message` (mail between agents)",
+        "`user` text (the `input_text` parts); `author`, `recipient`, other parts in `extension`",
+    ),
+    Row(
+        "configuration_update",
+        "`response_item/configuration_update`",
+        "`system/warning` (`kind` configuration_update), the record in `extension`",
+    ),
+    Row(
+        "metadata",
+        "`world_state`, `event_msg/thread_settings_applied`, "
         "`inter_agent_communication_metadata`; the bare format's `{record_type: state}`",
-        "dropped on purpose, counted"),
-    Row("bare_format", "the bare format: a header `{id, timestamp, instructions, git}` "
-        "then bare items",
+        "dropped on purpose, counted",
+    ),
+    Row(
+        "bare_format",
+        "the bare format: a header `{id, timestamp, instructions, git}` then bare items",
         "the header is a `session_meta`; bare `message`, `reasoning`, `*_call`, "
-        "`*_call_output` are response items"),
+        "`*_call_output` are response items",
+    ),
     Row("exec_thread", "exec `thread.started`", "the session id (`thread_id`)"),
-    Row("exec_turn", "exec `turn.started`", "a run begins (no model, cwd or tools: this "
-        "view does not say them)"),
-    Row("exec_text", "exec `item.completed` `agent_message` / `reasoning`",
-        "`assistant` text / `thinking`"),
-    Row("exec_tool", "exec `item.started` / `item.completed` of `command_execution`, "
+    Row(
+        "exec_turn",
+        "exec `turn.started`",
+        "a run begins (no model, cwd or tools: this view does not say them)",
+    ),
+    Row(
+        "exec_text",
+        "exec `item.completed` `agent_message` / `reasoning`",
+        "`assistant` text / `thinking`",
+    ),
+    Row(
+        "exec_tool",
+        "exec `item.started` / `item.completed` of `command_execution`, "
         "`file_change`, `mcp_tool_call`, `collab_tool_call`, `web_search`",
         "`tool_use` (id = the item id, name = its type, input = its other fields) and its "
         "`tool_result` (`aggregated_output`; `is_error` from status failed/declined or "
-        "exit code ≠ 0; status, exit code, changes in `tool_use_result`)"),
-    Row("exec_completed", "exec `turn.completed`",
+        "exit code ≠ 0; status, exit code, changes in `tool_use_result`)",
+    ),
+    Row(
+        "exec_completed",
+        "exec `turn.completed`",
         "the run's `success` result; `usage` = this total minus the previous "
         "`turn.completed` of the thread in the stream (the first: taken whole); the raw "
-        "total in `extension.thread_usage`"),
-    Row("exec_failed", "exec `turn.failed`",
-        "`error_during_execution` result, `result` = `error.message`"),
-    Row("exec_error", "exec `error`, `item.completed` `error`",
-        "`system/warning` with the `message` (retries, the transport fallback)"),
-    Row("unknown", "anything else",
+        "total in `extension.thread_usage`",
+    ),
+    Row(
+        "exec_failed",
+        "exec `turn.failed`",
+        "`error_during_execution` result, `result` = `error.message`",
+    ),
+    Row(
+        "exec_error",
+        "exec `error`, `item.completed` `error`",
+        "`system/warning` with the `message` (retries, the transport fallback)",
+    ),
+    Row(
+        "unknown",
+        "anything else",
         "`system/unrecognized` (`kind` = its type, the record whole in "
-        "`extension.record`); never an error"),
-    Row("bad_body", "a known type whose body does not fit (`payload` no object, no "
+        "`extension.record`); never an error",
+    ),
+    Row(
+        "bad_body",
+        "a known type whose body does not fit (`payload` no object, no "
         "`call_id`, tokens not whole numbers, …)",
-        "`system/error` naming file:line, the record in `extension.record`; exit status 1"),
+        "`system/error` naming file:line, the record in `extension.record`; exit status 1",
+    ),
 )
 
 
@@ -1388,7 +1690,7 @@ def skips(parts: Sequence[str]) -> bool:
 SOURCE = Source(
     name="codex",
     description="Codex CLI rollouts (~/.codex/sessions/**/rollout-*.jsonl) and "
-                "`codex exec --json` streams",
+    "`codex exec --json` streams",
     sniff=sniff,
     open=CodexAdapter,
     session_hint=session_hint,

@@ -98,8 +98,9 @@ AGENT_NAME = "gemini-cli"
 PROVIDER = "google"
 
 #: Metadata keys of a chat file's metadata line (and of an older file's document).
-META_KEYS = frozenset({"sessionId", "projectHash", "startTime", "lastUpdated", "kind",
-                       "directories", "summary"})
+META_KEYS = frozenset(
+    {"sessionId", "projectHash", "startTime", "lastUpdated", "kind", "directories", "summary"}
+)
 MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 STREAM_TYPES = frozenset({"init", "message", "tool_use", "tool_result", "result", "error"})
 #: The json document's members.
@@ -110,8 +111,7 @@ _MAIN_FILE = re.compile(r"session-\d{4}-\d\d-\d\dT\d\d-\d\d-([0-9a-f]{8})\.jsonl
 _TERMINATION = re.compile(r"^Termination Reason: (\w+)$", re.M)
 _WORKSPACE = re.compile(r"\*\*Workspace Directories:\*\*\n((?:  - [^\n]+\n)+)")
 #: Chat message keys a line uses; the rest goes to its extension.
-_GEMINI_USED = ("id", "timestamp", "type", "content", "thoughts", "tokens", "model",
-                "toolCalls")
+_GEMINI_USED = ("id", "timestamp", "type", "content", "thoughts", "tokens", "model", "toolCalls")
 _CALL_USED = ("id", "name", "args", "result", "status", "timestamp", "resultDisplay")
 
 
@@ -172,8 +172,11 @@ def _main_file(chats: str, sid: str) -> str | None:
     in a chats folder: ``session-<minute>-<sid[:8]>.jsonl`` whose first line names
     ``sid``. A resume begun in a later minute leaves a second one, later by name."""
     try:
-        names = sorted(n for n in os.listdir(chats) if n.endswith(f"-{sid[:8]}.jsonl")
-                       and n.startswith("session-"))
+        names = sorted(
+            n
+            for n in os.listdir(chats)
+            if n.endswith(f"-{sid[:8]}.jsonl") and n.startswith("session-")
+        )
     except OSError:
         return None
     for name in names:
@@ -315,8 +318,9 @@ def _parts(content: Any) -> list[Any]:
 
 
 def _texts(content: Any) -> list[str]:
-    return [p["text"] for p in _parts(content)
-            if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return [
+        p["text"] for p in _parts(content) if isinstance(p, dict) and isinstance(p.get("text"), str)
+    ]
 
 
 def _is_tool_copy(content: Any) -> bool:
@@ -412,8 +416,15 @@ class GeminiAdapter:
         except BodyError as exc:
             kind = record.get("type")
             what = kind if isinstance(kind, str) else "record"
-            out.append(body_problem(f"{what}: {exc}", record, where, self._sid,
-                                    normalize_ts(record.get("timestamp"))))
+            out.append(
+                body_problem(
+                    f"{what}: {exc}",
+                    record,
+                    where,
+                    self._sid,
+                    normalize_ts(record.get("timestamp")),
+                )
+            )
         return self._linked(out)
 
     def finish(self) -> Iterable[Event]:
@@ -435,8 +446,14 @@ class GeminiAdapter:
 
     @property
     def holding(self) -> bool:
-        return bool(self._held is not None or self._results or self._blocks or self._text
-                    or self._unlinked or self._doc)
+        return bool(
+            self._held is not None
+            or self._results
+            or self._blocks
+            or self._text
+            or self._unlinked
+            or self._doc
+        )
 
     def learn_spawner(self, agent_id: str, tool_use_id: str) -> list[Event]:
         if self._unlinked is None or agent_id != self._agent_id:
@@ -478,10 +495,16 @@ class GeminiAdapter:
                 raise BodyError(f"$rewindTo is {type(target).__name__}, not a string")
             self._commit(out)
             if self._run is not None and self._run.prompt_id == target:
-                self._end(out, RunEnd(self._sid, self._last_ts, subtype="interrupted",
-                                      extension={"rewound": True}))
-            self._emit(out, Note("notification", self._sid, self._last_ts,
-                                 {"kind": "rewind", "id": target}))
+                self._end(
+                    out,
+                    RunEnd(
+                        self._sid, self._last_ts, subtype="interrupted", extension={"rewound": True}
+                    ),
+                )
+            self._emit(
+                out,
+                Note("notification", self._sid, self._last_ts, {"kind": "rewind", "id": target}),
+            )
             return
         if "$set" in rec:
             values = rec["$set"]
@@ -498,13 +521,16 @@ class GeminiAdapter:
                 self._checkpoint(values["messages"], out)
             others = rest(values, ("lastUpdated", "sessionId", "messages"))
             if "summary" in others and self._kind == "subagent" and self._run is not None:
-                self._end(out, RunEnd(self._sid, self._last_ts, subtype="success",
-                                      is_error=False))
+                self._end(out, RunEnd(self._sid, self._last_ts, subtype="success", is_error=False))
             if others:
                 # summary (a subagent's result), memoryScratchpad, ...: no line of their
                 # own; kept as a notification's extension.
-                self._emit(out, Note("notification", self._sid, self._last_ts,
-                                     {"kind": "set"}, {"$set": others}))
+                self._emit(
+                    out,
+                    Note(
+                        "notification", self._sid, self._last_ts, {"kind": "set"}, {"$set": others}
+                    ),
+                )
             return
         # A metadata line: a process begins (the first, or a resume's). An older
         # document's members come one at a time ({"sessionId": ...}): merged only.
@@ -549,8 +575,16 @@ class GeminiAdapter:
                         if cwd is not None:
                             self._cwd, self._dirs = cwd, dirs
         if self._run is not None and self._run.prompt_id is not None and not kept:
-            self._end(out, RunEnd(self._sid, self._last_ts, subtype="error_during_execution",
-                                  is_error=True, extension={"rolled_back": True}))
+            self._end(
+                out,
+                RunEnd(
+                    self._sid,
+                    self._last_ts,
+                    subtype="error_during_execution",
+                    is_error=True,
+                    extension={"rolled_back": True},
+                ),
+            )
         self._drop(out, "gemini/checkpoint")
 
     def _message(self, rec: dict[str, Any], where: Where, out: list[Event]) -> None:
@@ -585,8 +619,16 @@ class GeminiAdapter:
                 texts = _texts(rec.get("content"))
                 if texts:
                     fields["message"] = "\n".join(texts)
-                self._emit(out, Note("notification", self._sid, ts, fields,
-                                     rest(rec, ("type", "content", "timestamp"))))
+                self._emit(
+                    out,
+                    Note(
+                        "notification",
+                        self._sid,
+                        ts,
+                        fields,
+                        rest(rec, ("type", "content", "timestamp")),
+                    ),
+                )
         except BodyError as exc:
             self._emit(out, body_problem(f"{rec.get('type')}: {exc}", rec, where, self._sid, ts))
 
@@ -611,9 +653,14 @@ class GeminiAdapter:
             self._end(out, RunEnd(self._sid, self._last_ts, subtype="interrupted"))
         self._run = _Run(_str(rec, "id"), ts)
         self._opened = True
-        self._start = RunStart(self._sid, ts, AGENT_NAME, PROVIDER, cwd=self._cwd,
-                               extension={"directories": self._dirs} if len(self._dirs) > 1
-                               else {})
+        self._start = RunStart(
+            self._sid,
+            ts,
+            AGENT_NAME,
+            PROVIDER,
+            cwd=self._cwd,
+            extension={"directories": self._dirs} if len(self._dirs) > 1 else {},
+        )
         if self._kind == "subagent":
             self._start.task = {"task_id": self._agent_id, "prompt": "\n".join(texts)}
         self._say_user(rec, ts, out)
@@ -626,8 +673,9 @@ class GeminiAdapter:
             elif isinstance(part, dict):
                 blocks.append({"type": "text", "text": "", "extension": {"part": part}})
         ext = rest(rec, ("id", "timestamp", "type", "content"))
-        self._emit(out, Message("user", self._sid, ts, blocks, message_id=_str(rec, "id"),
-                                extension=ext))
+        self._emit(
+            out, Message("user", self._sid, ts, blocks, message_id=_str(rec, "id"), extension=ext)
+        )
 
     def _gemini(self, rec: dict[str, Any], ts: str | None, out: list[Event]) -> None:
         blocks: list[JSON] = []
@@ -653,8 +701,12 @@ class GeminiAdapter:
             if not isinstance(call, dict):
                 raise BodyError("toolCalls item is not an object")
             cid = _str(call, "id", required=True) or ""
-            block: JSON = {"type": "tool_use", "id": cid, "name": _str(call, "name", True),
-                           "input": call.get("args", {})}
+            block: JSON = {
+                "type": "tool_use",
+                "id": cid,
+                "name": _str(call, "name", True),
+                "input": call.get("args", {}),
+            }
             ext = rest(call, _CALL_USED)
             if ext:
                 block["extension"] = ext
@@ -669,8 +721,15 @@ class GeminiAdapter:
                 if reason is not None:
                     ext_["termination_reason"] = reason.group(1)
                 results.append(Spawn(cid, self._sid))  # its file holds its lines
-                results.append(Note("task_notification", self._sid, result.ts,
-                                    {"task_id": agent, "task": {"tool_use_id": cid}}, ext_))
+                results.append(
+                    Note(
+                        "task_notification",
+                        self._sid,
+                        result.ts,
+                        {"task_id": agent, "task": {"tool_use_id": cid}},
+                        ext_,
+                    )
+                )
             results.append(result)
         usage = _usage(rec.get("tokens"))
         model = _str(rec, "model")
@@ -686,8 +745,19 @@ class GeminiAdapter:
         ext = rest(rec, _GEMINI_USED)
         if isinstance(content, list):
             ext["content"] = content  # parts other than text, as written
-        self._emit(out, Message("assistant", self._sid, ts, blocks, message_id=_str(rec, "id"),
-                                model=model, usage=usage, extension=ext))
+        self._emit(
+            out,
+            Message(
+                "assistant",
+                self._sid,
+                ts,
+                blocks,
+                message_id=_str(rec, "id"),
+                model=model,
+                usage=usage,
+                extension=ext,
+            ),
+        )
         self._release(out)
         if results:
             self._results = results
@@ -716,8 +786,11 @@ class GeminiAdapter:
                     output = response
         block: JSON = {"type": "tool_result", "tool_use_id": cid, "is_error": is_error}
         if output is not None or extra:
-            text_ = output if isinstance(output, str) or output is None \
+            text_ = (
+                output
+                if isinstance(output, str) or output is None
                 else orjson.dumps(output).decode()
+            )
             block["content"] = "\n".join(([text_] if text_ is not None else []) + extra)
         summary: JSON = {}
         if isinstance(status, str):
@@ -727,8 +800,14 @@ class GeminiAdapter:
         if isinstance(call.get("agentId"), str):
             summary["agentId"] = call["agentId"]
         when = normalize_ts(call.get("timestamp")) or ts
-        return Message("user", self._sid, when, [block], tool_use_result=summary or None,
-                       has_tool_use_result=bool(summary))
+        return Message(
+            "user",
+            self._sid,
+            when,
+            [block],
+            tool_use_result=summary or None,
+            has_tool_use_result=bool(summary),
+        )
 
     def _end(self, out: list[Event], end: RunEnd) -> None:
         self._release(out)
@@ -812,8 +891,11 @@ class GeminiAdapter:
             return
         chats = os.path.dirname(os.path.dirname(self._path))
         try:
-            names = sorted(n for n in os.listdir(chats)
-                           if n.startswith("session-") and n.endswith(f"-{self._hint[:8]}.jsonl"))
+            names = sorted(
+                n
+                for n in os.listdir(chats)
+                if n.startswith("session-") and n.endswith(f"-{self._hint[:8]}.jsonl")
+            )
         except OSError:
             return
         for name in names:
@@ -845,8 +927,7 @@ class GeminiAdapter:
                 model = None
             self._in_run = True
             self._stream_calls = 0
-            out.append(RunStart(self._sid, ts, AGENT_NAME, PROVIDER, model=model,
-                                extension=ext))
+            out.append(RunStart(self._sid, ts, AGENT_NAME, PROVIDER, model=model, extension=ext))
             return
         if kind == "message":
             role = _str(rec, "role", required=True)
@@ -861,8 +942,9 @@ class GeminiAdapter:
                 return
             self._flush_call(out)
             ext = rest(fields, ("role", "content"))
-            out.append(Message("user", self._sid, ts, [{"type": "text", "text": content}],
-                               extension=ext))
+            out.append(
+                Message("user", self._sid, ts, [{"type": "text", "text": content}], extension=ext)
+            )
             return
         if kind == "tool_use":
             tid = _str(rec, "tool_id", required=True)
@@ -871,8 +953,12 @@ class GeminiAdapter:
                 self._text_ts = ts
                 self._stream_calls += 1
             self._close_text()
-            block: JSON = {"type": "tool_use", "id": tid, "name": name,
-                           "input": rec.get("parameters", {})}
+            block: JSON = {
+                "type": "tool_use",
+                "id": tid,
+                "name": name,
+                "input": rec.get("parameters", {}),
+            }
             ext = rest(fields, ("tool_id", "tool_name", "parameters"))
             if ext:
                 block["extension"] = ext
@@ -883,17 +969,29 @@ class GeminiAdapter:
             tid = _str(rec, "tool_id", required=True)
             status = _str(rec, "status")
             err = rec.get("error")
-            result: JSON = {"type": "tool_result", "tool_use_id": tid,
-                            "is_error": status == "error"}
+            result: JSON = {
+                "type": "tool_result",
+                "tool_use_id": tid,
+                "is_error": status == "error",
+            }
             if "output" in rec:
                 output = rec["output"]
-                result["content"] = output if isinstance(output, str) \
-                    else orjson.dumps(output).decode()
+                result["content"] = (
+                    output if isinstance(output, str) else orjson.dumps(output).decode()
+                )
             elif isinstance(err, dict) and isinstance(err.get("message"), str):
                 result["content"] = err["message"]
             summary = rest(fields, ("tool_id", "output"))
-            out.append(Message("user", self._sid, ts, [result], tool_use_result=summary or None,
-                               has_tool_use_result=bool(summary)))
+            out.append(
+                Message(
+                    "user",
+                    self._sid,
+                    ts,
+                    [result],
+                    tool_use_result=summary or None,
+                    has_tool_use_result=bool(summary),
+                )
+            )
             return
         if kind == "error":
             self._flush_call(out)
@@ -902,8 +1000,9 @@ class GeminiAdapter:
                 value = _str(rec, key)
                 if value is not None:
                     note[key] = value
-            out.append(Note("notification", self._sid, ts, note,
-                            rest(fields, ("severity", "message"))))
+            out.append(
+                Note("notification", self._sid, ts, note, rest(fields, ("severity", "message")))
+            )
             return
         # result: the run's end
         self._flush_call(out)
@@ -916,10 +1015,21 @@ class GeminiAdapter:
             duration = whole(stats.get("duration_ms")) if isinstance(stats, dict) else None
             models = stats.get("models") if isinstance(stats, dict) else None
             if isinstance(models, dict):
-                model_usage = {name: _stats_usage(m, f"stats.models.{name}")
-                               for name, m in models.items()}
-            ext["stats"] = rest(stats, ("total_tokens", "input_tokens", "output_tokens",
-                                        "cached", "input", "duration_ms", "models"))
+                model_usage = {
+                    name: _stats_usage(m, f"stats.models.{name}") for name, m in models.items()
+                }
+            ext["stats"] = rest(
+                stats,
+                (
+                    "total_tokens",
+                    "input_tokens",
+                    "output_tokens",
+                    "cached",
+                    "input",
+                    "duration_ms",
+                    "models",
+                ),
+            )
             if not ext["stats"]:
                 del ext["stats"]
         err = rec.get("error")
@@ -929,11 +1039,20 @@ class GeminiAdapter:
             if rest(err, ("message",)):
                 ext["error"] = rest(err, ("message",))
         failed = status != "success"
-        out.append(RunEnd(self._sid, ts,
-                          subtype="error_during_execution" if failed else "success",
-                          is_error=failed, result=message if failed else None,
-                          num_turns=self._stream_calls, duration_ms=duration, usage=usage,
-                          model_usage=model_usage or None, extension=ext))
+        out.append(
+            RunEnd(
+                self._sid,
+                ts,
+                subtype="error_during_execution" if failed else "success",
+                is_error=failed,
+                result=message if failed else None,
+                num_turns=self._stream_calls,
+                duration_ms=duration,
+                usage=usage,
+                model_usage=model_usage or None,
+                extension=ext,
+            )
+        )
         self._in_run = False
 
     def _close_text(self) -> None:
@@ -994,99 +1113,173 @@ class GeminiAdapter:
             if response is not None and not isinstance(response, str):
                 raise BodyError(f"response is {type(response).__name__}, not a string")
             if response:
-                out.append(Message("assistant", self._sid, None,
-                                   [{"type": "text", "text": response}], model=model))
+                out.append(
+                    Message(
+                        "assistant",
+                        self._sid,
+                        None,
+                        [{"type": "text", "text": response}],
+                        model=model,
+                    )
+                )
             err = doc.get("error")
             message = None
             if err is not None:
                 ext["error"] = err
                 if isinstance(err, dict) and isinstance(err.get("message"), str):
                     message = err["message"]
-            out.append(RunEnd(self._sid, None,
-                              subtype="error_during_execution" if err is not None else "success",
-                              is_error=err is not None, result=message, num_turns=turns,
-                              usage=usage, model_usage=model_usage or None, extension=ext))
+            out.append(
+                RunEnd(
+                    self._sid,
+                    None,
+                    subtype="error_during_execution" if err is not None else "success",
+                    is_error=err is not None,
+                    result=message,
+                    num_turns=turns,
+                    usage=usage,
+                    model_usage=model_usage or None,
+                    extension=ext,
+                )
+            )
         except BodyError as exc:
             out.append(body_problem(f"document: {exc}", doc, Where(path, line), self._sid, None))
 
 
 MAPPING = (
-    Row("metadata", "chat: metadata line `{sessionId, projectHash, startTime, lastUpdated, "
+    Row(
+        "metadata",
+        "chat: metadata line `{sessionId, projectHash, startTime, lastUpdated, "
         "kind, directories?}`",
         "no line (counted as dropped `gemini/metadata`): the session id, `kind` "
         "(`subagent`: a nested actor's file), `directories[0]` as `cwd`; a second one is "
-        "a new process (a resume): a run still open there ends `interrupted`"),
-    Row("set_last_updated", "chat: `{\"$set\": {\"lastUpdated\"}}`",
-        "dropped (`gemini/last_updated`); it does not make the held message final"),
-    Row("set_messages", "chat: `{\"$set\": {\"messages\": [...]}}` (checkpoint)",
+        "a new process (a resume): a run still open there ends `interrupted`",
+    ),
+    Row(
+        "set_last_updated",
+        'chat: `{"$set": {"lastUpdated"}}`',
+        "dropped (`gemini/last_updated`); it does not make the held message final",
+    ),
+    Row(
+        "set_messages",
+        'chat: `{"$set": {"messages": [...]}}` (checkpoint)',
         "no lines (a replay, or history this file never recorded; dropped "
         "`gemini/checkpoint`); the `<session_context>` message's first workspace "
         "directory is the `cwd`; the open run's prompt not among its messages: the prompt "
         "was rolled back, the run's `result` is `error_during_execution`, `is_error`, "
-        "`extension.rolled_back`"),
-    Row("set_session", "chat: `{\"$set\": {\"sessionId\"}}`", "the session id; no line"),
-    Row("set_other", "chat: `{\"$set\": {summary | memoryScratchpad | …}}`",
-        "`system/notification` (`kind: set`), the values in `extension.$set`"),
-    Row("rewind", "chat: `{\"$rewindTo\": id}`",
+        "`extension.rolled_back`",
+    ),
+    Row("set_session", 'chat: `{"$set": {"sessionId"}}`', "the session id; no line"),
+    Row(
+        "set_other",
+        'chat: `{"$set": {summary | memoryScratchpad | …}}`',
+        "`system/notification` (`kind: set`), the values in `extension.$set`",
+    ),
+    Row(
+        "rewind",
+        'chat: `{"$rewindTo": id}`',
         "`system/notification` (`kind: rewind`, `id`); a run whose prompt it removes ends "
-        "`interrupted` (`extension.rewound`)"),
-    Row("user_prompt", "chat: `user` record with `text` parts (or a string: older files)",
+        "`interrupted` (`extension.rewound`)",
+    ),
+    Row(
+        "user_prompt",
+        "chat: `user` record with `text` parts (or a string: older files)",
         "opens a run (`system/init`: agent `gemini-cli`/`google`, `model` = its first "
-        "reply's, `cwd`), then a `user` text line (`message.id` = `id`)"),
-    Row("user_context", "chat: the `<session_context>` `user` message",
-        "no line (dropped `gemini/session_context`); its workspace directory is the `cwd`"),
-    Row("user_tool_copy", "chat: `user` record of `functionResponse` parts only",
+        "reply's, `cwd`), then a `user` text line (`message.id` = `id`)",
+    ),
+    Row(
+        "user_context",
+        "chat: the `<session_context>` `user` message",
+        "no line (dropped `gemini/session_context`); its workspace directory is the `cwd`",
+    ),
+    Row(
+        "user_tool_copy",
+        "chat: `user` record of `functionResponse` parts only",
         "no line (dropped `gemini/tool_response_copy`): the model-facing copy of results "
-        "its `gemini` record holds"),
-    Row("gemini", "chat: `gemini` record (last version by `id`)",
+        "its `gemini` record holds",
+    ),
+    Row(
+        "gemini",
+        "chat: `gemini` record (last version by `id`)",
         "one `assistant` line: `thoughts[]` → `thinking` blocks (`**subject**\\n\\n"
-        "description`), `content` → `text` (\"\" skipped), `toolCalls[]` → `tool_use` "
+        'description`), `content` → `text` ("" skipped), `toolCalls[]` → `tool_use` '
         "(`id`, `name`, `input` = `args`; `displayName`, `description`, … in the block's "
         "`extension`); `message.id` = `id`, `model`, usage from `tokens` (the usage rule); "
-        "without tool calls it ends the run (`success`)"),
-    Row("tool_call_result", "chat: `toolCalls[].result` / `status`",
+        "without tool calls it ends the run (`success`)",
+    ),
+    Row(
+        "tool_call_result",
+        "chat: `toolCalls[].result` / `status`",
         "a `user` `tool_result` line per call (`content` = `response.output`, or "
         "`response.error`; `is_error` = `status` error/cancelled or an `error`); "
-        "`tool_use_result` = `{status, resultDisplay, agentId}`"),
-    Row("tool_call_agent", "chat: a `toolCalls[]` entry with `agentId` (`invoke_agent`)",
+        "`tool_use_result` = `{status, resultDisplay, agentId}`",
+    ),
+    Row(
+        "tool_call_agent",
+        "chat: a `toolCalls[]` entry with `agentId` (`invoke_agent`)",
         "before its `tool_result`: `system/task_notification` (`task_id` = `agentId`, "
         "`task.tool_use_id` = the call's `id`, `extension.termination_reason` from the "
         "result's `Termination Reason:` line): the subagent's end, and the link a subagent "
-        "file still waiting for its spawner learns"),
-    Row("notice", "chat: `info` / `warning` / `error` message",
-        "`system/notification`, `severity` = its type, `message` = its text"),
-    Row("subagent", "chat: `chats/<session>/<agent id>.jsonl` (`kind: subagent`)",
+        "file still waiting for its spawner learns",
+    ),
+    Row(
+        "notice",
+        "chat: `info` / `warning` / `error` message",
+        "`system/notification`, `severity` = its type, `message` = its text",
+    ),
+    Row(
+        "subagent",
+        "chat: `chats/<session>/<agent id>.jsonl` (`kind: subagent`)",
         "lines of the parent's run, `parent_tool_use_id` = the parent's `toolCalls[].id` whose "
         "`agentId` names the file (a `system/task_started` first); no parent found: a "
-        "nested actor named `agent-<id>`"),
-    Row("stream_init", "stream-json: `init`",
+        "nested actor named `agent-<id>`",
+    ),
+    Row(
+        "stream_init",
+        "stream-json: `init`",
         "`system/init` (`session_id`; `model` unless it is the alias `auto`, then "
-        "`extension.model`)"),
+        "`extension.model`)",
+    ),
     Row("stream_user", "stream-json: `message` role `user`", "`user` text line"),
-    Row("stream_delta", "stream-json: `message` role `assistant`, `delta: true`",
+    Row(
+        "stream_delta",
+        "stream-json: `message` role `assistant`, `delta: true`",
         "joined: one `text` block per model call, in the call's one `assistant` line with "
-        "its `tool_use` blocks"),
-    Row("stream_tool_use", "stream-json: `tool_use`",
-        "`tool_use` block (`id` = `tool_id`, `name` = `tool_name`, `input` = `parameters`)"),
-    Row("stream_tool_result", "stream-json: `tool_result`",
+        "its `tool_use` blocks",
+    ),
+    Row(
+        "stream_tool_use",
+        "stream-json: `tool_use`",
+        "`tool_use` block (`id` = `tool_id`, `name` = `tool_name`, `input` = `parameters`)",
+    ),
+    Row(
+        "stream_tool_result",
+        "stream-json: `tool_result`",
         "`user` `tool_result` (`content` = `output` (the display text), else "
         "`error.message`; `is_error` = `status` error); `tool_use_result` = `status`, "
-        "`error`"),
-    Row("stream_error", "stream-json: `error`",
-        "`system/notification` with `severity`, `message`"),
-    Row("stream_result", "stream-json: `result`",
+        "`error`",
+    ),
+    Row("stream_error", "stream-json: `error`", "`system/notification` with `severity`, `message`"),
+    Row(
+        "stream_result",
+        "stream-json: `result`",
         "the run's `result`: `success`, or `error_during_execution` with `result` = "
         "`error.message`; `usage` and `model_usage` from `stats` (the usage rule; the router "
-        "and subagents included), `duration_ms`, `num_turns` = model calls seen"),
-    Row("document", "json: `{session_id, response, stats, error?}`",
+        "and subagents included), `duration_ms`, `num_turns` = model calls seen",
+    ),
+    Row(
+        "document",
+        "json: `{session_id, response, stats, error?}`",
         "one run: `system/init` (`model` = the model with a `main` role), an `assistant` "
         "text line (`response`), the `result` (`usage`/`model_usage` from "
         "`stats.models.*.tokens`, `num_turns` = the main role's `totalRequests`, `stats` "
-        "whole in `extension`)"),
+        "whole in `extension`)",
+    ),
     Row("unknown", "anything else", "`system/unrecognized`, kept whole"),
-    Row("bad_body", "a known record whose body does not fit (`tokens` not numbers, "
-        "`toolCalls` not a list, …)",
-        "`system/error` naming file:line, the record in `extension.record`; exit status 1"),
+    Row(
+        "bad_body",
+        "a known record whose body does not fit (`tokens` not numbers, `toolCalls` not a list, …)",
+        "`system/error` naming file:line, the record in `extension.record`; exit status 1",
+    ),
 )
 
 
@@ -1102,8 +1295,12 @@ def homes(env: Mapping[str, str], home: str) -> list[str]:
 
 def reads(parts: Sequence[str]) -> bool:
     """An older chat file: one JSON document, ``chats/session-*.json``."""
-    return (len(parts) >= 2 and parts[-2] == "chats" and parts[-1].startswith("session-")
-            and parts[-1].endswith(".json"))
+    return (
+        len(parts) >= 2
+        and parts[-2] == "chats"
+        and parts[-1].startswith("session-")
+        and parts[-1].endswith(".json")
+    )
 
 
 def skips(parts: Sequence[str]) -> bool:
@@ -1115,7 +1312,7 @@ def skips(parts: Sequence[str]) -> bool:
 SOURCE = Source(
     name="gemini",
     description="Gemini CLI (chat files ~/.gemini/tmp/*/chats/*.jsonl, "
-                "--output-format stream-json|json)",
+    "--output-format stream-json|json)",
     sniff=sniff,
     open=GeminiAdapter,
     session_hint=session_hint,

@@ -327,9 +327,7 @@ class StellaAdapter:
         self._run.turns += 1
         stop = _str(ev, "stop_reason")
         value = {"stop_reason": stop} if stop is not None else {}
-        self._emit(
-            out, Note("turn_complete", self._sid, ts, value, rest(fields, ("stop_reason",)))
-        )
+        self._emit(out, Note("turn_complete", self._sid, ts, value, rest(fields, ("stop_reason",))))
 
     def _run_complete(
         self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
@@ -485,39 +483,65 @@ _SURE_TYPES = KNOWN_TYPES - {"text", "tool_result"}
 
 
 MAPPING = (
-    Row("stage", "`stage`",
+    Row(
+        "stage",
+        "`stage`",
         "`system/stage`: `value` = `name`, `category` = `scope` (`turn`: the engine's own, "
-        "once per turn; `run`: a wrapper's, once per run — kept apart by `category`)"),
-    Row("text_delta", "`text_delta`",
+        "once per turn; `run`: a wrapper's, once per run — kept apart by `category`)",
+    ),
+    Row(
+        "text_delta",
+        "`text_delta`",
         "`stream_event` `content_block_delta` (`delta.type: text_delta`), `index` = the step "
-        "(the number of `text` events before it in the run). Field `delta`, alias `text`"),
-    Row("text", "`text`",
+        "(the number of `text` events before it in the run). Field `delta`, alias `text`",
+    ),
+    Row(
+        "text",
+        "`text`",
         "`assistant` text block: the final text of its step, replacing the step's deltas (a "
-        "retried model call re-streams them). Field `text`, alias `delta`"),
-    Row("tool_start", "`tool_start`", "`assistant` `tool_use`: `id` = `call_id`, `name`, "
-        "`input`"),
-    Row("tool_result", "`tool_result`",
+        "retried model call re-streams them). Field `text`, alias `delta`",
+    ),
+    Row("tool_start", "`tool_start`", "`assistant` `tool_use`: `id` = `call_id`, `name`, `input`"),
+    Row(
+        "tool_result",
+        "`tool_result`",
         "`user` `tool_result`: `tool_use_id` = `call_id`, `content` (alias `output`), "
-        "`is_error`; `tool_use_result` = every other field (`duration_ms`, …)"),
-    Row("step_usage", "`step_usage`",
+        "`is_error`; `tool_use_result` = every other field (`duration_ms`, …)",
+    ),
+    Row(
+        "step_usage",
+        "`step_usage`",
         "`system/step_usage` with `duration_ms`, the tokens in `extension`; they add up "
         "into the run's `usage` and per-model `model_usage` (the event's `model`, else the "
         "run's). Tokens: `input_tokens`, `output_tokens`, `cache_read[_tokens]`, "
-        "`cache_creation[_tokens]` (and Anthropic's `*_input_tokens`), flat or under `usage`"),
-    Row("turn_complete", "`turn_complete`",
+        "`cache_creation[_tokens]` (and Anthropic's `*_input_tokens`), flat or under `usage`",
+    ),
+    Row(
+        "turn_complete",
+        "`turn_complete`",
         "`system/turn_complete` (`stop_reason` when given): the per-turn boundary; "
-        "`num_turns` counts them"),
-    Row("run_complete", "`run_complete`",
+        "`num_turns` counts them",
+    ),
+    Row(
+        "run_complete",
+        "`run_complete`",
         "the run's one `result`: `success` (`error_during_execution` when `is_error: true`), "
         "`total_cost_usd` = `cost_usd`, `usage` = its own else the sum of `step_usage`, "
-        "`duration_ms` when given, `result` = the last `text`; other fields in `extension`"),
-    Row("unknown", "anything else",
+        "`duration_ms` when given, `result` = the last `text`; other fields in `extension`",
+    ),
+    Row(
+        "unknown",
+        "anything else",
         "rule 1: `system/unrecognized` (`kind` = its type, the event whole in "
-        "`extension.record`), counted in the result's `extension.unrecognized`; never an error"),
-    Row("bad_body", "a known type whose body does not fit (no `call_id`, `text` not a "
+        "`extension.record`), counted in the result's `extension.unrecognized`; never an error",
+    ),
+    Row(
+        "bad_body",
+        "a known type whose body does not fit (no `call_id`, `text` not a "
         "string, tokens not whole numbers, …)",
         "rule 2: `system/error` naming file:line and what did not fit, the event in "
-        "`extension.record`; the rest converted; exit status 1 (`--lenient`: 0)"),
+        "`extension.record`; the rest converted; exit status 1 (`--lenient`: 0)",
+    ),
     Row("extra_fields", "unknown fields on a known type", "kept in the line's `extension`"),
 )
 

@@ -278,16 +278,28 @@ _LINES: dict[str, Callable[[dict[str, Any], _Envelope], Event]] = {
 
 
 MAPPING = (
-    Row("init", "`system/init`", "a run start: `cwd`, `tools`, `mcp_servers`, `agent`, "
-        "`partial_messages_v1`; the rest in `extension`"),
-    Row("assistant", "`assistant`", "the same message (the source's model, stop_reason and "
-        "usage come back from `extension.message`)"),
+    Row(
+        "init",
+        "`system/init`",
+        "a run start: `cwd`, `tools`, `mcp_servers`, `agent`, "
+        "`partial_messages_v1`; the rest in `extension`",
+    ),
+    Row(
+        "assistant",
+        "`assistant`",
+        "the same message (the source's model, stop_reason and "
+        "usage come back from `extension.message`)",
+    ),
     Row("user", "`user`", "the same message and `tool_use_result`"),
     Row("stream_event", "`stream_event`", "the same partial delta"),
     Row("error", "`system/error`", "a `system/error` again (not a new problem of this input)"),
     Row("system_other", "`system/<other>`", "the same system line (fields and extension kept)"),
-    Row("result", "`result`", "the run's end with every figure it carries (`seq` and the "
-        "`extension.dropped`/`unrecognized` counts are made anew)"),
+    Row(
+        "result",
+        "`result`",
+        "the run's end with every figure it carries (`seq` and the "
+        "`extension.dropped`/`unrecognized` counts are made anew)",
+    ),
     Row("unknown", "any other line type", "`system/unrecognized`, the line whole"),
 )
 

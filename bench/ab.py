@@ -24,8 +24,12 @@ from throughput import BIN, CORPORA, build_archive
 
 def timed(binary: str, folder: Path, jobs: int) -> float:
     start = time.perf_counter()
-    subprocess.run([binary, "--log-level", "error", "convert", "--jobs", str(jobs), "--lenient",
-                    str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        [binary, "--log-level", "error", "convert", "--jobs", str(jobs), "--lenient", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
     return time.perf_counter() - start
 
 
@@ -49,8 +53,10 @@ def main() -> None:
                 base.append(timed(args.base, folder, args.jobs))
                 new.append(timed(args.new, folder, args.jobs))
             b, n = statistics.median(base), statistics.median(new)
-            print(f"{CORPORA[kind]}: base {b:.2f} s, new {n:.2f} s (medians of "
-                  f"{args.repeat}); new runs at {b / n:.3f}x the base's throughput")
+            print(
+                f"{CORPORA[kind]}: base {b:.2f} s, new {n:.2f} s (medians of "
+                f"{args.repeat}); new runs at {b / n:.3f}x the base's throughput"
+            )
 
 
 if __name__ == "__main__":

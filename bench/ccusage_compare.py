@@ -55,10 +55,16 @@ def ccusage_rules_cost(path: Path) -> float:
         if not model or model == "<synthetic>":
             continue
         u = msg["usage"]
-        got = prices.cost_usd(model, "anthropic", {
-            "input_tokens": u.get("input_tokens", 0), "output_tokens": u.get("output_tokens", 0),
-            "cache_read": u.get("cache_read_input_tokens", 0),
-            "cache_creation": u.get("cache_creation_input_tokens", 0)})
+        got = prices.cost_usd(
+            model,
+            "anthropic",
+            {
+                "input_tokens": u.get("input_tokens", 0),
+                "output_tokens": u.get("output_tokens", 0),
+                "cache_read": u.get("cache_read_input_tokens", 0),
+                "cache_creation": u.get("cache_creation_input_tokens", 0),
+            },
+        )
         cost += got[0] if got else 0.0
     return cost
 
@@ -76,15 +82,21 @@ def main() -> None:
             folder.mkdir(parents=True)
             shutil.copy(path, folder / path.name)
         env = {**os.environ, "CLAUDE_CONFIG_DIR": tmp}
-        proc = subprocess.run([args.ccusage, "session", "--json", "--offline"], env=env,
-                              capture_output=True, check=True)
+        proc = subprocess.run(
+            [args.ccusage, "session", "--json", "--offline"],
+            env=env,
+            capture_output=True,
+            check=True,
+        )
         theirs = {s["sessionId"]: s for s in json.loads(proc.stdout)["sessions"]}
-        version = subprocess.run([args.ccusage, "--version"], capture_output=True,
-                                 text=True, check=False).stdout.strip()
+        version = subprocess.run(
+            [args.ccusage, "--version"], capture_output=True, text=True, check=False
+        ).stdout.strip()
         within, explained, rows = 0, 0, []
         for folder, s in sorted(theirs.items()):
-            out = subprocess.run([BIN, "sessions", "--json", str(projects / folder)],
-                                 capture_output=True, check=True).stdout
+            out = subprocess.run(
+                [BIN, "sessions", "--json", str(projects / folder)], capture_output=True, check=True
+            ).stdout
             ours = [json.loads(x) for x in out.splitlines()]
             cost = sum(r["cost_usd"] or 0 for r in ours)
             rel = abs(cost - s["totalCost"]) / s["totalCost"] if s["totalCost"] else 0.0
@@ -94,12 +106,16 @@ def main() -> None:
             third = ccusage_rules_cost(next((projects / folder).glob("*.jsonl")))
             agrees = abs(third - s["totalCost"]) <= 0.01 * s["totalCost"]
             explained += agrees
-            rows.append(f"{rel * 100:6.1f}%  ccusage ${s['totalCost']:.6f}  streamv1 ${cost:.6f}  "
-                        f"ccusage's rules, genai-prices ${third:.6f}  {folder}")
+            rows.append(
+                f"{rel * 100:6.1f}%  ccusage ${s['totalCost']:.6f}  streamv1 ${cost:.6f}  "
+                f"ccusage's rules, genai-prices ${third:.6f}  {folder}"
+            )
     print(f"ccusage {version}, genai-prices {prices.version()}: {len(theirs)} sessions")
     print(f"  within 1 %: {within}")
-    print(f"  differing: {len(rows)}, of which ccusage's counting with genai-prices "
-          f"reproduces ccusage within 1 %: {explained}")
+    print(
+        f"  differing: {len(rows)}, of which ccusage's counting with genai-prices "
+        f"reproduces ccusage within 1 %: {explained}"
+    )
     for row in rows:
         print("  " + row)
 

@@ -130,8 +130,9 @@ class Bus:
                 self.seen.setdefault(k, now)
 
         async def subscribe() -> Any:
-            return await self.js.subscribe(f"{PREFIX}.>", stream=STREAM, cb=on_msg,
-                                           ordered_consumer=True)
+            return await self.js.subscribe(
+                f"{PREFIX}.>", stream=STREAM, cb=on_msg, ordered_consumer=True
+            )
 
         self.sub = self.call(subscribe())
 
@@ -153,8 +154,9 @@ class Bus:
                 done.set()
 
         async def subscribe() -> Any:
-            return await self.js.subscribe(f"{PREFIX}.>", stream=STREAM, cb=on_msg,
-                                           ordered_consumer=True)
+            return await self.js.subscribe(
+                f"{PREFIX}.>", stream=STREAM, cb=on_msg, ordered_consumer=True
+            )
 
         if total:
             sub = self.call(subscribe())
@@ -181,9 +183,22 @@ class Daemon:
         self.out = root / "out.jsonl"
         self.state = root / "state.json"
         self.log = root / "daemon.log"
-        args = [BIN, "--log-level", "warning", "tail", str(root / "projects"),
-                "-o", str(self.out), "--state", str(self.state), "--no-ingest",
-                "--log-format", "json", "--commit-every", str(commit_every)]
+        args = [
+            BIN,
+            "--log-level",
+            "warning",
+            "tail",
+            str(root / "projects"),
+            "-o",
+            str(self.out),
+            "--state",
+            str(self.state),
+            "--no-ingest",
+            "--log-format",
+            "json",
+            "--commit-every",
+            str(commit_every),
+        ]
         if url is not None:
             args += ["--publish", url, "--host", HOST]
         with self.log.open("ab") as err:
@@ -249,8 +264,9 @@ def burst(root: Path, lines: int, files: int) -> int:
     return lines + files
 
 
-def throughput_run(root: Path, bus: Bus | None, url: str | None, lines: int, files: int,
-                   limit: float) -> dict[str, Any]:
+def throughput_run(
+    root: Path, bus: Bus | None, url: str | None, lines: int, files: int, limit: float
+) -> dict[str, Any]:
     due = burst(root, lines, files)
     if bus is not None:
         bus.drop_stream()
@@ -308,16 +324,27 @@ def what_is_missing(bus: Bus, out: Path) -> str:
     for x in lacking[:5]:
         obj = json.loads(x)
         where.append(f"{obj.get('session_id', '?')[-4:]}#{obj.get('seq')}")
-    return (f"{len(lacking)} output lines not in the stream (first: {', '.join(where) or '-'}), "
-            f"{doubled} stored twice, {foreign} stored that the output lacks")
+    return (
+        f"{len(lacking)} output lines not in the stream (first: {', '.join(where) or '-'}), "
+        f"{doubled} stored twice, {foreign} stored that the output lacks"
+    )
 
 
-def throughput(tmp: Path, server: natsserver.Server, bus: Bus, lines: int, files: int,
-               limit: float, rounds: int) -> None:
+def throughput(
+    tmp: Path,
+    server: natsserver.Server,
+    bus: Bus,
+    lines: int,
+    files: int,
+    limit: float,
+    rounds: int,
+) -> None:
     """``rounds`` of each, alternated; the medians are what is printed."""
     due = lines + files
-    print(f"throughput, a burst of {lines} records over {files} session files "
-          f"({due} output lines), median of {rounds} alternated rounds:")
+    print(
+        f"throughput, a burst of {lines} records over {files} session files "
+        f"({due} output lines), median of {rounds} alternated rounds:"
+    )
     local_s: list[float] = []
     pub_out_s: list[float] = []
     pub_s: list[float] = []
@@ -325,24 +352,29 @@ def throughput(tmp: Path, server: natsserver.Server, bus: Bus, lines: int, files
     for r in range(rounds):
         local = throughput_run(tmp / f"tput-local-{r}", None, None, lines, files, limit)
         if local["out"] is None:
-            print(f"  -o only: output incomplete after {limit:.0f} s "
-                  f"({local['out_lines']}/{due} lines; exit {local['rc']})")
+            print(
+                f"  -o only: output incomplete after {limit:.0f} s "
+                f"({local['out_lines']}/{due} lines; exit {local['rc']})"
+            )
             print(local["said"])
             return
         local_s.append(local["out"])
         pub = throughput_run(tmp / f"tput-publish-{r}", bus, server.url, lines, files, limit)
         if pub["bus"] is None:
-            print(f"  -o --publish, stream: INCOMPLETE after {limit:.0f} s: "
-                  f"{pub['stored']}/{due} messages; exit {pub['rc']}")
+            print(
+                f"  -o --publish, stream: INCOMPLETE after {limit:.0f} s: "
+                f"{pub['stored']}/{due} messages; exit {pub['rc']}"
+            )
             print(f"    {pub.get('missing', '')}")
-            print(f"    output {pub['output_bytes']} bytes; publish checkpoint "
-                  f"{pub['published']}")
+            print(f"    output {pub['output_bytes']} bytes; publish checkpoint {pub['published']}")
             print(pub["said"])
             return
         if pub["stored"] != due:
             once = False
-            print(f"  round {r + 1}: the stream holds {pub['stored']} messages a second "
-                  f"after it was complete, not {due}: {pub.get('missing', '')}")
+            print(
+                f"  round {r + 1}: the stream holds {pub['stored']} messages a second "
+                f"after it was complete, not {due}: {pub.get('missing', '')}"
+            )
         if pub["rc"] != 0 or local["rc"] != 0:
             print(f"  round {r + 1}: exit codes: local {local['rc']}, publish {pub['rc']}")
             print(pub["said"])
@@ -351,14 +383,20 @@ def throughput(tmp: Path, server: natsserver.Server, bus: Bus, lines: int, files
             pub_out_s.append(pub["out"])
     base = due / statistics.median(local_s)
     rate = due / statistics.median(pub_s)
-    print(f"  -o only (baseline):        {base:8.0f} lines/s  (output complete "
-          f"{statistics.median(local_s):.2f} s after the daemon's start)")
+    print(
+        f"  -o only (baseline):        {base:8.0f} lines/s  (output complete "
+        f"{statistics.median(local_s):.2f} s after the daemon's start)"
+    )
     if pub_out_s:
         out_rate = due / statistics.median(pub_out_s)
-        print(f"  -o --publish, output file: {out_rate:8.0f} lines/s  "
-              f"({out_rate / base:.2f}x the baseline)")
-    print(f"  -o --publish, stream:      {rate:8.0f} lines/s  (stream complete "
-          f"{statistics.median(pub_s):.2f} s after the start)")
+        print(
+            f"  -o --publish, output file: {out_rate:8.0f} lines/s  "
+            f"({out_rate / base:.2f}x the baseline)"
+        )
+    print(
+        f"  -o --publish, stream:      {rate:8.0f} lines/s  (stream complete "
+        f"{statistics.median(pub_s):.2f} s after the start)"
+    )
     ratios = ", ".join(f"{lo / pu:.2f}" for lo, pu in zip(local_s, pub_s, strict=True))
     said = "each line stored once" if once else "NOT each line once: see above"
     print(f"  ratio publish/local: {rate / base:.2f}x  (rounds: {ratios}; {said})")
@@ -367,8 +405,9 @@ def throughput(tmp: Path, server: natsserver.Server, bus: Bus, lines: int, files
 # -- 2. latency ------------------------------------------------------------------------------
 
 
-def latency_run(root: Path, bus: Bus, url: str, appends: int, files: int,
-                commit_every: float) -> dict[str, Any]:
+def latency_run(
+    root: Path, bus: Bus, url: str, appends: int, files: int, commit_every: float
+) -> dict[str, Any]:
     paths = session_paths(root, files)
     # Each session begins with its prompt and one record (not measured): the daemon
     # writes a session's first line once the model is known, and the publisher asks each
@@ -400,7 +439,8 @@ def latency_run(root: Path, bus: Bus, url: str, appends: int, files: int,
             time.sleep(0.01)
         deadline = time.perf_counter() + 10
         while time.perf_counter() < deadline and not all(
-                all(k in seen for k in sent) for seen in (watcher.seen, bus.seen)):
+            all(k in seen for k in sent) for seen in (watcher.seen, bus.seen)
+        ):
             time.sleep(0.05)
         time.sleep(0.5)
         watcher.stop = True
@@ -408,13 +448,16 @@ def latency_run(root: Path, bus: Bus, url: str, appends: int, files: int,
         file_seen = {k: t for k, t in watcher.seen.items() if k in sent}
         bus_seen = {k: t for k, t in bus.seen.items() if k in sent}
         last = appends - 1
-        result["last"] = {name: (seen[last] - sent[last]) * 1000
-                          for name, seen in (("file", file_seen), ("bus", bus_seen))
-                          if last in seen}
+        result["last"] = {
+            name: (seen[last] - sent[last]) * 1000
+            for name, seen in (("file", file_seen), ("bus", bus_seen))
+            if last in seen
+        }
         result["file"] = [(file_seen[k] - sent[k]) * 1000 for k in sorted(file_seen)]
         result["bus"] = [(bus_seen[k] - sent[k]) * 1000 for k in sorted(bus_seen)]
-        result["delta"] = [(bus_seen[k] - file_seen[k]) * 1000
-                           for k in sorted(bus_seen) if k in file_seen]
+        result["delta"] = [
+            (bus_seen[k] - file_seen[k]) * 1000 for k in sorted(bus_seen) if k in file_seen
+        ]
         result["file_missing"] = sorted(set(sent) - set(file_seen))
         result["bus_missing"] = sorted(set(sent) - set(bus_seen))
         result["received"] = bus.received
@@ -430,13 +473,15 @@ def latency_run(root: Path, bus: Bus, url: str, appends: int, files: int,
     return result
 
 
-def latency(tmp: Path, server: natsserver.Server, bus: Bus, appends: int, files: int,
-            commits: list[float]) -> None:
-    print(f"latency over {appends} appends across {files} files, 10 ms apart "
-          "(write -> output file: the baseline; write -> JetStream consumer):")
+def latency(
+    tmp: Path, server: natsserver.Server, bus: Bus, appends: int, files: int, commits: list[float]
+) -> None:
+    print(
+        f"latency over {appends} appends across {files} files, 10 ms apart "
+        "(write -> output file: the baseline; write -> JetStream consumer):"
+    )
     for commit_every in commits:
-        r = latency_run(tmp / f"lat-{commit_every}", bus, server.url, appends, files,
-                        commit_every)
+        r = latency_run(tmp / f"lat-{commit_every}", bus, server.url, appends, files, commit_every)
         print(f"  --commit-every {commit_every:g}:")
 
         def show(name: str, values: list[float]) -> None:
@@ -444,8 +489,10 @@ def latency(tmp: Path, server: natsserver.Server, bus: Bus, appends: int, files:
                 print(f"    {name}: nothing arrived")
                 return
             p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
-            print(f"    {name}: p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  "
-                  f"max {max(values):7.1f} ms  (n={len(values)})")
+            print(
+                f"    {name}: p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  "
+                f"max {max(values):7.1f} ms  (n={len(values)})"
+            )
 
         show("-> output file (baseline)", r["file"])
         show("-> consumer              ", r["bus"])
@@ -453,17 +500,25 @@ def latency(tmp: Path, server: natsserver.Server, bus: Bus, appends: int, files:
         if r["file"] and r["bus"]:
             b50 = percentile(r["file"], 0.5)
             b99 = percentile(r["file"], 0.99)
-            print(f"    ratio consumer/output: p50 {percentile(r['bus'], 0.5) / b50:.1f}x, "
-                  f"p99 {percentile(r['bus'], 0.99) / b99:.1f}x")
+            print(
+                f"    ratio consumer/output: p50 {percentile(r['bus'], 0.5) / b50:.1f}x, "
+                f"p99 {percentile(r['bus'], 0.99) / b99:.1f}x"
+            )
         if r["last"]:
-            print("    the last append (no write after it): "
-                  + ", ".join(f"-> {'output file' if k == 'file' else 'consumer'} {v:.0f} ms"
-                              for k, v in r["last"].items()))
+            print(
+                "    the last append (no write after it): "
+                + ", ".join(
+                    f"-> {'output file' if k == 'file' else 'consumer'} {v:.0f} ms"
+                    for k, v in r["last"].items()
+                )
+            )
         for side in ("file", "bus"):
             lost = r[f"{side}_missing"]
             if lost:
-                print(f"    {len(lost)} appends never reached the {side} "
-                      f"(k = {', '.join(map(str, lost[:10]))})")
+                print(
+                    f"    {len(lost)} appends never reached the {side} "
+                    f"(k = {', '.join(map(str, lost[:10]))})"
+                )
         if r.get("missing"):
             print(f"    stream: {r['missing']}")
             print(f"    publish checkpoint {r['published']}")
@@ -485,30 +540,46 @@ def convert_publish(tmp: Path, bus: Bus, lines: int, rounds: int) -> None:
     burst(root, lines, 1)
     (path,) = (root / "projects" / "bench").iterdir()
     out = root / "out.jsonl"
-    subprocess.run([BIN, "--log-level", "error", "convert", str(path), "-o", str(out)],
-                   check=True)
+    subprocess.run([BIN, "--log-level", "error", "convert", str(path), "-o", str(out)], check=True)
     due = out.read_bytes().count(b"\n")  # the lines convert writes: what is published
     local: list[float] = []
     published: list[float] = []
     held: list[int | None] = []
     for _ in range(rounds):
         t0 = time.perf_counter()
-        subprocess.run([BIN, "--log-level", "error", "convert", str(path), "-o", str(out)],
-                       check=True)
+        subprocess.run(
+            [BIN, "--log-level", "error", "convert", str(path), "-o", str(out)], check=True
+        )
         local.append(due / (time.perf_counter() - t0))
         bus.drop_stream()
         t0 = time.perf_counter()
-        subprocess.run([BIN, "--log-level", "error", "convert", str(path), "--publish", bus.url,
-                        "--host", HOST], check=True)
+        subprocess.run(
+            [
+                BIN,
+                "--log-level",
+                "error",
+                "convert",
+                str(path),
+                "--publish",
+                bus.url,
+                "--host",
+                HOST,
+            ],
+            check=True,
+        )
         published.append(due / (time.perf_counter() - t0))
         held.append(bus.messages())
     base, rate = statistics.median(local), statistics.median(published)
     print(f"convert --publish, one session of {due} lines ({rounds} rounds, medians):")
     print(f"  convert -o FILE (baseline): {base:8.0f} lines/s")
-    print(f"  convert --publish:          {rate:8.0f} lines/s  (goal >= 20,000; "
-          f"{rate / base:.2f}x the file's)")
-    print(f"  the stream held {held} messages after each round ({due} due: "
-          f"{'each once' if all(h == due for h in held) else 'NOT each once'})")
+    print(
+        f"  convert --publish:          {rate:8.0f} lines/s  (goal >= 20,000; "
+        f"{rate / base:.2f}x the file's)"
+    )
+    print(
+        f"  the stream held {held} messages after each round ({due} due: "
+        f"{'each once' if all(h == due for h in held) else 'NOT each once'})"
+    )
 
 
 def stop_server(server: natsserver.Server) -> None:
@@ -525,17 +596,30 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=20000)
     ap.add_argument("--files", type=int, default=20)
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="throughput rounds of each (alternated; medians printed)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="throughput rounds of each (alternated; medians printed)",
+    )
     ap.add_argument("--appends", type=int, default=1000)
     ap.add_argument("--latency-files", type=int, default=50)
-    ap.add_argument("--commit-every", default="0.5,0.05",
-                    help="the --commit-every values the latency is measured at")
-    ap.add_argument("--limit", type=float, default=90.0,
-                    help="seconds a throughput run may take before it is called incomplete")
-    ap.add_argument("--only", choices=["convert", "tail", "latency"],
-                    help="one figure: convert --publish, tail --publish's throughput, or "
-                    "the latency")
+    ap.add_argument(
+        "--commit-every",
+        default="0.5,0.05",
+        help="the --commit-every values the latency is measured at",
+    )
+    ap.add_argument(
+        "--limit",
+        type=float,
+        default=90.0,
+        help="seconds a throughput run may take before it is called incomplete",
+    )
+    ap.add_argument(
+        "--only",
+        choices=["convert", "tail", "latency"],
+        help="one figure: convert --publish, tail --publish's throughput, or the latency",
+    )
     a = ap.parse_args()
     commits = [float(x) for x in a.commit_every.split(",") if x]
     started = time.perf_counter()
@@ -553,8 +637,10 @@ def main() -> None:
             throughput(tmp, server, bus, a.lines, a.files, a.limit, a.rounds)
         if a.only in (None, "latency"):
             latency(tmp, server, bus, a.appends, a.latency_files, commits)
-    print(f"(nats-server {natsserver.binary()}; {time.perf_counter() - started:.0f} s in all; "
-          f"load as in {Path(tail_latency.__file__).name})")
+    print(
+        f"(nats-server {natsserver.binary()}; {time.perf_counter() - started:.0f} s in all; "
+        f"load as in {Path(tail_latency.__file__).name})"
+    )
 
 
 if __name__ == "__main__":

@@ -77,13 +77,24 @@ def through_the_command(first: int, count: int) -> tuple[int, int, int]:
         for seed in range(first, first + count):
             (src / f"m{seed}.jsonl").write_bytes(mutator.mutant(seed).data)
         proc = subprocess.run(
-            [BIN, "--log-level", "warning", "convert", "--jobs", "1",
-             "--out-dir", str(Path(tmp) / "out"), str(src)],
-            capture_output=True, check=False,
+            [
+                BIN,
+                "--log-level",
+                "warning",
+                "convert",
+                "--jobs",
+                "1",
+                "--out-dir",
+                str(Path(tmp) / "out"),
+                str(src),
+            ],
+            capture_output=True,
+            check=False,
         )
         err = proc.stderr.decode("utf-8", "replace")
         unnamed = sum(
-            1 for line in err.splitlines()
+            1
+            for line in err.splitlines()
             if line.startswith("streamv1: error:") and ".jsonl" not in line
         )
         return int(proc.returncode not in (0, 1)), err.count("Traceback"), unnamed
@@ -91,9 +102,11 @@ def through_the_command(first: int, count: int) -> tuple[int, int, int]:
 
 def show(seed: int) -> None:
     mutant = Mutator().mutant(seed)
-    print(f"seed {seed}: {mutant.name}, {mutant.ops}, --source {mutant.source}, "
-          f"--to {mutant.to}, redact {mutant.redact}, reads {mutant.chunks}, "
-          f"max line {mutant.max_line}")
+    print(
+        f"seed {seed}: {mutant.name}, {mutant.ops}, --source {mutant.source}, "
+        f"--to {mutant.to}, redact {mutant.redact}, reads {mutant.chunks}, "
+        f"max line {mutant.max_line}"
+    )
     out = Path(tempfile.gettempdir()) / f"mutant-{seed}.jsonl"
     out.write_bytes(mutant.data)
     print(f"written to {out}")
@@ -123,13 +136,17 @@ def main() -> None:
     tracebacks = kinds["traceback"] + kinds["internal error"] + cli_tracebacks
     schema = kinds["schema"]
     other = sum(kinds.values()) - kinds["traceback"] - kinds["internal error"] - schema
-    print(f"mutants: {a.mutants} (seeds {a.first}..{a.first + a.mutants - 1}), "
-          f"{min(a.cli, a.mutants)} of them also through the command; "
-          f"{time.monotonic() - started:.0f} s")
+    print(
+        f"mutants: {a.mutants} (seeds {a.first}..{a.first + a.mutants - 1}), "
+        f"{min(a.cli, a.mutants)} of them also through the command; "
+        f"{time.monotonic() - started:.0f} s"
+    )
     print(f"tracebacks: {tracebacks}")
     print(f"schema failures: {schema}")
-    print(f"other failures: {other + bad_exit + unnamed} (error lines naming no file:line, "
-          "output that depends on how reads fall, exit status not 0/1)")
+    print(
+        f"other failures: {other + bad_exit + unnamed} (error lines naming no file:line, "
+        "output that depends on how reads fall, exit status not 0/1)"
+    )
     for seed, failure in found[:20]:
         print(f"  seed {seed}: {failure.splitlines()[0][:200]}")
     sys.exit(1 if tracebacks or schema or other or bad_exit or unnamed else 0)

@@ -59,8 +59,12 @@ def long(path: Path) -> None:
         fh.write(b'"}}\n' + record)
 
 
-CASES: dict[str, Callable[[Path], None]] = {"joined": joined, "tiny": tiny, "nul": nul,
-                                            "long": long}
+CASES: dict[str, Callable[[Path], None]] = {
+    "joined": joined,
+    "tiny": tiny,
+    "nul": nul,
+    "long": long,
+}
 
 
 def measure(bin_: str, path: Path) -> tuple[float, float, int, str]:
@@ -74,10 +78,16 @@ def measure(bin_: str, path: Path) -> tuple[float, float, int, str]:
         "err = [l for l in p.stderr.decode(errors='replace').splitlines() if ': error: ' in l]\n"
         "print(dt, rss, p.returncode, (err or [''])[0][:160], sep='\\t')\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe, bin_, "convert", "--source", "auto", str(path)],
-        capture_output=True, text=True, check=True,
-    ).stdout.rstrip("\n").split("\t")
+    out = (
+        subprocess.run(
+            [sys.executable, "-c", probe, bin_, "convert", "--source", "auto", str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.rstrip("\n")
+        .split("\t")
+    )
     seconds, rss_kib, status, first = float(out[0]), int(out[1]), int(out[2]), out[3]
     return seconds, rss_kib / 1024, status, first
 
@@ -94,8 +104,10 @@ def main() -> None:
             CASES[name](path)
             size = os.path.getsize(path)
             seconds, rss, status, first = measure(a.bin, path)
-            print(f"{name:7s} {size / MB:8.0f} MB  {seconds:6.2f} s  peak RSS {rss:7.1f} MiB  "
-                  f"exit {status}  {first}")
+            print(
+                f"{name:7s} {size / MB:8.0f} MB  {seconds:6.2f} s  peak RSS {rss:7.1f} MiB  "
+                f"exit {status}  {first}"
+            )
             path.unlink()
 
 

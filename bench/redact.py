@@ -44,14 +44,52 @@ PUBLIC = ROOT.parent / "shared" / "corpus" / "public"
 
 #: The issue's list, and the shapes each kind's pattern has to reject fast.
 ADVERSARIAL = [
-    "sk-", "eyJ", "AKIA", "ghp_", "://a:", "-----BEGIN ", "password=", "sk-ant-", "-eyJ",
-    ".eyJ", "eyJhbGciOiJIUzI1NiJ9.", "xoxb-", "glpat-", "AIza", "Bearer ", "password= ",
-    "password: field ", '"password":"', '\\"password\\": \\"', "DB_PASSWORD=", "token=",
-    "api_key: ", "secret=", "-u a:", "--user a:b ", "mysql ", "mysql -p", "://", "a://b:",
-    "a://b:c@d ", "@", "://aaaaaaaaaaaaaaaaaaaaaaaa@", "PRIVATE KEY",
-    "-----BEGIN RSA PRIVATE KEY-----", "Private-Lines: 1\n", "Authorization: Basic ",
-    "AccountKey=", "&sig=", "0Q~", "1:AA", "hf_", "SG.", "MTA5NzY1NDMyMTA5ODc2NTQz.",
-    "sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa ", "a\\n", "\\u001b[31m",
+    "sk-",
+    "eyJ",
+    "AKIA",
+    "ghp_",
+    "://a:",
+    "-----BEGIN ",
+    "password=",
+    "sk-ant-",
+    "-eyJ",
+    ".eyJ",
+    "eyJhbGciOiJIUzI1NiJ9.",
+    "xoxb-",
+    "glpat-",
+    "AIza",
+    "Bearer ",
+    "password= ",
+    "password: field ",
+    '"password":"',
+    '\\"password\\": \\"',
+    "DB_PASSWORD=",
+    "token=",
+    "api_key: ",
+    "secret=",
+    "-u a:",
+    "--user a:b ",
+    "mysql ",
+    "mysql -p",
+    "://",
+    "a://b:",
+    "a://b:c@d ",
+    "@",
+    "://aaaaaaaaaaaaaaaaaaaaaaaa@",
+    "PRIVATE KEY",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "Private-Lines: 1\n",
+    "Authorization: Basic ",
+    "AccountKey=",
+    "&sig=",
+    "0Q~",
+    "1:AA",
+    "hf_",
+    "SG.",
+    "MTA5NzY1NDMyMTA5ODc2NTQz.",
+    "sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa ",
+    "a\\n",
+    "\\u001b[31m",
 ]
 
 
@@ -81,15 +119,39 @@ def adversarial() -> dict[str, str]:
 def stream_v1(text: str) -> bytes:
     """One run whose assistant message is ``text``."""
     lines = [
-        {"type": "system", "subtype": "init", "session_id": "bench", "seq": 0,
-         "ts": "2026-01-01T00:00:00.000Z", "cwd": "/bench", "tools": [], "mcp_servers": [],
-         "agent": {"name": "bench", "provider": "bench", "model": "bench", "role": "primary"}},
-        {"type": "assistant", "session_id": "bench", "seq": 1, "ts": "2026-01-01T00:00:01.000Z",
-         "message": {"id": "m1", "role": "assistant",
-                     "content": [{"type": "text", "text": text}]}},
-        {"type": "result", "subtype": "success", "session_id": "bench", "seq": 2,
-         "ts": "2026-01-01T00:00:02.000Z", "is_error": False, "duration_ms": 1, "num_turns": 1,
-         "result": "done"},
+        {
+            "type": "system",
+            "subtype": "init",
+            "session_id": "bench",
+            "seq": 0,
+            "ts": "2026-01-01T00:00:00.000Z",
+            "cwd": "/bench",
+            "tools": [],
+            "mcp_servers": [],
+            "agent": {"name": "bench", "provider": "bench", "model": "bench", "role": "primary"},
+        },
+        {
+            "type": "assistant",
+            "session_id": "bench",
+            "seq": 1,
+            "ts": "2026-01-01T00:00:01.000Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": text}],
+            },
+        },
+        {
+            "type": "result",
+            "subtype": "success",
+            "session_id": "bench",
+            "seq": 2,
+            "ts": "2026-01-01T00:00:02.000Z",
+            "is_error": False,
+            "duration_ms": 1,
+            "num_turns": 1,
+            "result": "done",
+        },
     ]
     return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
@@ -121,8 +183,11 @@ def corpora(tmp: Path, size_mb: float) -> dict[str, list[str]]:
         files = sorted(p for p in base.rglob("*.jsonl") if ".expected." not in p.name)
         sets[f"testdata/{source}"] = (source, base, files)
     if PUBLIC.exists():
-        files = sorted(p for p in PUBLIC.rglob("*") if p.suffix in (".jsonl", ".ndjson")
-                       and "scoutme__milk" not in p.parts)
+        files = sorted(
+            p
+            for p in PUBLIC.rglob("*")
+            if p.suffix in (".jsonl", ".ndjson") and "scoutme__milk" not in p.parts
+        )
         sets["../shared public corpus"] = ("auto", PUBLIC, files)
     out: dict[str, list[str]] = {}
     for label, (source, base, files) in sets.items():
@@ -153,8 +218,18 @@ def main() -> int:
     ap.add_argument("--no-corpora", action="store_true")
     a = ap.parse_args()
     # Measure streamv1 as installed: a wheel install has bytecode.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "translator"),
-                    str(ROOT / "adapters")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "compileall",
+            "-q",
+            str(ROOT / "translator"),
+            str(ROOT / "adapters"),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     sizes = [int(s) for s in a.sizes.split(",")]
     worst = 0.0
     over: list[str] = []
@@ -184,8 +259,10 @@ def main() -> int:
                 path.write_bytes(stream_v1((piece * (size // len(piece) + 1))[:size]))
                 name = f"{label} x {size // 1000} KB"
                 report(name, *compare(["--source", "stream_v1", str(path)], a.repeat))
-    print(f"worst ratio {worst:.2f}x (limit {LIMIT:.0f}x); "
-          f"{len(over)} over the limit{': ' + ', '.join(over) if over else ''}")
+    print(
+        f"worst ratio {worst:.2f}x (limit {LIMIT:.0f}x); "
+        f"{len(over)} over the limit{': ' + ', '.join(over) if over else ''}"
+    )
     print(orjson.dumps({"python": sys.version.split()[0], "cores": os.cpu_count()}).decode())
     return 1 if over else 0
 

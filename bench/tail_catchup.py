@@ -40,8 +40,18 @@ def peak_kb(cmd: list[str]) -> tuple[int, float]:
 
 
 def tail_cmd(tmp: Path) -> list[str]:
-    return [BIN, "tail", str(tmp / "projects"), "-o", str(tmp / "out.jsonl"), "--state",
-            str(tmp / "state.json"), "--no-ingest", "--idle-close", "1"]
+    return [
+        BIN,
+        "tail",
+        str(tmp / "projects"),
+        "-o",
+        str(tmp / "out.jsonl"),
+        "--state",
+        str(tmp / "state.json"),
+        "--no-ingest",
+        "--idle-close",
+        "1",
+    ]
 
 
 def until_quiet(out: Path, quiet: float = 3.0) -> None:
@@ -76,8 +86,10 @@ def main() -> None:
         hwm = int(next(x for x in status if x.startswith("VmHWM:")).split()[1])
         proc.send_signal(signal.SIGTERM)
         proc.wait()
-        print(f"tail catch-up: peak RSS {hwm / 1024:.0f} MiB "
-              f"({hwm / conv_kb:.2f}x convert), {time.monotonic() - start - 3:.1f} s")
+        print(
+            f"tail catch-up: peak RSS {hwm / 1024:.0f} MiB "
+            f"({hwm / conv_kb:.2f}x convert), {time.monotonic() - start - 3:.1f} s"
+        )
         # Stops at random points of a fresh catch-up, each restart going on.
         for path in (tmp / "out.jsonl", tmp / "state.json"):
             path.unlink()
@@ -93,11 +105,12 @@ def main() -> None:
         until_quiet(tmp / "out.jsonl")
         proc.send_signal(signal.SIGTERM)
         proc.wait()
-        got = (tmp / "out.jsonl").read_bytes().replace(b',"_meta":{"origin":"transcript"}}',
-                                                       b"}")
+        got = (tmp / "out.jsonl").read_bytes().replace(b',"_meta":{"origin":"transcript"}}', b"}")
         same = got == (tmp / "c.jsonl").read_bytes()
-        print(f"SIGTERM during catch-up: {len(took)} stops, max {max(took) * 1000:.0f} ms; "
-              f"output after the restarts {'is' if same else 'is NOT'} convert's, byte for byte")
+        print(
+            f"SIGTERM during catch-up: {len(took)} stops, max {max(took) * 1000:.0f} ms; "
+            f"output after the restarts {'is' if same else 'is NOT'} convert's, byte for byte"
+        )
 
 
 if __name__ == "__main__":

@@ -64,9 +64,11 @@ def main() -> None:
         without.append(run(args.polls, check=False))
         with_check.append(run(args.polls, check=True))
     a, b = statistics.median(with_check), statistics.median(without)
-    print(f"poll + append of one record: {a * 1e6:.1f} us with the rewrite check, "
-          f"{b * 1e6:.1f} us without (baseline); ratio {a / b:.3f}x, "
-          f"cost {max(0.0, a - b) * 1e6:.1f} us a poll")
+    print(
+        f"poll + append of one record: {a * 1e6:.1f} us with the rewrite check, "
+        f"{b * 1e6:.1f} us without (baseline); ratio {a / b:.3f}x, "
+        f"cost {max(0.0, a - b) * 1e6:.1f} us a poll"
+    )
 
 
 if __name__ == "__main__":

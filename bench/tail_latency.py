@@ -32,22 +32,43 @@ BIN = str(Path(sys.executable).parent / "streamv1")
 
 
 def prompt(session: str) -> bytes:
-    return json.dumps({
-        "type": "user", "sessionId": session, "uuid": f"u-{session}", "parentUuid": None,
-        "timestamp": "2026-11-30T10:00:00.000Z", "cwd": "/bench",
-        "message": {"role": "user", "content": "go"},
-    }).encode() + b"\n"
+    return (
+        json.dumps(
+            {
+                "type": "user",
+                "sessionId": session,
+                "uuid": f"u-{session}",
+                "parentUuid": None,
+                "timestamp": "2026-11-30T10:00:00.000Z",
+                "cwd": "/bench",
+                "message": {"role": "user", "content": "go"},
+            }
+        ).encode()
+        + b"\n"
+    )
 
 
 def assistant(session: str, k: int) -> bytes:
-    return json.dumps({
-        "type": "assistant", "sessionId": session, "uuid": f"a-{k}", "parentUuid": None,
-        "timestamp": "2026-11-30T10:00:01.000Z",
-        "message": {"id": f"msg_{k}", "role": "assistant", "model": "m",
+    return (
+        json.dumps(
+            {
+                "type": "assistant",
+                "sessionId": session,
+                "uuid": f"a-{k}",
+                "parentUuid": None,
+                "timestamp": "2026-11-30T10:00:01.000Z",
+                "message": {
+                    "id": f"msg_{k}",
+                    "role": "assistant",
+                    "model": "m",
                     "content": [{"type": "text", "text": f"lat-{k}-end"}],
                     "stop_reason": "tool_use",
-                    "usage": {"input_tokens": 1, "output_tokens": 1}},
-    }).encode() + b"\n"
+                    "usage": {"input_tokens": 1, "output_tokens": 1},
+                },
+            }
+        ).encode()
+        + b"\n"
+    )
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -119,9 +140,21 @@ def latency(appends: int, files: int) -> None:
             p.write_bytes(prompt(p.stem))
         out = t / "out.jsonl"
         daemon = subprocess.Popen(
-            [BIN, "--log-level", "warning", "tail", str(t / "projects"), "--output", str(out),
-             "--state", str(t / "state.json"), "--log-format", "json"],
-            stderr=subprocess.DEVNULL)
+            [
+                BIN,
+                "--log-level",
+                "warning",
+                "tail",
+                str(t / "projects"),
+                "--output",
+                str(out),
+                "--state",
+                str(t / "state.json"),
+                "--log-format",
+                "json",
+            ],
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(2.0)
 
         def via_daemon(i: int) -> Path:
@@ -157,9 +190,21 @@ def idle(n: int) -> None:
             d.mkdir(parents=True, exist_ok=True)
             shutil.copy(SAMPLE, d / f"00000000-0000-4000-8000-{i:012d}.jsonl")
         daemon = subprocess.Popen(
-            [BIN, "--log-level", "warning", "tail", str(t / "projects"), "--output",
-             str(t / "out.jsonl"), "--state", str(t / "state.json"), "--log-format", "json"],
-            stderr=subprocess.DEVNULL)
+            [
+                BIN,
+                "--log-level",
+                "warning",
+                "tail",
+                str(t / "projects"),
+                "--output",
+                str(t / "out.jsonl"),
+                "--state",
+                str(t / "state.json"),
+                "--log-format",
+                "json",
+            ],
+            stderr=subprocess.DEVNULL,
+        )
         # let it read everything and write its first checkpoints
         time.sleep(15)
         tick = os.sysconf("SC_CLK_TCK")
@@ -174,8 +219,10 @@ def idle(n: int) -> None:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=60)
     share = (c1 - c0) / (w1 - w0) * 100
-    print(f"idle, watching {n} session files: {share:.2f}% of one core "
-          f"({share / 1.0:.2f}x the 1% target)")
+    print(
+        f"idle, watching {n} session files: {share:.2f}% of one core "
+        f"({share / 1.0:.2f}x the 1% target)"
+    )
 
 
 def main() -> None:

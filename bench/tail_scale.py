@@ -44,15 +44,31 @@ P99_MS, IDLE_PCT, RSS_MIB = 100.0, 1.0, 100.0
 
 def turn(session: str, k: int) -> bytes:
     """A new prompt and its answer: one new run, its text marked ``lat-<k>-end``."""
-    common = {"sessionId": session, "cwd": "/bench", "parentUuid": None,
-              "timestamp": "2026-11-30T11:00:00.000Z"}
-    prompt = {**common, "type": "user", "uuid": f"u-{k}",
-              "message": {"role": "user", "content": f"again {k}"}}
-    answer = {**common, "type": "assistant", "uuid": f"a-{k}",
-              "message": {"id": f"msg_{k}", "role": "assistant", "model": "m",
-                          "content": [{"type": "text", "text": f"lat-{k}-end"}],
-                          "stop_reason": "end_turn",
-                          "usage": {"input_tokens": 1, "output_tokens": 1}}}
+    common = {
+        "sessionId": session,
+        "cwd": "/bench",
+        "parentUuid": None,
+        "timestamp": "2026-11-30T11:00:00.000Z",
+    }
+    prompt = {
+        **common,
+        "type": "user",
+        "uuid": f"u-{k}",
+        "message": {"role": "user", "content": f"again {k}"},
+    }
+    answer = {
+        **common,
+        "type": "assistant",
+        "uuid": f"a-{k}",
+        "message": {
+            "id": f"msg_{k}",
+            "role": "assistant",
+            "model": "m",
+            "content": [{"type": "text", "text": f"lat-{k}-end"}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+    }
     return b"".join(json.dumps(r).encode() + b"\n" for r in (prompt, answer))
 
 
@@ -86,8 +102,14 @@ def settle(out: Path, state: Path, quiet: float = 3.0, limit: float = 600.0) -> 
     since = time.monotonic()
     while time.monotonic() - t0 < limit:
         try:
-            sig = (out.stat().st_size, max(
-                p.stat().st_mtime for p in state.parent.iterdir() if p.name.startswith(state.name)))
+            sig = (
+                out.stat().st_size,
+                max(
+                    p.stat().st_mtime
+                    for p in state.parent.iterdir()
+                    if p.name.startswith(state.name)
+                ),
+            )
         except (FileNotFoundError, ValueError):
             sig = (-1, 0.0)
         if sig != last:
@@ -120,12 +142,27 @@ def main() -> int:
         out, state = t / "out.jsonl", t / "state.json"
         t0 = time.monotonic()
         daemon = subprocess.Popen(
-            [BIN, "--log-level", "warning", "tail", str(t / "projects"), "--output", str(out),
-             "--state", str(state), "--idle-close", "100000"], stderr=subprocess.DEVNULL)
+            [
+                BIN,
+                "--log-level",
+                "warning",
+                "tail",
+                str(t / "projects"),
+                "--output",
+                str(out),
+                "--state",
+                str(state),
+                "--idle-close",
+                "100000",
+            ],
+            stderr=subprocess.DEVNULL,
+        )
         try:
             caught = settle(out, state)
-            print(f"{a.files} files: caught up in {caught:.1f} s "
-                  f"(start to last write; {time.monotonic() - t0:.1f} s with the wait)")
+            print(
+                f"{a.files} files: caught up in {caught:.1f} s "
+                f"(start to last write; {time.monotonic() - t0:.1f} s with the wait)"
+            )
             state_size = sum(p.stat().st_size for p in t.iterdir() if p.name.startswith("state"))
             print(f"  state on disk: {state_size / 1e6:.1f} MB")
             rss0 = status_kib(daemon.pid, "VmRSS") / 1024
@@ -172,15 +209,21 @@ def main() -> int:
     missing = a.appends - len(lat)
     p50, p99 = percentile(lat, 0.5), percentile(lat, 0.99)
     print(f"  idle CPU: {idle:.2f}% of one core ({idle / IDLE_PCT:.2f}x the {IDLE_PCT:g}% target)")
-    print(f"  RSS: {rss0:.0f} MiB caught up, {rss1:.0f} MiB after the appends, peak {hwm:.0f} MiB "
-          f"({max(rss0, rss1) / RSS_MIB:.2f}x the {RSS_MIB:g} MiB target)")
-    print(f"  {len(lat)} appends{f' ({missing} never arrived)' if missing else ''}: "
-          f"p50 {p50:.1f} ms, p99 {p99:.1f} ms ({p99 / P99_MS:.2f}x the {P99_MS:g} ms target); "
-          f"baseline loop p50 {percentile(base, 0.5):.2f} ms, p99 {percentile(base, 0.99):.2f} ms")
+    print(
+        f"  RSS: {rss0:.0f} MiB caught up, {rss1:.0f} MiB after the appends, peak {hwm:.0f} MiB "
+        f"({max(rss0, rss1) / RSS_MIB:.2f}x the {RSS_MIB:g} MiB target)"
+    )
+    print(
+        f"  {len(lat)} appends{f' ({missing} never arrived)' if missing else ''}: "
+        f"p50 {p50:.1f} ms, p99 {p99:.1f} ms ({p99 / P99_MS:.2f}x the {P99_MS:g} ms target); "
+        f"baseline loop p50 {percentile(base, 0.5):.2f} ms, p99 {percentile(base, 0.99):.2f} ms"
+    )
     per = (disk - out_grew) / max(1, a.appends)
-    print(f"  disk writes besides the output: {(disk - out_grew) / 1e6:.2f} MB, "
-          f"{per / 1e3:.1f} KB per append (the output grew "
-          f"{out_grew / max(1, a.appends) / 1e3:.2f} KB per append)")
+    print(
+        f"  disk writes besides the output: {(disk - out_grew) / 1e6:.2f} MB, "
+        f"{per / 1e3:.1f} KB per append (the output grew "
+        f"{out_grew / max(1, a.appends) / 1e3:.2f} KB per append)"
+    )
     ok = not missing and p99 < P99_MS and idle < IDLE_PCT and max(rss0, rss1) < RSS_MIB
     print("targets met" if ok else "a target is missed")
     return 0 if ok else 1

@@ -66,8 +66,17 @@ CORPORA = {
     "reframe": "(i) stream_v1 re-framed (convert's own output of the captures)",
 }
 #: #26's goals, as ratios to the bare pass (the README's table).
-GOALS = {"claude": 0.8, "durable": 0.8, "public": 0.6, "reframe": 0.6, "stream": 0.5,
-         "partial": 0.5, "stella": 0.3, "gemini": 0.5, "codex": 0.5}
+GOALS = {
+    "claude": 0.8,
+    "durable": 0.8,
+    "public": 0.6,
+    "reframe": 0.6,
+    "stream": 0.5,
+    "partial": 0.5,
+    "stella": 0.3,
+    "gemini": 0.5,
+    "codex": 0.5,
+}
 
 BARE = r"""
 import os, sys, orjson
@@ -91,39 +100,53 @@ def corpus_files(kind: str) -> list[Path]:
     if kind in ("durable", "stream", "partial", "reframe"):
         base = SHARED / "claude-code-2.1.332"
         if not base.exists():
-            return sorted((ROOT / "testdata").glob(
-                "claude-session/*[!d].jsonl" if kind in ("durable", "reframe")
-                else "claude-stream/*[!d].jsonl"))
+            return sorted(
+                (ROOT / "testdata").glob(
+                    "claude-session/*[!d].jsonl"
+                    if kind in ("durable", "reframe")
+                    else "claude-stream/*[!d].jsonl"
+                )
+            )
         if kind in ("durable", "reframe"):
             return sorted(base.glob("*/projects/**/*.jsonl"))
         streams = sorted(base.glob("*/stream*.jsonl"))
-        return [p for p in streams if p.parent.name.startswith("s9_partial") == (
-            kind == "partial")]
+        return [p for p in streams if p.parent.name.startswith("s9_partial") == (kind == "partial")]
     if kind == "public":
         base = SHARED / "public"
         if base.exists():
-            return sorted(p for p in base.rglob("*") if p.suffix in (".jsonl", ".ndjson")
-                          and "scoutme__milk" not in p.parts)
+            return sorted(
+                p
+                for p in base.rglob("*")
+                if p.suffix in (".jsonl", ".ndjson") and "scoutme__milk" not in p.parts
+            )
         return sorted((ROOT / "testdata").glob("claude-session/*[!d].jsonl"))
     if kind == "gemini":
         base = SHARED / "gemini-0.61.0"
         if base.exists():  # the CLI's own bytes (testdata's trim the session context)
-            chats = sorted(p for p in base.glob("*/durable/.gemini/tmp/*/chats/session-*.jsonl")
-                           if "g8_" not in str(p))
+            chats = sorted(
+                p
+                for p in base.glob("*/durable/.gemini/tmp/*/chats/session-*.jsonl")
+                if "g8_" not in str(p)
+            )
             streams = sorted(p for p in base.glob("*/stdout*.jsonl") if "g8_" not in str(p))
             return chats + streams
-        return sorted(p for p in (ROOT / "testdata" / "gemini").glob("*.jsonl")
-                      if ".expected." not in p.name and "killed" not in p.name
-                      and "document" not in p.name)
+        return sorted(
+            p
+            for p in (ROOT / "testdata" / "gemini").glob("*.jsonl")
+            if ".expected." not in p.name and "killed" not in p.name and "document" not in p.name
+        )
     if kind == "codex":
         base = SHARED / "codex-0.171.0"
         if base.exists():
             return sorted(p for p in base.rglob("*.jsonl") if p.name != "requests.jsonl")
-        return sorted(p for p in (ROOT / "testdata" / "codex").rglob("*.jsonl")
-                      if ".expected." not in p.name)
-    return sorted(p for p in (ROOT / "testdata" / "stella").glob("*.jsonl")
-                  if ".expected." not in p.name and "bad_body" not in p.name
-                  and "killed" not in p.name)
+        return sorted(
+            p for p in (ROOT / "testdata" / "codex").rglob("*.jsonl") if ".expected." not in p.name
+        )
+    return sorted(
+        p
+        for p in (ROOT / "testdata" / "stella").glob("*.jsonl")
+        if ".expected." not in p.name and "bad_body" not in p.name and "killed" not in p.name
+    )
 
 
 def build_archive(kind: str, target: Path, size_mb: int) -> list[Path]:
@@ -166,8 +189,10 @@ def _converted(files: list[Path], folder: Path) -> list[Path]:
     for i, f in enumerate(files):
         dest = folder / f"{i:04d}-{f.stem}.jsonl"
         dest.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([BIN, "--log-level", "error", "convert", "--lenient", str(f), "-o",
-                        str(dest)], check=True)
+        subprocess.run(
+            [BIN, "--log-level", "error", "convert", "--lenient", str(f), "-o", str(dest)],
+            check=True,
+        )
         out.append(dest)
     return out
 
@@ -235,13 +260,28 @@ def ratio(size_mb: int, repeat: int, only: str | None = None) -> None:
             ours, bare = [], []
             for _ in range(repeat):
                 bare.append(timed([sys.executable, "-c", BARE, tmp])[0])
-                ours.append(timed([BIN, "--log-level", "error", "convert", "--jobs", "1",
-                                   "-o", "/dev/null", tmp])[0])
+                ours.append(
+                    timed(
+                        [
+                            BIN,
+                            "--log-level",
+                            "error",
+                            "convert",
+                            "--jobs",
+                            "1",
+                            "-o",
+                            "/dev/null",
+                            tmp,
+                        ]
+                    )[0]
+                )
             b, o = statistics.median(bare), statistics.median(ours)
             target = f"goal >= {GOALS[kind]}x" if kind in GOALS else "no goal"
-            print(f"{label}: {mb:.0f} MB in {len(files)} files: bare orjson {mb / b:.0f} MB/s, "
-                  f"streamv1 convert {mb / o:.0f} MB/s -> {b / o:.2f}x the bare pass "
-                  f"({target})")
+            print(
+                f"{label}: {mb:.0f} MB in {len(files)} files: bare orjson {mb / b:.0f} MB/s, "
+                f"streamv1 convert {mb / o:.0f} MB/s -> {b / o:.2f}x the bare pass "
+                f"({target})"
+            )
 
 
 def redact_cost(size_mb: int, repeat: int) -> None:
@@ -254,8 +294,10 @@ def redact_cost(size_mb: int, repeat: int) -> None:
             off.append(timed([*base, "--no-redact", tmp])[0])
             on.append(timed([*base, tmp])[0])
         a, b = statistics.median(off), statistics.median(on)
-        print(f"redaction on vs --no-redact, public corpus: {b:.2f}s vs {a:.2f}s -> "
-              f"{a / b:.2f}x the throughput ({(b / a - 1) * 100:+.1f}% time)")
+        print(
+            f"redaction on vs --no-redact, public corpus: {b:.2f}s vs {a:.2f}s -> "
+            f"{a / b:.2f}x the throughput ({(b / a - 1) * 100:+.1f}% time)"
+        )
 
 
 def jobs(repeat: int, size_mb: int = 300) -> None:
@@ -277,16 +319,22 @@ def jobs(repeat: int, size_mb: int = 300) -> None:
             t1.append(timed([*cmd, "--jobs", "1", tmp])[0])
             t2.append(timed([*cmd, "--jobs", "2", tmp])[0])
             start = time.perf_counter()
-            procs = [subprocess.Popen([*cmd, "--jobs", "1", *half], stderr=subprocess.DEVNULL)
-                     for half in halves]
+            procs = [
+                subprocess.Popen([*cmd, "--jobs", "1", *half], stderr=subprocess.DEVNULL)
+                for half in halves
+            ]
             for proc in procs:
                 proc.wait()
             par.append(time.perf_counter() - start)
         a, b, c = (statistics.median(t) for t in (t1, t2, par))
-        print(f"--jobs 2 vs --jobs 1 on {len(files)} files: {a:.2f}s vs {b:.2f}s -> "
-              f"{a / b:.2f}x (target 1.8x; {os.cpu_count()} cores)")
-        print(f"  the machine's own ceiling (two independent halves side by side vs the "
-              f"one-process run): {a / c:.2f}x; --jobs 2 reaches {c / b:.0%} of it")
+        print(
+            f"--jobs 2 vs --jobs 1 on {len(files)} files: {a:.2f}s vs {b:.2f}s -> "
+            f"{a / b:.2f}x (target 1.8x; {os.cpu_count()} cores)"
+        )
+        print(
+            f"  the machine's own ceiling (two independent halves side by side vs the "
+            f"one-process run): {a / c:.2f}x; --jobs 2 reaches {c / b:.0%} of it"
+        )
 
 
 #: The floor for stella events (see ``floor``): what every Python translation of
@@ -347,11 +395,16 @@ def floor(size_mb: int, repeat: int) -> None:
         for _ in range(repeat):
             bare.append(timed([sys.executable, "-c", BARE, tmp])[0])
             least.append(timed([sys.executable, "-c", FLOOR, tmp])[0])
-            ours.append(timed([BIN, "--log-level", "error", "convert", "--jobs", "1",
-                               "-o", "/dev/null", tmp])[0])
+            ours.append(
+                timed(
+                    [BIN, "--log-level", "error", "convert", "--jobs", "1", "-o", "/dev/null", tmp]
+                )[0]
+            )
         b, f, o = (statistics.median(t) for t in (bare, least, ours))
-        print(f"stella events, {mb:.0f} MB: the floor (no data-path stages) {b / f:.2f}x the "
-              f"bare pass, streamv1 convert {b / o:.2f}x (goal >= {GOALS['stella']}x)")
+        print(
+            f"stella events, {mb:.0f} MB: the floor (no data-path stages) {b / f:.2f}x the "
+            f"bare pass, streamv1 convert {b / o:.2f}x (goal >= {GOALS['stella']}x)"
+        )
 
 
 def startup(repeat: int) -> None:
@@ -359,16 +412,22 @@ def startup(repeat: int) -> None:
     file (what any Python translator pays to start): medians of alternated runs.
     Goal (#26): <= 2.0x."""
     small = ROOT / "testdata" / "claude-session" / "print_mode_bash.jsonl"
-    bare_cmd = [sys.executable, "-c", "import orjson, sys\nfor line in open(sys.argv[1], 'rb'):"
-                " orjson.dumps(orjson.loads(line))", str(small)]
+    bare_cmd = [
+        sys.executable,
+        "-c",
+        "import orjson, sys\nfor line in open(sys.argv[1], 'rb'): orjson.dumps(orjson.loads(line))",
+        str(small),
+    ]
     ours_cmd = [BIN, "--log-level", "error", "convert", str(small), "-o", "/dev/null"]
     bare, ours = [], []
     for _ in range(max(repeat, 21)):
         bare.append(timed(bare_cmd)[0])
         ours.append(timed(ours_cmd)[0])
     b, o = statistics.median(bare), statistics.median(ours)
-    print(f"start-up, one small file: streamv1 convert {o * 1000:.1f} ms, a bare python+orjson "
-          f"pass {b * 1000:.1f} ms -> {o / b:.2f}x (goal <= 2.0x)")
+    print(
+        f"start-up, one small file: streamv1 convert {o * 1000:.1f} ms, a bare python+orjson "
+        f"pass {b * 1000:.1f} ms -> {o / b:.2f}x (goal <= 2.0x)"
+    )
 
 
 def jobs_scale(repeat: int) -> None:
@@ -388,8 +447,10 @@ def jobs_scale(repeat: int) -> None:
                 one.append(timed([*cmd, "--jobs", "1", tmp])[0])
                 default.append(timed([*cmd, tmp])[0])
             a, b = statistics.median(one), statistics.median(default)
-            print(f"default --jobs vs --jobs 1, {n} files: {b:.2f}s vs {a:.2f}s -> {a / b:.2f}x "
-                  "(goal >= 1.00x)")
+            print(
+                f"default --jobs vs --jobs 1, {n} files: {b:.2f}s vs {a:.2f}s -> {a / b:.2f}x "
+                "(goal >= 1.00x)"
+            )
 
 
 def instructions(size_mb: int) -> None:
@@ -408,16 +469,23 @@ def instructions(size_mb: int) -> None:
             files = build_archive(kind, Path(tmp), size_mb)
             mb = sum(f.stat().st_size for f in files) / 1e6
             bare = _instructions([sys.executable, "-c", BARE, tmp])
-            ours = _instructions([BIN, "--log-level", "error", "convert", "--jobs", "1",
-                                  "-o", "/dev/null", tmp])
-            print(f"{label}: {mb:.0f} MB: bare orjson {bare / 1e9:.3f} G instructions, "
-                  f"streamv1 convert {ours / 1e9:.3f} G -> {bare / ours:.3f}x")
+            ours = _instructions(
+                [BIN, "--log-level", "error", "convert", "--jobs", "1", "-o", "/dev/null", tmp]
+            )
+            print(
+                f"{label}: {mb:.0f} MB: bare orjson {bare / 1e9:.3f} G instructions, "
+                f"streamv1 convert {ours / 1e9:.3f} G -> {bare / ours:.3f}x"
+            )
 
 
 def _instructions(cmd: list[str]) -> int:
-    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                           *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                          check=False)
+    proc = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
     for line in proc.stderr.splitlines():
         if "Collected :" in line:
             return int(line.rsplit(":", 1)[1])
@@ -427,8 +495,11 @@ def _instructions(cmd: list[str]) -> int:
 def big_session(path: Path, size_mb: int) -> None:
     """One long session: the corpus' turns again and again, one session id."""
     base = SHARED / "claude-code-2.1.332"
-    srcs = sorted(base.glob("*/projects/*/*.jsonl")) if base.exists() else sorted(
-        (ROOT / "testdata" / "claude-session").glob("*[!d].jsonl"))
+    srcs = (
+        sorted(base.glob("*/projects/*/*.jsonl"))
+        if base.exists()
+        else sorted((ROOT / "testdata" / "claude-session").glob("*[!d].jsonl"))
+    )
     chunk = b"".join(p.read_bytes() for p in srcs)
     with path.open("wb") as fh:
         written = 0
@@ -443,38 +514,71 @@ def rss() -> None:
         for size in (100, 1000):
             f = Path(tmp) / f"session-{size}.jsonl"
             big_session(f, size)
-            cmd = [sys.executable, "-c",
-                   "import resource, subprocess, sys; "
-                   "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
-                   "stderr=subprocess.DEVNULL); "
-                   "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
-                   BIN, "--log-level", "error", "convert", "--source", "claude-session",
-                   str(f)]
+            cmd = [
+                sys.executable,
+                "-c",
+                "import resource, subprocess, sys; "
+                "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+                "stderr=subprocess.DEVNULL); "
+                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+                BIN,
+                "--log-level",
+                "error",
+                "convert",
+                "--source",
+                "claude-session",
+                str(f),
+            ]
             start = time.perf_counter()
             kib = int(subprocess.run(cmd, capture_output=True, check=True).stdout)
             results.append((size, kib / 1024, time.perf_counter() - start))
             f.unlink()
         for size, mib, secs in results:
-            print(f"peak RSS converting a {size} MB session file: {mib:.1f} MiB "
-                  f"({mib / 100:.2f}x the 100 MB target; {size / secs:.0f} MB/s)")
+            print(
+                f"peak RSS converting a {size} MB session file: {mib:.1f} MiB "
+                f"({mib / 100:.2f}x the 100 MB target; {size / secs:.0f} MB/s)"
+            )
         print(f"growth from 100 MB to 1 GB input: {results[1][1] / results[0][1]:.2f}x")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("figure", nargs="?", default="all",
-                    choices=["ratio", "floor", "startup", "redact", "jobs", "jobs-scale", "rss",
-                             "instructions", "all"])
-    ap.add_argument("--size-mb", type=int, default=None,
-                    help="archive size (default 100; instructions: 25)")
+    ap.add_argument(
+        "figure",
+        nargs="?",
+        default="all",
+        choices=[
+            "ratio",
+            "floor",
+            "startup",
+            "redact",
+            "jobs",
+            "jobs-scale",
+            "rss",
+            "instructions",
+            "all",
+        ],
+    )
+    ap.add_argument(
+        "--size-mb", type=int, default=None, help="archive size (default 100; instructions: 25)"
+    )
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--only", choices=list(CORPORA),
-                    help="ratio: one corpus only")
+    ap.add_argument("--only", choices=list(CORPORA), help="ratio: one corpus only")
     a = ap.parse_args()
     # Measure streamv1 as installed: a wheel install has bytecode; an editable one
     # under PYTHONDONTWRITEBYTECODE would compile every module on every start.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "translator"),
-                    str(ROOT / "adapters")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "compileall",
+            "-q",
+            str(ROOT / "translator"),
+            str(ROOT / "adapters"),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     if a.figure in ("ratio", "all"):
         ratio(a.size_mb or 100, a.repeat, a.only)
     if a.figure in ("floor", "all"):

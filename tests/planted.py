@@ -100,16 +100,24 @@ SECRETS: dict[str, str] = {
 
 #: kinds whose marker differs from the SECRETS key
 MARKER_KIND = {
-    "github_pat": "github_token", "slack_app_token": "slack_token",
-    "aws_session_token_sts": "aws_session_token", "azure_sb_key": "azure_storage_key",
-    "openssh_key": "private_key", "putty_private_lines": "private_key",
-    "kube_client_key": "private_key", "basic_auth": "http_auth", "http_token": "http_auth",
-    "password_at": "url_password", "password_long": "url_password",
+    "github_pat": "github_token",
+    "slack_app_token": "slack_token",
+    "aws_session_token_sts": "aws_session_token",
+    "azure_sb_key": "azure_storage_key",
+    "openssh_key": "private_key",
+    "putty_private_lines": "private_key",
+    "kube_client_key": "private_key",
+    "basic_auth": "http_auth",
+    "http_token": "http_auth",
+    "password_at": "url_password",
+    "password_long": "url_password",
 }
 
-_PUTTY = ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: planted\n"
-          "Public-Lines: 1\nAAAAC3NzaC1lZDI1NTE5AAAAIFAKEfakeFAKEfakePublicKey0123456789abcd\n"
-          "Private-Lines: 1\n{}\nPrivate-MAC: 0123456789abcdef0123456789abcdef")
+_PUTTY = (
+    "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: planted\n"
+    "Public-Lines: 1\nAAAAC3NzaC1lZDI1NTE5AAAAIFAKEfakeFAKEfakePublicKey0123456789abcd\n"
+    "Private-Lines: 1\n{}\nPrivate-MAC: 0123456789abcdef0123456789abcdef"
+)
 
 #: how each secret is written into a fixture's text (some need a context to be one)
 _CONTEXT = {
@@ -231,12 +239,17 @@ _HAND_PLANTS: list[Plant] = [
     Plant("slack_token", SECRETS["slack_app_token"], "SLACK_APP_TOKEN", "prefix"),
     Plant("slack_webhook", SECRETS["slack_webhook"], "SLACK_WEBHOOK_URL", "prefix"),
     Plant("stripe_key", SECRETS["stripe_key"], "STRIPE_SECRET_KEY", "prefix"),
-    Plant("stripe_webhook_secret", SECRETS["stripe_webhook_secret"], "STRIPE_WEBHOOK_SECRET",
-          "prefix"),
+    Plant(
+        "stripe_webhook_secret", SECRETS["stripe_webhook_secret"], "STRIPE_WEBHOOK_SECRET", "prefix"
+    ),
     Plant("google_api_key", SECRETS["google_api_key"], "GOOGLE_API_KEY", "prefix"),
     Plant("google_oauth_token", SECRETS["google_oauth_token"], "GOOGLE_ACCESS_TOKEN", "prefix"),
-    Plant("google_oauth_client_secret", SECRETS["google_oauth_client_secret"],
-          "GOOGLE_CLIENT_SECRET", "prefix"),
+    Plant(
+        "google_oauth_client_secret",
+        SECRETS["google_oauth_client_secret"],
+        "GOOGLE_CLIENT_SECRET",
+        "prefix",
+    ),
     Plant("gcp_private_key_id", SECRETS["gcp_private_key_id"], "private_key_id", "named"),
     Plant("npm_token", SECRETS["npm_token"], "NPM_TOKEN", "prefix"),
     Plant("huggingface_token", SECRETS["huggingface_token"], "HF_TOKEN", "prefix"),
@@ -249,8 +262,7 @@ _HAND_PLANTS: list[Plant] = [
     Plant("twilio_auth_token", SECRETS["twilio_auth_token"], "TWILIO_AUTH_TOKEN", "named"),
     Plant("discord_bot_token", SECRETS["discord_bot_token"], "DISCORD_BOT_TOKEN", "run"),
     Plant("telegram_bot_token", SECRETS["telegram_bot_token"], "TELEGRAM_BOT_TOKEN", "prefix"),
-    Plant("azure_storage_key", SECRETS["azure_storage_key"], "AZURE_STORAGE_ACCOUNT_KEY",
-          "named"),
+    Plant("azure_storage_key", SECRETS["azure_storage_key"], "AZURE_STORAGE_ACCOUNT_KEY", "named"),
     Plant("azure_client_secret", SECRETS["azure_client_secret"], "AZURE_CLIENT_SECRET", "run"),
     Plant("jwt", SECRETS["jwt"], "ID_TOKEN", "run"),
     Plant("age_secret_key", SECRETS["age_secret_key"], "SOPS_AGE_KEY", "prefix"),
@@ -290,12 +302,14 @@ def _gitleaks_plants() -> tuple[list[Plant], list[Case]]:
         if _hand_masks(kind):
             continue  # (its forms are the hand-written kind's: xoxe.[REDACTED:slack_token])
         if "keep" not in kind.exact.groupindex:
-            plants.append(Plant(kind.name, kind.example,
-                                kind.rule.upper().replace("-", "_"), "prefix"))
+            plants.append(
+                Plant(kind.name, kind.example, kind.rule.upper().replace("-", "_"), "prefix")
+            )
         elif m["keep"].endswith(b"="):
-            keyword = kind.example[:kind.example.index("=" + secret)]
-            plants.append(Plant(kind.name, secret,
-                                keyword.upper().replace("-", "_") + "_KEY", "named"))
+            keyword = kind.example[: kind.example.index("=" + secret)]
+            plants.append(
+                Plant(kind.name, secret, keyword.upper().replace("-", "_") + "_KEY", "named")
+            )
         else:
             alone.append(Case(f"{kind.name} / its example", kind.name, kind.example, secret))
     return plants, alone
@@ -324,27 +338,36 @@ FORMS: dict[str, tuple[tuple[str, ...], Any]] = {
     'JSON "key": "value"': (_ALL, lambda p: f'{{"{p.name.lower()}": "{p.value}", "n": 1}}'),
     "--flag=value": (_ALL, lambda p: f"./tool --{_kebab(p.name)}={p.value} --verbose"),
     "Python kwarg": (_ALL, lambda p: f'connect({p.name.lower()}="{p.value}", timeout=3)'),
-    "query string": (_ALL, lambda p: f"GET https://api.example.com/v1/x?page=2&"
-                                     f"{p.name.lower()}={p.value}&limit=5"),
+    "query string": (
+        _ALL,
+        lambda p: f"GET https://api.example.com/v1/x?page=2&{p.name.lower()}={p.value}&limit=5",
+    ),
     "bare in prose": (_OWN, lambda p: f"the value is {p.value} (from the vault)"),
     "path": (_OWN, lambda p: f"cat /run/secrets/{p.value}/config"),
     "inside an identifier": (("prefix",), lambda p: f"foo_{p.value}"),
     "URL user": (_OWN, lambda p: f"git clone https://{p.value}@git.example.com/org/repo.git"),
     "URL password": (_OWN, lambda p: f"https://oauth2:{p.value}@gitlab.example.com/x.git"),
-    "curl -u user:pass": ((*_OWN, "password"),
-                          lambda p: f"curl -u deploy:{p.value} https://api.example.com"),
+    "curl -u user:pass": (
+        (*_OWN, "password"),
+        lambda p: f"curl -u deploy:{p.value} https://api.example.com",
+    ),
     "mysql -pPASS": (("password",), lambda p: f"mysql -h db -u root -p{p.value} app"),
 }
 
 #: values whose shape breaks a form (a URL holds no URL, "@" or ":" as a user)
 _HAND = {p.kind for p in _HAND_PLANTS}
-_SKIP = {
-    ("slack_webhook", f) for f in ("URL user", "URL password", "curl -u user:pass", "path")
-} | {
-    # a base64 token holds "/": in a path it takes the rest of the path with it
-    ("aws_session_token", "path"),
-} | {("telegram_bot_token", "URL user"), ("telegram_bot_token", "curl -u user:pass"),
-     ("telegram_bot_token", "URL password")}
+_SKIP = (
+    {("slack_webhook", f) for f in ("URL user", "URL password", "curl -u user:pass", "path")}
+    | {
+        # a base64 token holds "/": in a path it takes the rest of the path with it
+        ("aws_session_token", "path"),
+    }
+    | {
+        ("telegram_bot_token", "URL user"),
+        ("telegram_bot_token", "curl -u user:pass"),
+        ("telegram_bot_token", "URL password"),
+    }
+)
 
 
 #: the byte that follows a value in a form: a secret whose bytes go on over it
@@ -363,12 +386,14 @@ def _skipped(plant: Plant, form: str) -> bool:
     if plant.kind in _HAND:
         return False
     if plant.shape == "named":
-        return form == "--flag=value" and "_" in plant.name[:-len("_KEY")]
+        return form == "--flag=value" and "_" in plant.name[: -len("_KEY")]
     if form in ("URL user", "URL password", "curl -u user:pass") and any(
-            c in plant.value for c in ":/@"):
+        c in plant.value for c in ":/@"
+    ):
         return True
     if form == "inside an identifier" and any(
-            rb"(?<![0-9A-Z_a-z]" in k.source for k in redact.GITLEAKS if k.name == plant.kind):
+        rb"(?<![0-9A-Z_a-z]" in k.source for k in redact.GITLEAKS if k.name == plant.kind
+    ):
         return True  # (a prefix with "_" before a secret of "_": pscale_tkn_…)
     if form in _AFTER:
         text = plant.value + _AFTER[form]
@@ -389,79 +414,179 @@ def _special() -> list[Case]:
     cases = [
         Case("PEM block", "private_key", f"key:\n{s['private_key']}\nend", s["private_key"]),
         Case("PEM block, cut off", "private_key", s["private_key"][:120], s["private_key"][:120]),
-        Case("PEM in JSON text", "private_key",
-             '{"type": "service_account", "private_key": "'
-             + s["private_key"].replace("\n", "\\n") + '"}',
-             s["private_key"].replace("\n", "\\n")),
-        Case("PEM as YAML block", "private_key",
-             "tls:\n  key: |\n    " + s["private_key"].replace("\n", "\n    "),
-             s["private_key"].replace("\n", "\n    ")),
+        Case(
+            "PEM in JSON text",
+            "private_key",
+            '{"type": "service_account", "private_key": "'
+            + s["private_key"].replace("\n", "\\n")
+            + '"}',
+            s["private_key"].replace("\n", "\\n"),
+        ),
+        Case(
+            "PEM as YAML block",
+            "private_key",
+            "tls:\n  key: |\n    " + s["private_key"].replace("\n", "\n    "),
+            s["private_key"].replace("\n", "\n    "),
+        ),
         Case("OpenSSH key", "private_key", s["openssh_key"], s["openssh_key"]),
-        Case("PuTTY .ppk", "private_key",
-             in_context("putty_private_lines", s["putty_private_lines"]), s["putty_private_lines"]),
-        Case("kubeconfig client-key-data", "private_key",
-             "users:\n- name: admin\n  user:\n    client-certificate-data: LS0tLS1CRUdJTi"
-             f"BDRVJUSUZJQ0FURS0tLS0t\n    client-key-data: {s['kube_client_key']}\n",
-             s["kube_client_key"]),
-        Case("AWS STS JSON", "aws_secret_key",
-             '{"Credentials": {"SecretAccessKey": "'
-             + s["aws_secret_key"] + '", "Expiration": "2030-01-01T00:00:00Z"}}',
-             s["aws_secret_key"]),
-        Case("AWS STS JSON session token", "aws_session_token",
-             '{"Credentials": {"SessionToken": "' + sts + '"}}', sts),
-        Case("aws_session_token in ~/.aws/credentials", "aws_session_token",
-             f"[default]\naws_session_token = {sts}\n", sts),
-        Case("Azure connection string", "azure_storage_key",
-             "DefaultEndpointsProtocol=https;AccountName=planted;AccountKey=" + azure
-             + ";EndpointSuffix=core.windows.net", azure),
-        Case("Azure Service Bus", "azure_storage_key",
-             "Endpoint=sb://planted.servicebus.windows.net/;SharedAccessKeyName=root;"
-             "SharedAccessKey=" + s["azure_sb_key"], s["azure_sb_key"]),
-        Case("SAS &sig=", "azure_sas_signature",
-             "https://planted.blob.core.windows.net/c/f.txt?sv=2022-11-02&sp=r&sig=" + sig
-             + "&se=2030-01-01", sig),
-        Case("SAS ?sig=", "azure_sas_signature",
-             "https://planted.blob.core.windows.net/c/f.txt?sig=" + sig, sig),
-        Case("SAS in a connection string", "azure_sas_signature",
-             "BlobEndpoint=https://x.blob.core.windows.net/;SharedAccessSignature=sv=2022-11-02"
-             "&ss=b&sig=" + sig, sig),
-        Case("Authorization: Bearer", "bearer_token",
-             f"curl -H 'Authorization: Bearer {s['bearer_token']}' https://api.example.com",
-             s["bearer_token"]),
-        Case("bearer in JSON headers", "bearer_token",
-             '{"headers": {"authorization": "Bearer ' + s["bearer_token"] + '"}}',
-             s["bearer_token"]),
-        Case("Authorization: Basic", "http_auth",
-             f"Authorization: Basic {s['basic_auth']}", s["basic_auth"]),
-        Case("Authorization: token", "http_auth",
-             f'curl -H "Authorization: token {s["http_token"]}" https://api.example.com',
-             s["http_token"]),
+        Case(
+            "PuTTY .ppk",
+            "private_key",
+            in_context("putty_private_lines", s["putty_private_lines"]),
+            s["putty_private_lines"],
+        ),
+        Case(
+            "kubeconfig client-key-data",
+            "private_key",
+            "users:\n- name: admin\n  user:\n    client-certificate-data: LS0tLS1CRUdJTi"
+            f"BDRVJUSUZJQ0FURS0tLS0t\n    client-key-data: {s['kube_client_key']}\n",
+            s["kube_client_key"],
+        ),
+        Case(
+            "AWS STS JSON",
+            "aws_secret_key",
+            '{"Credentials": {"SecretAccessKey": "'
+            + s["aws_secret_key"]
+            + '", "Expiration": "2030-01-01T00:00:00Z"}}',
+            s["aws_secret_key"],
+        ),
+        Case(
+            "AWS STS JSON session token",
+            "aws_session_token",
+            '{"Credentials": {"SessionToken": "' + sts + '"}}',
+            sts,
+        ),
+        Case(
+            "aws_session_token in ~/.aws/credentials",
+            "aws_session_token",
+            f"[default]\naws_session_token = {sts}\n",
+            sts,
+        ),
+        Case(
+            "Azure connection string",
+            "azure_storage_key",
+            "DefaultEndpointsProtocol=https;AccountName=planted;AccountKey="
+            + azure
+            + ";EndpointSuffix=core.windows.net",
+            azure,
+        ),
+        Case(
+            "Azure Service Bus",
+            "azure_storage_key",
+            "Endpoint=sb://planted.servicebus.windows.net/;SharedAccessKeyName=root;"
+            "SharedAccessKey=" + s["azure_sb_key"],
+            s["azure_sb_key"],
+        ),
+        Case(
+            "SAS &sig=",
+            "azure_sas_signature",
+            "https://planted.blob.core.windows.net/c/f.txt?sv=2022-11-02&sp=r&sig="
+            + sig
+            + "&se=2030-01-01",
+            sig,
+        ),
+        Case(
+            "SAS ?sig=",
+            "azure_sas_signature",
+            "https://planted.blob.core.windows.net/c/f.txt?sig=" + sig,
+            sig,
+        ),
+        Case(
+            "SAS in a connection string",
+            "azure_sas_signature",
+            "BlobEndpoint=https://x.blob.core.windows.net/;SharedAccessSignature=sv=2022-11-02"
+            "&ss=b&sig=" + sig,
+            sig,
+        ),
+        Case(
+            "Authorization: Bearer",
+            "bearer_token",
+            f"curl -H 'Authorization: Bearer {s['bearer_token']}' https://api.example.com",
+            s["bearer_token"],
+        ),
+        Case(
+            "bearer in JSON headers",
+            "bearer_token",
+            '{"headers": {"authorization": "Bearer ' + s["bearer_token"] + '"}}',
+            s["bearer_token"],
+        ),
+        Case(
+            "Authorization: Basic",
+            "http_auth",
+            f"Authorization: Basic {s['basic_auth']}",
+            s["basic_auth"],
+        ),
+        Case(
+            "Authorization: token",
+            "http_auth",
+            f'curl -H "Authorization: token {s["http_token"]}" https://api.example.com',
+            s["http_token"],
+        ),
         Case("X-API-Key header", "api_key", f"X-API-Key: {s['api_key']}", s["api_key"]),
-        Case("x-api-key in JSON headers", "api_key",
-             '{"headers": {"x-api-key": "' + s["api_key"] + '"}}', s["api_key"]),
-        Case("URL user:password", "url_password",
-             f"DATABASE_URL=postgres://admin:{pw}@db.internal:5432/app", pw),
+        Case(
+            "x-api-key in JSON headers",
+            "api_key",
+            '{"headers": {"x-api-key": "' + s["api_key"] + '"}}',
+            s["api_key"],
+        ),
+        Case(
+            "URL user:password",
+            "url_password",
+            f"DATABASE_URL=postgres://admin:{pw}@db.internal:5432/app",
+            pw,
+        ),
         Case("URL empty user", "url_password", f"redis://:{pw}@cache.internal:6379/0", pw),
-        Case("URL @ in the password", "url_password",
-             f"mysql://app:{s['password_at']}@db.internal/app", s["password_at"]),
-        Case("URL password > 256 chars", "url_password",
-             f"amqp://guest:{s['password_long']}@mq.internal:5672/", s["password_long"]),
-        Case("URL token as user", "url_token",
-             f"git clone https://{s['url_token']}@git.example.com/org/repo.git", s["url_token"]),
-        Case("URL x-access-token:TOKEN", "url_password",
-             f"https://x-access-token:{s['url_token']}@github.com/org/repo.git", s["url_token"]),
+        Case(
+            "URL @ in the password",
+            "url_password",
+            f"mysql://app:{s['password_at']}@db.internal/app",
+            s["password_at"],
+        ),
+        Case(
+            "URL password > 256 chars",
+            "url_password",
+            f"amqp://guest:{s['password_long']}@mq.internal:5672/",
+            s["password_long"],
+        ),
+        Case(
+            "URL token as user",
+            "url_token",
+            f"git clone https://{s['url_token']}@git.example.com/org/repo.git",
+            s["url_token"],
+        ),
+        Case(
+            "URL x-access-token:TOKEN",
+            "url_password",
+            f"https://x-access-token:{s['url_token']}@github.com/org/repo.git",
+            s["url_token"],
+        ),
         Case("curl --user", "password", f"curl --user admin:{pw} https://x.example.com", pw),
-        Case("curl -u TOKEN (a token as the user)", "github_token",
-             f"curl -u {s['github_token']} https://api.github.com/user", s["github_token"]),
+        Case(
+            "curl -u TOKEN (a token as the user)",
+            "github_token",
+            f"curl -u {s['github_token']} https://api.github.com/user",
+            s["github_token"],
+        ),
         Case("-pPASS mariadb", "password", f"mariadb-dump -u root -p{pw} --all-databases", pw),
         Case("password in SQL", "password", f"ALTER USER app WITH PASSWORD '{pw}';", pw),
-        Case("quoted password with spaces", "password",
-             'db:\n  password: "correct horse battery staple"', "correct horse battery staple"),
-        Case("Telegram bot API URL", "telegram_bot_token",
-             f"https://api.telegram.org/bot{s['telegram_bot_token']}/sendMessage",
-             s["telegram_bot_token"]),
-        Case("Discord bot header", "discord_bot_token",
-             f"Authorization: Bot {s['discord_bot_token']}", s["discord_bot_token"]),
+        Case(
+            "quoted password with spaces",
+            "password",
+            'db:\n  password: "correct horse battery staple"',
+            "correct horse battery staple",
+        ),
+        Case(
+            "Telegram bot API URL",
+            "telegram_bot_token",
+            f"https://api.telegram.org/bot{s['telegram_bot_token']}/sendMessage",
+            s["telegram_bot_token"],
+        ),
+        Case(
+            "Discord bot header",
+            "discord_bot_token",
+            f"Authorization: Bot {s['discord_bot_token']}",
+            s["discord_bot_token"],
+        ),
     ]
     return cases
 
@@ -472,38 +597,65 @@ def cases() -> list[Case]:
     for plant in PLANTS:
         for form, (shapes, make) in FORMS.items():
             if plant.shape in shapes and not _skipped(plant, form):
-                out.append(Case(f"{plant.kind} ({plant.name}) / {form}", plant.kind,
-                                make(plant), plant.value))
+                out.append(
+                    Case(
+                        f"{plant.kind} ({plant.name}) / {form}",
+                        plant.kind,
+                        make(plant),
+                        plant.value,
+                    )
+                )
     return out + _special() + _GITLEAKS_ALONE + ISSUE_23_22
 
 
 #: issue #23 item 22: seven kinds of public, well-known formats that passed through
 #: before gitleaks' rules (each case as the issue names it)
 ISSUE_23_22: list[Case] = [
-    Case("#23.22 npm token after a space", "npm_token",
-         "npm config set //registry.npmjs.org/:_authToken npm_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
-         "npm_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"),
-    Case("#23.22 AWS secret key as a JSON value", "aws_secret_key",
-         '{"region": "eu-west-1", "secretAccessKey": "Zq8vR2mK7xT4pL9wN3bH6cJ1dF5gS0aE2yU8iO4k"}',
-         "Zq8vR2mK7xT4pL9wN3bH6cJ1dF5gS0aE2yU8iO4k"),
-    Case("#23.22 SendGrid key (segments of other lengths)", "sendgrid_api_key",
-         "SENDGRID_API_KEY: SG.NqVwYS81VP7Hb1DX8pPd.uoV8FWnFbB0JxXujr4qqaaABvvLOzAxzXMcU1vsHiQMaR",
-         "SG.NqVwYS81VP7Hb1DX8pPd.uoV8FWnFbB0JxXujr4qqaaABvvLOzAxzXMcU1vsHiQMaR"),
-    Case("#23.22 age secret key (age-keygen output)", "age_secret_key",
-         "# created: 2026-01-01T00:00:00Z\n# public key: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2el"
-         "w8zmrj2kg5sfn9aqmcac8p\nAGE-SECRET-KEY-196UM9P0REC4HN4F5KGTAF9XR5KFFS7G5GQ9FVXGUD22YY5CD"
-         "PDXT4A2M4J\n",
-         "AGE-SECRET-KEY-196UM9P0REC4HN4F5KGTAF9XR5KFFS7G5GQ9FVXGUD22YY5CDPDXT4A2M4J"),
-    Case("#23.22 Telegram bot token (as in Telegram's docs)", "telegram_bot_token",
-         "bot = Bot('110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw')",
-         "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"),
-    Case("#23.22 unsigned JWT (alg none, no signature part)", "jwt",
-         "id_token eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiIxMjM0NTY3ODkwIiwiYWRtaW4iOnRydWV9"
-         " accepted",
-         "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiIxMjM0NTY3ODkwIiwiYWRtaW4iOnRydWV9"),
-    Case("#23.22 bearer token without digits", "bearer_token",
-         "curl -H 'Authorization: Bearer vRmKxTpLwNbHcJdFgSaEyUiOkMnBvCxZqWeRtY' https://x.example",
-         "vRmKxTpLwNbHcJdFgSaEyUiOkMnBvCxZqWeRtY"),
+    Case(
+        "#23.22 npm token after a space",
+        "npm_token",
+        "npm config set //registry.npmjs.org/:_authToken npm_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+        "npm_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+    ),
+    Case(
+        "#23.22 AWS secret key as a JSON value",
+        "aws_secret_key",
+        '{"region": "eu-west-1", "secretAccessKey": "Zq8vR2mK7xT4pL9wN3bH6cJ1dF5gS0aE2yU8iO4k"}',
+        "Zq8vR2mK7xT4pL9wN3bH6cJ1dF5gS0aE2yU8iO4k",
+    ),
+    Case(
+        "#23.22 SendGrid key (segments of other lengths)",
+        "sendgrid_api_key",
+        "SENDGRID_API_KEY: SG.NqVwYS81VP7Hb1DX8pPd.uoV8FWnFbB0JxXujr4qqaaABvvLOzAxzXMcU1vsHiQMaR",
+        "SG.NqVwYS81VP7Hb1DX8pPd.uoV8FWnFbB0JxXujr4qqaaABvvLOzAxzXMcU1vsHiQMaR",
+    ),
+    Case(
+        "#23.22 age secret key (age-keygen output)",
+        "age_secret_key",
+        "# created: 2026-01-01T00:00:00Z\n# public key: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2el"
+        "w8zmrj2kg5sfn9aqmcac8p\nAGE-SECRET-KEY-196UM9P0REC4HN4F5KGTAF9XR5KFFS7G5GQ9FVXGUD22YY5CD"
+        "PDXT4A2M4J\n",
+        "AGE-SECRET-KEY-196UM9P0REC4HN4F5KGTAF9XR5KFFS7G5GQ9FVXGUD22YY5CDPDXT4A2M4J",
+    ),
+    Case(
+        "#23.22 Telegram bot token (as in Telegram's docs)",
+        "telegram_bot_token",
+        "bot = Bot('110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw')",
+        "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+    ),
+    Case(
+        "#23.22 unsigned JWT (alg none, no signature part)",
+        "jwt",
+        "id_token eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiIxMjM0NTY3ODkwIiwiYWRtaW4iOnRydWV9"
+        " accepted",
+        "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiIxMjM0NTY3ODkwIiwiYWRtaW4iOnRydWV9",
+    ),
+    Case(
+        "#23.22 bearer token without digits",
+        "bearer_token",
+        "curl -H 'Authorization: Bearer vRmKxTpLwNbHcJdFgSaEyUiOkMnBvCxZqWeRtY' https://x.example",
+        "vRmKxTpLwNbHcJdFgSaEyUiOkMnBvCxZqWeRtY",
+    ),
 ]
 
 #: ordinary text that gitleaks' kinds must leave as it is: prose, code, ids, hashes,
@@ -523,15 +675,20 @@ NOT_SECRETS: list[str] = [
     "linear regression: y = 3.2x + 1; the dropbox folder and the okta tenant",
     "s.isdigit() and s.startswith('ey') for s in names; os.environ.get('NPM_TOKEN')",
     # base64 image data, as a tool's output carries it (a PNG's bytes, made up)
-    "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"".join(
-        hashlib.sha256(b"%d" % i).digest() for i in range(1000))).decode(),
+    "data:image/png;base64,"
+    + base64.b64encode(
+        b"\x89PNG\r\n\x1a\n" + b"".join(hashlib.sha256(b"%d" % i).digest() for i in range(1000))
+    ).decode(),
 ]
 
 
 def structural_cases() -> list[tuple[str, str, str, str]]:
     """(label, kind, name, secret): a value in the line's own JSON (a tool's input)."""
-    return [(f"{p.kind} ({p.name}) / tool input", p.kind, p.name, p.value) for p in PLANTS
-            if p.kind != "telegram_bot_token"]
+    return [
+        (f"{p.kind} ({p.name}) / tool input", p.kind, p.name, p.value)
+        for p in PLANTS
+        if p.kind != "telegram_bot_token"
+    ]
 
 
 def _plant_blocks(content: Any) -> None:
@@ -559,12 +716,16 @@ def _plant(record: dict[str, Any]) -> dict[str, Any]:
             message["content"] += "\n" + payload()
         else:
             content = message.get("content")
-            if record.get("type") == "assistant" and isinstance(content, list) and any(
-                b.get("type") == "text" for b in content
+            if (
+                record.get("type") == "assistant"
+                and isinstance(content, list)
+                and any(b.get("type") == "text" for b in content)
             ):
                 # a thinking block before the text: thinking is a place secrets leak to
-                content.insert(0, {"type": "thinking", "thinking": "Let me think.",
-                                   "signature": "c2lnbmF0dXJl"})
+                content.insert(
+                    0,
+                    {"type": "thinking", "thinking": "Let me think.", "signature": "c2lnbmF0dXJl"},
+                )
             _plant_blocks(message.get("content"))
     result = record.get("toolUseResult") or record.get("tool_use_result")
     if isinstance(result, dict) and isinstance(result.get("stdout"), str):

@@ -22,8 +22,14 @@ def _auto(data: bytes) -> tuple[bytes, Totals]:
 
 def _named(data: bytes, source: str) -> bytes:
     out = io.BytesIO()
-    convert_stream(io.BytesIO(data), "own.jsonl", out.write, Totals(), source=sources()[source],
-                   clock=lambda: FIXED_NOW)
+    convert_stream(
+        io.BytesIO(data),
+        "own.jsonl",
+        out.write,
+        Totals(),
+        source=sources()[source],
+        clock=lambda: FIXED_NOW,
+    )
     return out.getvalue()
 
 

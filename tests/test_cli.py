@@ -21,10 +21,12 @@ STREAM = ROOT / "testdata" / "claude-stream" / "bash.jsonl"
 SESSION = ROOT / "testdata" / "claude-session" / "print_mode_bash.jsonl"
 
 
-def run(bin_: str, *args: str, stdin: bytes | None = None, cwd: Path | None = None
-        ) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([bin_, *args], input=stdin, capture_output=True, cwd=cwd,
-                          timeout=60, check=False)
+def run(
+    bin_: str, *args: str, stdin: bytes | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [bin_, *args], input=stdin, capture_output=True, cwd=cwd, timeout=60, check=False
+    )
 
 
 def one_line_error(proc: subprocess.CompletedProcess[bytes]) -> str:
@@ -51,9 +53,12 @@ def test_stdin_auto_detects_the_stream(streamv1_bin: str) -> None:
 
 def test_a_pipe_is_converted_live(streamv1_bin: str) -> None:
     """Each output line appears while the input is still open."""
-    proc = subprocess.Popen([streamv1_bin, "convert", "--source", "claude-stream"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [streamv1_bin, "convert", "--source", "claude-stream"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert proc.stdin and proc.stdout
     lines = STREAM.read_bytes().splitlines(keepends=True)
     try:
@@ -79,16 +84,20 @@ def test_out_dir_mirrors_relative_paths(streamv1_bin: str, tmp_path: Path) -> No
     src = ROOT / "testdata" / "claude-session" / "subagent_layout"
     proc = run(streamv1_bin, "convert", str(src), "--out-dir", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
-    made = sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*.jsonl")
-                  if ".expected." not in p.name)  # (the goldens beside them: inputs too)
+    made = sorted(
+        str(p.relative_to(tmp_path / "out"))
+        for p in (tmp_path / "out").rglob("*.jsonl")
+        if ".expected." not in p.name
+    )  # (the goldens beside them: inputs too)
     assert made == ["7ab05073-03bd-480e-bfab-7ae89322bf51.jsonl"]
     lines = lines_of((tmp_path / "out" / made[0]).read_bytes())
     assert {x.get("parent_tool_use_id") for x in lines} == {None, "toolu_01Ol0AGLKlFXti4j8cFdnOcj"}
     assert framing_violations((tmp_path / "out" / made[0]).read_bytes()) == []
 
 
-def test_an_out_dir_inside_its_input_folder_is_not_read_back(streamv1_bin: str,
-                                                             tmp_path: Path) -> None:
+def test_an_out_dir_inside_its_input_folder_is_not_read_back(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
     """#23 item 18: the second run read the first run's outputs as inputs."""
     src = tmp_path / "archive"
     (src / "p").mkdir(parents=True)
@@ -145,8 +154,12 @@ def test_unknown_source_is_a_usage_error(streamv1_bin: str) -> None:
 
 def test_known_type_with_bad_body_exits_1_unless_lenient(streamv1_bin: str) -> None:
     bad = STREAM.read_bytes().splitlines(keepends=True)
-    bad.insert(2, b'{"type":"assistant","session_id":"s","message":{"content":"x"}}\n'
-               .replace(b'"content":"x"', b'"content":7'))
+    bad.insert(
+        2,
+        b'{"type":"assistant","session_id":"s","message":{"content":"x"}}\n'.replace(
+            b'"content":"x"', b'"content":7'
+        ),
+    )
     data = b"".join(bad)
     proc = run(streamv1_bin, "convert", stdin=data)
     assert proc.returncode == 1
@@ -194,18 +207,23 @@ def test_validate_accepts_converted_output(streamv1_bin: str) -> None:
 def test_no_path_at_a_terminal_falls_back_to_the_sample(streamv1_bin: str, tmp_path: Path) -> None:
     """With nothing to read (no pipe, no ~/.claude/projects), the bundled sample, in
     the view for people (stdout is a terminal)."""
-    script = ("import os, pty, sys; "
-              "sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))")
+    script = "import os, pty, sys; sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))"
     env = {**os.environ, "HOME": str(tmp_path)}
-    proc = subprocess.run(["python3", "-c", script, streamv1_bin, "convert"],
-                          capture_output=True, env=env, timeout=60, check=False)
+    proc = subprocess.run(
+        ["python3", "-c", script, streamv1_bin, "convert"],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout
     assert b"bundled sample" in proc.stdout and b"run begins: claude-code" in proc.stdout
     assert b'"subtype":"init"' not in proc.stdout
 
 
 def test_the_default_jobs_is_one_process_until_the_inputs_pay_for_a_pool(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """#26: a pool made --jobs' default 0.77-0.86x as fast as one process on 10
     small files. One process now, until the inputs hold PARALLEL_FROM bytes (sizes
     are what count, not how many files); then a process per core."""
@@ -235,9 +253,11 @@ def test_jobs_give_the_same_output_in_input_order(streamv1_bin: str, tmp_path: P
     """--jobs N: byte for byte the serial output, per input in input order, for the
     shared output and for --out-dir (many small files: several groups a worker)."""
     archive = tmp_path / "archive"
-    cases = sorted(p for p in (ROOT / "testdata").rglob("*.jsonl")
-                   if ".expected." not in p.name and p.parent.name in ("claude-session",
-                                                                      "claude-stream"))
+    cases = sorted(
+        p
+        for p in (ROOT / "testdata").rglob("*.jsonl")
+        if ".expected." not in p.name and p.parent.name in ("claude-session", "claude-stream")
+    )
     for copy in range(12):
         for case in cases:
             dest = archive / f"c{copy:02d}" / case.parent.name / case.name
@@ -246,13 +266,38 @@ def test_jobs_give_the_same_output_in_input_order(streamv1_bin: str, tmp_path: P
     outputs = {}
     for jobs in ("1", "2", "3"):
         proc = subprocess.run(
-            [streamv1_bin, "--log-level", "error", "convert", "--now", "2026-01-01T00:00:00.000Z",
-             "--jobs", jobs, str(archive)], capture_output=True, check=False)
+            [
+                streamv1_bin,
+                "--log-level",
+                "error",
+                "convert",
+                "--now",
+                "2026-01-01T00:00:00.000Z",
+                "--jobs",
+                jobs,
+                str(archive),
+            ],
+            capture_output=True,
+            check=False,
+        )
         outputs[jobs] = proc.stdout
         subprocess.run(
-            [streamv1_bin, "--log-level", "error", "convert", "--now", "2026-01-01T00:00:00.000Z",
-             "--jobs", jobs, "--out-dir", str(tmp_path / f"out{jobs}"), str(archive)],
-            capture_output=True, check=False)
+            [
+                streamv1_bin,
+                "--log-level",
+                "error",
+                "convert",
+                "--now",
+                "2026-01-01T00:00:00.000Z",
+                "--jobs",
+                jobs,
+                "--out-dir",
+                str(tmp_path / f"out{jobs}"),
+                str(archive),
+            ],
+            capture_output=True,
+            check=False,
+        )
     assert outputs["1"] and outputs["1"] == outputs["2"] == outputs["3"]
     serial = sorted(p.relative_to(tmp_path / "out1") for p in (tmp_path / "out1").rglob("*"))
     assert len(serial) > 12 * len(cases)  # the files and their folders
@@ -270,8 +315,9 @@ def test_jobs_give_the_same_output_in_input_order(streamv1_bin: str, tmp_path: P
 def test_an_output_that_is_also_an_input_is_refused(streamv1_bin: str, tmp_path: Path) -> None:
     same = tmp_path / "same.jsonl"
     same.write_bytes(SESSION.read_bytes())
-    proc = subprocess.run([streamv1_bin, "convert", str(same), "-o", str(same)],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", str(same), "-o", str(same)], capture_output=True, check=False
+    )
     assert proc.returncode == 1 and same.read_bytes() == SESSION.read_bytes()
     err = proc.stderr.decode().strip().splitlines()
     assert len(err) == 1 and "also an input" in err[0]
@@ -280,14 +326,18 @@ def test_an_output_that_is_also_an_input_is_refused(streamv1_bin: str, tmp_path:
 def test_o_is_written_whole_or_not_at_all(streamv1_bin: str, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     out.write_bytes(b"what was there\n")
-    proc = subprocess.run([streamv1_bin, "convert", str(SESSION), "-o", str(out)],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", str(SESSION), "-o", str(out)], capture_output=True, check=False
+    )
     assert proc.returncode == 0 and out.read_bytes().count(b"\n") > 1
     assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]  # no temp file left
     # Interrupted part way (a slow input on stdin): the old file stands, no temp is left.
     out.write_bytes(b"what was there\n")
-    proc2 = subprocess.Popen([streamv1_bin, "convert", "-", "-o", str(out)],
-                             stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc2 = subprocess.Popen(
+        [streamv1_bin, "convert", "-", "-o", str(out)],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert proc2.stdin is not None
     proc2.stdin.write(SESSION.read_bytes()[:3000])
     proc2.stdin.flush()
@@ -300,8 +350,9 @@ def test_o_is_written_whole_or_not_at_all(streamv1_bin: str, tmp_path: Path) -> 
 @pytest.mark.parametrize("where", ["missing/dir/x.jsonl", "", "/dev/full"])
 def test_output_path_errors_are_one_line(streamv1_bin: str, tmp_path: Path, where: str) -> None:
     target = where if where.startswith("/") else str(tmp_path / where)
-    proc = subprocess.run([streamv1_bin, "convert", str(SESSION), "-o", target],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", str(SESSION), "-o", target], capture_output=True, check=False
+    )
     assert proc.returncode == 1
     err = proc.stderr.decode()
     assert "Traceback" not in err and target.rstrip("/") in err
@@ -316,32 +367,46 @@ def test_a_full_disk_is_one_line_naming_the_output(streamv1_bin: str, args: list
     inputs = [str(one)] if args[0] == "one" else [str(many)]
     rest = args[1:] + (["/dev/full"] if args[-1] == "-o" else [])
     with open("/dev/full", "wb") as full:
-        proc = subprocess.run([streamv1_bin, "convert", *inputs, *rest], stdout=full,
-                              stderr=subprocess.PIPE, timeout=120, check=False)
+        proc = subprocess.run(
+            [streamv1_bin, "convert", *inputs, *rest],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
     assert proc.returncode == 1
     errors = [x for x in proc.stderr.decode().splitlines() if ": error: " in x]
     assert "Traceback" not in proc.stderr.decode()
     where = "/dev/full" if "-o" in rest else "stdout"
-    assert errors == [f"streamv1: error: {where}: cannot write the output (No space left on "
-                      "device); the inputs are fine"]
+    assert errors == [
+        f"streamv1: error: {where}: cannot write the output (No space left on "
+        "device); the inputs are fine"
+    ]
 
 
 def test_out_dir_under_a_file_is_one_line(streamv1_bin: str, tmp_path: Path) -> None:
     (tmp_path / "afile").write_bytes(b"")
-    proc = subprocess.run([streamv1_bin, "convert", str(SESSION), "--out-dir",
-                           str(tmp_path / "afile" / "sub")], capture_output=True, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", str(SESSION), "--out-dir", str(tmp_path / "afile" / "sub")],
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode == 1
     err = proc.stderr.decode().strip().splitlines()
     assert len(err) == 1 and "Traceback" not in err[0] and "afile" in err[0]
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_a_closed_stdout_ends_quietly_with_141(streamv1_bin: str, tmp_path: Path,
-                                               jobs: str) -> None:
+def test_a_closed_stdout_ends_quietly_with_141(
+    streamv1_bin: str, tmp_path: Path, jobs: str
+) -> None:
     big = tmp_path / "big.jsonl"
     big.write_bytes(SESSION.read_bytes() * 300)
-    proc = subprocess.Popen([streamv1_bin, "convert", "--jobs", jobs, str(big), str(big)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [streamv1_bin, "convert", "--jobs", jobs, str(big), str(big)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.read(100)
     proc.stdout.close()  # what `| head -c 100` does
@@ -350,16 +415,22 @@ def test_a_closed_stdout_ends_quietly_with_141(streamv1_bin: str, tmp_path: Path
     assert "Traceback" not in err and "BrokenPipe" not in err
 
 
-def test_out_dir_refuses_two_inputs_with_one_output_name(streamv1_bin: str,
-                                                          tmp_path: Path) -> None:
-    for folder, src in (("d1", SESSION), ("d2", ROOT / "testdata" / "claude-session" /
-                                          "thinking.jsonl")):
+def test_out_dir_refuses_two_inputs_with_one_output_name(streamv1_bin: str, tmp_path: Path) -> None:
+    for folder, src in (
+        ("d1", SESSION),
+        ("d2", ROOT / "testdata" / "claude-session" / "thinking.jsonl"),
+    ):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "a.jsonl").write_bytes(src.read_bytes())
-    for args in ([str(tmp_path / "d1" / "a.jsonl"), str(tmp_path / "d2" / "a.jsonl")],
-                 [str(tmp_path / "d1"), str(tmp_path / "d2")]):
-        proc = subprocess.run([streamv1_bin, "convert", *args, "--out-dir",
-                               str(tmp_path / "out")], capture_output=True, check=False)
+    for args in (
+        [str(tmp_path / "d1" / "a.jsonl"), str(tmp_path / "d2" / "a.jsonl")],
+        [str(tmp_path / "d1"), str(tmp_path / "d2")],
+    ):
+        proc = subprocess.run(
+            [streamv1_bin, "convert", *args, "--out-dir", str(tmp_path / "out")],
+            capture_output=True,
+            check=False,
+        )
         assert proc.returncode == 1
         err = proc.stderr.decode().strip().splitlines()
         assert len(err) == 1 and "d1" in err[0] and "d2" in err[0]
@@ -367,12 +438,18 @@ def test_out_dir_refuses_two_inputs_with_one_output_name(streamv1_bin: str,
 
 
 def test_a_source_named_wrongly_is_said_and_counted(streamv1_bin: str) -> None:
-    proc = subprocess.run([streamv1_bin, "convert", "--source", "stella", str(SESSION)],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", "--source", "stella", str(SESSION)],
+        capture_output=True,
+        check=False,
+    )
     err = proc.stderr.decode()
     assert "look like claude-session, not stella" in err and "source_mismatch=1" in err
-    bad = subprocess.run([streamv1_bin, "convert", "--source", "nope", str(SESSION)],
-                         capture_output=True, check=False)
+    bad = subprocess.run(
+        [streamv1_bin, "convert", "--source", "nope", str(SESSION)],
+        capture_output=True,
+        check=False,
+    )
     assert bad.returncode == 2 and "claude-session" in bad.stderr.decode()  # the choices
 
 
@@ -380,20 +457,24 @@ def test_a_dash_named_project_folder_is_explained(streamv1_bin: str, tmp_path: P
     folder = tmp_path / "-home-user-proj"
     folder.mkdir()
     (folder / "s.jsonl").write_bytes(SESSION.read_bytes())
-    proc = subprocess.run([streamv1_bin, "convert", "-home-user-proj"], cwd=tmp_path,
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", "-home-user-proj"], cwd=tmp_path, capture_output=True, check=False
+    )
     assert proc.returncode == 1 and proc.stdout == b""
     assert "./-home-user-proj" in proc.stderr.decode() and "--" in proc.stderr.decode()
-    ok = subprocess.run([streamv1_bin, "convert", "--", "-home-user-proj"], cwd=tmp_path,
-                        capture_output=True, check=False)
+    ok = subprocess.run(
+        [streamv1_bin, "convert", "--", "-home-user-proj"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+    )
     assert ok.returncode == 0 and ok.stdout.count(b"\n") > 1
 
 
 def test_plain_text_is_not_called_binary(streamv1_bin: str, tmp_path: Path) -> None:
     text = tmp_path / "notes.jsonl"
     text.write_text("hello world\nthese are notes\n")
-    proc = subprocess.run([streamv1_bin, "convert", str(text)], capture_output=True,
-                          check=False)
+    proc = subprocess.run([streamv1_bin, "convert", str(text)], capture_output=True, check=False)
     assert proc.returncode == 1 and "plain text, not JSON lines" in proc.stderr.decode()
 
 
@@ -401,8 +482,13 @@ def test_scripts_run_never_waits_on_an_open_stdin(tmp_path: Path) -> None:
     """The README's main command with no terminal and a pipe nobody writes to (a
     CI step): it converts (the projects, or the bundled sample), and ends."""
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "none")}
-    proc = subprocess.Popen([str(ROOT / "scripts" / "run")], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [str(ROOT / "scripts" / "run")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     assert proc.stdout is not None
     out, deadline = b"", time.monotonic() + 120
     try:
@@ -426,15 +512,20 @@ def test_convert_honours_claude_config_dir(streamv1_bin: str, tmp_path: Path) ->
     projects = tmp_path / "cfg" / "projects" / "p"
     projects.mkdir(parents=True)
     (projects / "s.jsonl").write_bytes(SESSION.read_bytes())
-    proc = subprocess.run([streamv1_bin, "convert"], stdin=subprocess.DEVNULL,
-                          capture_output=True, check=False,
-                          env={**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")})
+    proc = subprocess.run(
+        [streamv1_bin, "convert"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+        env={**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")},
+    )
     assert proc.returncode == 0 and str(tmp_path / "cfg" / "projects") in proc.stderr.decode()
     assert proc.stdout.count(b"\n") > 1
 
 
-def test_progress_only_where_it_is_not_mixed_into_the_output(streamv1_bin: str,
-                                                             tmp_path: Path) -> None:
+def test_progress_only_where_it_is_not_mixed_into_the_output(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
     import pty
 
     inputs = [str(SESSION), str(ROOT / "testdata" / "claude-session" / "thinking.jsonl")]
@@ -442,8 +533,12 @@ def test_progress_only_where_it_is_not_mixed_into_the_output(streamv1_bin: str,
     def stderr_of(stdout_to_terminal: bool, *args: str) -> bytes:
         master, slave = pty.openpty()
         out = slave if stdout_to_terminal else (tmp_path / "out.jsonl").open("wb").fileno()
-        proc = subprocess.Popen([streamv1_bin, "--log-level", "error", "convert", *args,
-                                 *inputs], stdout=out, stderr=slave, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [streamv1_bin, "--log-level", "error", "convert", *args, *inputs],
+            stdout=out,
+            stderr=slave,
+            stdin=subprocess.DEVNULL,
+        )
         proc.wait(60)
         os.close(slave)
         seen = b""
@@ -471,8 +566,9 @@ def test_progress_only_where_it_is_not_mixed_into_the_output(streamv1_bin: str,
 
 
 def test_validate_says_convert_first_for_a_raw_transcript(streamv1_bin: str) -> None:
-    proc = subprocess.run([streamv1_bin, "validate", str(SESSION)], capture_output=True,
-                          check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "validate", str(SESSION)], capture_output=True, check=False
+    )
     assert proc.returncode == 1 and proc.stdout == b""
     err = [x for x in proc.stderr.decode().splitlines() if "error" in x]
     assert len(err) == 1 and "Claude Code transcript" in err[0] and "convert it first" in err[0]
@@ -486,16 +582,18 @@ def test_validate_walks_a_directory_as_convert_does(streamv1_bin: str, tmp_path:
     (good / "a.jsonl").write_bytes(expected.read_bytes())
     (good / "tool-results").mkdir()
     (good / "tool-results" / "skipped.jsonl").write_bytes(b"not even json\n")
-    proc = subprocess.run([streamv1_bin, "validate", str(tmp_path / "out")],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "validate", str(tmp_path / "out")], capture_output=True, check=False
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "files=1" in proc.stderr.decode()
 
 
 def test_one_spelling_per_option_and_examples_in_every_help(streamv1_bin: str) -> None:
     for command in ("convert", "validate", "tail", "relay", "subscribe", "status"):
-        text = subprocess.run([streamv1_bin, command, "--help"], capture_output=True,
-                              check=True).stdout.decode()
+        text = subprocess.run(
+            [streamv1_bin, command, "--help"], capture_output=True, check=True
+        ).stdout.decode()
         assert "Examples:" in text, command
         if command in ("convert", "tail"):
             assert "-o, --output" in text, command
@@ -504,12 +602,15 @@ def test_one_spelling_per_option_and_examples_in_every_help(streamv1_bin: str) -
 
 
 def test_log_level_after_the_subcommand_and_quiet(streamv1_bin: str) -> None:
-    after = subprocess.run([streamv1_bin, "convert", "--log-level", "error", str(SESSION)],
-                           capture_output=True, check=False)
-    quiet = subprocess.run([streamv1_bin, "convert", "-q", str(SESSION)],
-                           capture_output=True, check=False)
-    loud = subprocess.run([streamv1_bin, "convert", str(SESSION)], capture_output=True,
-                          check=False)
+    after = subprocess.run(
+        [streamv1_bin, "convert", "--log-level", "error", str(SESSION)],
+        capture_output=True,
+        check=False,
+    )
+    quiet = subprocess.run(
+        [streamv1_bin, "convert", "-q", str(SESSION)], capture_output=True, check=False
+    )
+    loud = subprocess.run([streamv1_bin, "convert", str(SESSION)], capture_output=True, check=False)
     assert after.returncode == quiet.returncode == loud.returncode == 0
     assert b"summary" in loud.stderr
     assert after.stderr == b"" and quiet.stderr == b""
@@ -518,18 +619,19 @@ def test_log_level_after_the_subcommand_and_quiet(streamv1_bin: str) -> None:
 
 def test_service_writes_the_unit_with_this_streamv1(streamv1_bin: str, tmp_path: Path) -> None:
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
-    printed = subprocess.run([streamv1_bin, "service", "print"], capture_output=True,
-                             check=True, env=env).stdout.decode()
+    printed = subprocess.run(
+        [streamv1_bin, "service", "print"], capture_output=True, check=True, env=env
+    ).stdout.decode()
     exec_line = next(x for x in printed.splitlines() if x.startswith("ExecStart="))
     assert exec_line.startswith(f"ExecStart={os.path.realpath(streamv1_bin)} tail ")
     assert "@STREAMV1@" not in printed and "pip install --user" not in printed
-    subprocess.run([streamv1_bin, "service", "install"], capture_output=True, check=True,
-                   env=env)
+    subprocess.run([streamv1_bin, "service", "install"], capture_output=True, check=True, env=env)
     unit = tmp_path / "cfg" / "systemd" / "user" / "streamv1.service"
     assert unit.read_text() == printed
     unit.write_text(printed.replace(" tail ", " tail --from end "))  # the user's own edit
-    again = subprocess.run([streamv1_bin, "service", "install"], capture_output=True,
-                           check=False, env=env)
+    again = subprocess.run(
+        [streamv1_bin, "service", "install"], capture_output=True, check=False, env=env
+    )
     assert again.returncode == 1 and b"--force" in again.stderr
 
 
@@ -538,12 +640,17 @@ def test_the_unit_in_the_package_is_the_one_in_systemd() -> None:
     assert shipped.read_bytes() == (ROOT / "systemd" / "streamv1.service").read_bytes()
 
 
-def test_ctrl_c_ends_the_open_run_says_the_summary_and_exits_130(streamv1_bin: str,
-                                                                  tmp_path: Path) -> None:
+def test_ctrl_c_ends_the_open_run_says_the_summary_and_exits_130(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
     import signal
 
-    proc = subprocess.Popen([streamv1_bin, "convert", "-"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [streamv1_bin, "convert", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdin is not None
     proc.stdin.write(SESSION.read_bytes()[:4000])  # mid-turn, and the input stays open
     proc.stdin.flush()
@@ -576,30 +683,44 @@ def test_ctrl_c_at_any_import_of_start_up_exits_130() -> None:
     crashed the process (SIGSEGV, 1 start in ~250 of the subscribe Ctrl-C test). A
     Ctrl-C at the import of each module the command loads ends it with 130."""
     loaded = subprocess.run(
-        [sys.executable, "-c", "import sys\n"
-         "from streamv1.translator.start import run\n"
-         "class Seen:\n"
-         "    def find_spec(self, name, path=None, target=None): print(name)\n"
-         "sys.meta_path.insert(0, Seen())\n"
-         "from streamv1.translator.cli import run"],
-        capture_output=True, check=True, text=True).stdout.split()
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from streamv1.translator.start import run\n"
+            "class Seen:\n"
+            "    def find_spec(self, name, path=None, target=None): print(name)\n"
+            "sys.meta_path.insert(0, Seen())\n"
+            "from streamv1.translator.cli import run",
+        ],
+        capture_output=True,
+        check=True,
+        text=True,
+    ).stdout.split()
     assert "orjson.orjson" in loaded and "json" in loaded
     status: dict[str, tuple[int, bytes]] = {}
     for start in range(0, len(loaded), 8):
-        procs = {name: subprocess.Popen([sys.executable, "-c", _KICK_AT_IMPORT, name],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                 for name in loaded[start:start + 8]}
+        procs = {
+            name: subprocess.Popen(
+                [sys.executable, "-c", _KICK_AT_IMPORT, name],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            for name in loaded[start : start + 8]
+        }
         for name, proc in procs.items():
             _, err = proc.communicate(timeout=30)
             status[name] = proc.returncode, err
     assert {name: code for name, (code, _) in status.items() if code != 130} == {}
-    assert all(err.startswith(b"kicked\n") and b"Traceback" not in err
-               for _, err in status.values())
+    assert all(
+        err.startswith(b"kicked\n") and b"Traceback" not in err for _, err in status.values()
+    )
 
 
 @pytest.mark.parametrize("sig,status", [("SIGINT", 130), ("SIGTERM", 143)])
-def test_a_signal_stops_a_multi_file_convert_at_once(streamv1_bin: str, tmp_path: Path,
-                                                     sig: str, status: int) -> None:
+def test_a_signal_stops_a_multi_file_convert_at_once(
+    streamv1_bin: str, tmp_path: Path, sig: str, status: int
+) -> None:
     import signal
 
     archive = tmp_path / "archive"
@@ -608,8 +729,11 @@ def test_a_signal_stops_a_multi_file_convert_at_once(streamv1_bin: str, tmp_path
     for k in range(4000):
         (archive / f"f{k}.jsonl").write_bytes(data)
     out = tmp_path / "out.jsonl"
-    proc = subprocess.Popen([streamv1_bin, "convert", "--jobs", "2", str(archive), "-o",
-                             str(out)], stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        [streamv1_bin, "convert", "--jobs", "2", str(archive), "-o", str(out)],
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     time.sleep(1.0)
     if proc.poll() is not None:
         pytest.skip("the conversion ended before the signal (a fast machine)")
@@ -623,26 +747,45 @@ def test_a_signal_stops_a_multi_file_convert_at_once(streamv1_bin: str, tmp_path
 
 def test_validate_messages_name_the_place_not_a_dict(streamv1_bin: str, tmp_path: Path) -> None:
     lines = [
-        {"type": "system", "subtype": "init", "session_id": "s", "seq": 0,
-         "ts": "2026-01-01T00:00:00Z", "agent": {"name": "x", "provider": "y"},
-         "capabilities": ["stream_v1"]},
-        {"type": "assistant", "session_id": "s", "seq": 1, "ts": "2026-01-01T00:00:00Z",
-         "message": {"role": "assistant", "content": [{"type": "text", "text": 5}]}},
-        {"type": "result", "subtype": "success", "session_id": "s", "seq": 2,
-         "ts": "2026-01-01T00:00:00Z", "is_error": False, "num_turns": 1, "duration_ms": 1,
-         "result": "x"},
+        {
+            "type": "system",
+            "subtype": "init",
+            "session_id": "s",
+            "seq": 0,
+            "ts": "2026-01-01T00:00:00Z",
+            "agent": {"name": "x", "provider": "y"},
+            "capabilities": ["stream_v1"],
+        },
+        {
+            "type": "assistant",
+            "session_id": "s",
+            "seq": 1,
+            "ts": "2026-01-01T00:00:00Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": 5}]},
+        },
+        {
+            "type": "result",
+            "subtype": "success",
+            "session_id": "s",
+            "seq": 2,
+            "ts": "2026-01-01T00:00:00Z",
+            "is_error": False,
+            "num_turns": 1,
+            "duration_ms": 1,
+            "result": "x",
+        },
     ]
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
-    proc = subprocess.run([streamv1_bin, "validate", str(path)], capture_output=True,
-                          check=False)
+    proc = subprocess.run([streamv1_bin, "validate", str(path)], capture_output=True, check=False)
     assert proc.returncode == 1
     said = proc.stdout.decode()
     assert "message/content/0/text: 5 is not of type 'string'" in said and "{'" not in said
 
 
-def test_progress_moves_inside_one_big_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_moves_inside_one_big_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from streamv1.translator import batch
 
     big = tmp_path / "big.jsonl"
@@ -658,8 +801,13 @@ def test_progress_moves_inside_one_big_file(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(batch.Progress, "read", counting)
     out = tmp_path / "out.jsonl"
     with out.open("wb") as sink:
-        batch.run([batch.Job(str(big))], sink, batch.Options(None, None, None, "stream_v1",
-                                                             False), 1, progress=True)
+        batch.run(
+            [batch.Job(str(big))],
+            sink,
+            batch.Options(None, None, None, "stream_v1", False),
+            1,
+            progress=True,
+        )
     assert ticks["n"] >= 10  # heard inside the file, not once at its end
     assert "1/1 files" in capsys.readouterr().err
 
@@ -670,15 +818,28 @@ def test_the_sdist_carries_what_its_tests_need(tmp_path: Path) -> None:
     import sys
     import tarfile
 
-    subprocess.run([sys.executable, "-c", "from setuptools import build_meta; "
-                    f"build_meta.build_sdist({str(tmp_path)!r})"], cwd=ROOT, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"from setuptools import build_meta; build_meta.build_sdist({str(tmp_path)!r})",
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
     [sdist] = tmp_path.glob("streamv1-*.tar.gz")
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-    for wanted in ("LICENSE", "testdata/claude-session/print_mode_bash.jsonl",
-                   "tests/test_cli.py", "scripts/test", "systemd/streamv1.service",
-                   "translator/systemd/streamv1.service", "docs/output.md"):
+    for wanted in (
+        "LICENSE",
+        "testdata/claude-session/print_mode_bash.jsonl",
+        "tests/test_cli.py",
+        "scripts/test",
+        "systemd/streamv1.service",
+        "translator/systemd/streamv1.service",
+        "docs/output.md",
+    ):
         assert wanted in names, wanted
 
 
@@ -687,8 +848,9 @@ def test_python_m_cli_is_the_whole_command() -> None:
     every command is there."""
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "streamv1.translator.cli", "--help"],
-                          capture_output=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "streamv1.translator.cli", "--help"], capture_output=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     listed = proc.stdout.decode().split("Commands:", 1)[1].split()
     commands = {"convert", "relay", "service", "status", "subscribe", "tail", "validate"}
@@ -696,7 +858,8 @@ def test_python_m_cli_is_the_whole_command() -> None:
 
 
 def test_an_unreadable_input_is_one_line_and_the_rest_is_converted(
-        streamv1_bin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    streamv1_bin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """#23 item 17: a file named on the command line that cannot be read, and a
     subfolder of a directory that cannot be listed: one line each naming it, the
     other inputs converted, exit 1 (never a usage error, never silence)."""
@@ -751,24 +914,29 @@ def test_an_exception_no_command_handles_is_one_line(tmp_path: Path, traceback: 
     """A bug (here one planted in the code subscribe calls; in #23, nats-py's fetch
     raising asyncio's TimeoutError where its own was caught) ends the command with
     one line and 70, not a traceback; STREAMV1_TRACEBACK=1 gives the traceback."""
-    plant = ("import sys\n"
-             "from streamv1.translator import cli\n"
-             "def broken(*args, **kwargs):\n"
-             "    raise RuntimeError('planted')\n"
-             "cli.configured_bus = broken\n"
-             "sys.argv = ['streamv1', 'subscribe', '--from', 'nats://127.0.0.1:9']\n"
-             "cli.run()\n")
+    plant = (
+        "import sys\n"
+        "from streamv1.translator import cli\n"
+        "def broken(*args, **kwargs):\n"
+        "    raise RuntimeError('planted')\n"
+        "cli.configured_bus = broken\n"
+        "sys.argv = ['streamv1', 'subscribe', '--from', 'nats://127.0.0.1:9']\n"
+        "cli.run()\n"
+    )
     env = {**os.environ, "STREAMV1_TRACEBACK": "1" if traceback else ""}
-    proc = subprocess.run([sys.executable, "-c", plant],
-                          capture_output=True, env=env, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", plant], capture_output=True, env=env, timeout=60, check=False
+    )
     err = proc.stderr.decode()
     if traceback:
         assert proc.returncode == 1 and "Traceback" in err and "planted" in err
     else:
         assert proc.returncode == 70, err
-        assert err.splitlines() == ["streamv1: error: internal error: RuntimeError: planted "
-                                    "(a bug: please report it; STREAMV1_TRACEBACK=1 shows "
-                                    "where)"]
+        assert err.splitlines() == [
+            "streamv1: error: internal error: RuntimeError: planted "
+            "(a bug: please report it; STREAMV1_TRACEBACK=1 shows "
+            "where)"
+        ]
 
 
 def _logged(stderr: bytes, event: str) -> dict[str, str]:
@@ -776,20 +944,23 @@ def _logged(stderr: bytes, event: str) -> dict[str, str]:
     ``k='v w'``)."""
     line = next(x for x in stderr.decode().splitlines() if f": {event} (" in x)
     body = line.split(f": {event} (", 1)[1].rstrip(")")
-    return {k: a or b for k, a, b in re.findall(r"(\w+)=(?:'((?:[^'\\]|\\.)*)'|(\S+?))(?= \w+=|$)",
-                                                 body)}
+    return {
+        k: a or b
+        for k, a, b in re.findall(r"(\w+)=(?:'((?:[^'\\]|\\.)*)'|(\S+?))(?= \w+=|$)", body)
+    }
 
 
-def test_the_summary_names_dropped_kinds_and_sums_tokens_and_stated_cost(
-        streamv1_bin: str) -> None:
+def test_the_summary_names_dropped_kinds_and_sums_tokens_and_stated_cost(streamv1_bin: str) -> None:
     """#25 item 5: the closing summary says what ``dropped`` counts (its most
     frequent kinds, where the docs say why) and the runs' tokens and stated cost."""
     proc = run(streamv1_bin, "convert", str(SESSION), str(STREAM))
     assert proc.returncode == 0, proc.stderr
     summary = _logged(proc.stderr, "summary")
     results = [line for line in lines_of(proc.stdout) if line["type"] == "result"]
-    want = {key: sum(u[key] for r in results for u in r["model_usage"].values())
-            for key in ("input_tokens", "output_tokens", "cache_read", "cache_creation")}
+    want = {
+        key: sum(u[key] for r in results for u in r["model_usage"].values())
+        for key in ("input_tokens", "output_tokens", "cache_read", "cache_creation")
+    }
     assert {key: int(summary[key]) for key in want} == want and want["cache_read"] > 0
     stated = [r["total_cost_usd"] for r in results if r.get("total_cost_usd") is not None]
     assert stated and float(summary["stated_cost_usd"]) == round(sum(stated), 6)
@@ -803,9 +974,15 @@ def test_the_summary_names_dropped_kinds_and_sums_tokens_and_stated_cost(
     assert f"{top} {dropped[top]}" in summary["dropped_kinds"]
     assert "docs/mapping.md" in summary["dropped_kinds"]
     debug = run(streamv1_bin, "--log-level", "debug", "convert", "-o", os.devnull, str(SESSION))
-    kinds = dict(item.rsplit(" ", 1)
-                 for item in _logged(debug.stderr, "dropped record kinds")["kinds"].split(", "))
-    session_only = [r for r in lines_of(run(streamv1_bin, "convert", str(SESSION)).stdout)
-                    if r["type"] == "result"]
+    kinds = dict(
+        item.rsplit(" ", 1)
+        for item in _logged(debug.stderr, "dropped record kinds")["kinds"].split(", ")
+    )
+    session_only = [
+        r
+        for r in lines_of(run(streamv1_bin, "convert", str(SESSION)).stdout)
+        if r["type"] == "result"
+    ]
     assert {k: int(v) for k, v in kinds.items()} == {
-        k: v for r in session_only for k, v in r["extension"]["dropped"].items()}
+        k: v for r in session_only for k, v in r["extension"]["dropped"].items()
+    }

@@ -36,12 +36,15 @@ C10 = FIXTURES / "c10_subagent" / "sessions"
 def c10_files(root: Path = C10) -> list[Path]:
     return sorted(p for p in root.rglob("rollout-*.jsonl") if ".expected." not in p.name)
 
+
 #: What one view truly cannot know, as rules (docs/mapping.md says the same); nothing
 #: else is excused. Each names the view that cannot know it.
 CANNOT_KNOW = {
     "exec_usage_of_unfinished_run": (
-        "exec --json", "usage is printed only on turn.completed: a run killed (c8) or "
-        "failed after model calls has none there; the rollout's token_usage_record has it"),
+        "exec --json",
+        "usage is printed only on turn.completed: a run killed (c8) or "
+        "failed after model calls has none there; the rollout's token_usage_record has it",
+    ),
 }
 
 
@@ -53,8 +56,11 @@ def excused(rollout_result: dict[str, Any], exec_result: dict[str, Any]) -> str 
 
 
 def scenarios() -> list[str]:
-    return sorted(p.name for p in CORPUS.iterdir() if p.is_dir()) if CORPUS.exists() else [
-        "(no corpus)"]
+    return (
+        sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
+        if CORPUS.exists()
+        else ["(no corpus)"]
+    )
 
 
 def rollouts(folder: Path) -> list[Path]:
@@ -87,8 +93,7 @@ def tokens(result: dict[str, Any]) -> int | None:
     usage = result.get("usage")
     if usage is None:
         return None
-    return sum(usage[k] for k in ("input_tokens", "output_tokens", "cache_read",
-                                  "cache_creation"))
+    return sum(usage[k] for k in ("input_tokens", "output_tokens", "cache_read", "cache_creation"))
 
 
 @pytest.mark.parametrize("scenario", scenarios())
@@ -146,9 +151,11 @@ def _usage_files() -> list[Path]:
     return found + sorted(FIXTURES.rglob("*.jsonl"))
 
 
-@pytest.mark.parametrize("path", [p for p in _usage_files()
-                                  if ".expected." not in p.name and "exec" not in p.name],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path",
+    [p for p in _usage_files() if ".expected." not in p.name and "exec" not in p.name],
+    ids=lambda p: p.name,
+)
 def test_a_rollout_alone_counts_its_own_usage(path: Path) -> None:
     if not any(r.get("type") == "token_usage_record" for r in _records(path)):
         pytest.skip("no token_usage_record (an older rollout)")
@@ -174,18 +181,35 @@ def test_subagent_rollouts_are_one_session_nested_in_the_parents_run() -> None:
     assert tree_violations(lines) == []
     assert [x["subtype"] for x in lines if x["type"] == "result"] == ["success"]
     assert [x.get("subtype") for x in lines if x["type"] == "system"] == [
-        "init", "task_started", "task_notification", "task_notification"]
-    spawn = next(b["id"] for x in lines if x["type"] == "assistant"
-                 for b in x["message"]["content"] if b.get("name") == "collaboration.spawn_agent")
+        "init",
+        "task_started",
+        "task_notification",
+        "task_notification",
+    ]
+    spawn = next(
+        b["id"]
+        for x in lines
+        if x["type"] == "assistant"
+        for b in x["message"]["content"]
+        if b.get("name") == "collaboration.spawn_agent"
+    )
     started = next(x for x in lines if x.get("subtype") == "task_started")
     assert started["task_id"] == "01a23326-d17a-7f81-8719-cf28a17540f3"
-    child_texts = [b["text"] for x in lines if x["type"] == "assistant"
-                   and x.get("parent_tool_use_id") == spawn
-                   for b in x["message"]["content"] if b.get("type") == "text"]
+    child_texts = [
+        b["text"]
+        for x in lines
+        if x["type"] == "assistant" and x.get("parent_tool_use_id") == spawn
+        for b in x["message"]["content"]
+        if b.get("type") == "text"
+    ]
     assert child_texts == ["This directory has 2 entries: README.md and main.py."]
     # The child's nested command is a child of its own exec call.
-    command = next(x for x in lines if x["type"] == "assistant" and any(
-        b.get("name") == "command_execution" for b in x["message"]["content"]))
+    command = next(
+        x
+        for x in lines
+        if x["type"] == "assistant"
+        and any(b.get("name") == "command_execution" for b in x["message"]["content"])
+    )
     assert command["parent_tool_use_id"] != spawn
     # usage: the parent's own calls; model_usage: every actor's.
     result = lines[-1]
@@ -218,12 +242,19 @@ def test_a_child_in_another_date_folder_finds_its_parent(tmp_path: Path) -> None
     out, _ = convert_file(c, "codex")  # alone: its lines still name their spawner
     lines = lines_of(out)
     assert {x.get("parent_tool_use_id") for x in lines} == {
-        "call_qD3YW7mAPkvu4hnbInR7l4H6", "call_WNRFbj7mgCZ1KhyUGTclbEkF"}
+        "call_qD3YW7mAPkvu4hnbInR7l4H6",
+        "call_WNRFbj7mgCZ1KhyUGTclbEkF",
+    }
 
 
 def test_auto_detects_both_views() -> None:
-    for name in ("c2_shell.rollout.jsonl", "c2_shell.exec.jsonl", "legacy_bare.jsonl",
-                 "legacy_ccl.rollout.jsonl", "legacy_shell.rollout.jsonl"):
+    for name in (
+        "c2_shell.rollout.jsonl",
+        "c2_shell.exec.jsonl",
+        "legacy_bare.jsonl",
+        "legacy_ccl.rollout.jsonl",
+        "legacy_shell.rollout.jsonl",
+    ):
         auto, _ = convert_file(FIXTURES / name)
         given, _ = convert_file(FIXTURES / name, "codex")
         assert auto == given, name
@@ -254,7 +285,8 @@ def test_a_bad_body_is_one_error_naming_file_and_line() -> None:
     assert totals.errors == 1 and len(errors) == 1
     assert errors[0]["message"] == (
         f"x.jsonl:{at + 1}: token_usage_record: usage.input_tokens is 'many', "
-        "not a whole number ≥ 0")
+        "not a whole number ≥ 0"
+    )
     assert framing_violations(out) == []
 
 
@@ -277,8 +309,14 @@ def test_streaming_holds_no_more_than_one_response() -> None:
         out.write(chunk)
         written.append(len(chunk))
 
-    convert_stream(io.BytesIO(big), "big.jsonl", write, Totals(), source=sources()["codex"],
-                   clock=lambda: FIXED_NOW)
+    convert_stream(
+        io.BytesIO(big),
+        "big.jsonl",
+        write,
+        Totals(),
+        source=sources()["codex"],
+        clock=lambda: FIXED_NOW,
+    )
     assert len([x for x in lines_of(out.getvalue()) if x["type"] == "result"]) == 300
 
 
@@ -289,13 +327,15 @@ def _comparable(data: bytes) -> dict[str, list[bytes]]:
         line.pop("ts", None)
         line.pop("_meta", None)
         out.setdefault(line["session_id"], []).append(
-            orjson.dumps(line, option=orjson.OPT_SORT_KEYS))
+            orjson.dumps(line, option=orjson.OPT_SORT_KEYS)
+        )
     return out
 
 
 @pytest.mark.parametrize("seed", [7, 11])
 def test_tail_of_a_sessions_tree_written_in_chunks_with_a_kill_is_convert(
-        streamv1_bin: str, tmp_path: Path, seed: int) -> None:
+    streamv1_bin: str, tmp_path: Path, seed: int
+) -> None:
     """The daemon follows a Codex sessions tree (a parent, its subagent, a resumed
     thread) written in random chunks, SIGKILLed half way: per session the same lines
     as convert of the finished tree."""
@@ -310,7 +350,8 @@ def test_tail_of_a_sessions_tree_written_in_chunks_with_a_kill_is_convert(
     day.mkdir(parents=True)
     sources_ = {day / p.name: p.read_bytes() for p in c10_files()}
     sources_[day / "rollout-2026-12-01T19-47-30-01a23325-e2a3-7d82-bfa0-f863f3d771ff.jsonl"] = (
-        FIXTURES / "c6_resume.rollout.jsonl").read_bytes()
+        FIXTURES / "c6_resume.rollout.jsonl"
+    ).read_bytes()
     rng = random.Random(seed)
     written = dict.fromkeys(sources_, 0)
 
@@ -318,15 +359,32 @@ def test_tail_of_a_sessions_tree_written_in_chunks_with_a_kill_is_convert(
         for path, data in sources_.items():
             end = min(len(data), written[path] + int(len(data) * limit * rng.random()) + 1)
             with open(path, "ab") as fh:
-                fh.write(data[written[path]:end])
+                fh.write(data[written[path] : end])
             written[path] = end
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            [streamv1_bin, "--log-level", "error", "tail", str(tmp_path / "sessions"),
-             "--output", str(tmp_path / "out.jsonl"), "--state", str(tmp_path / "state.json"),
-             "--idle-close", "2", "--rescan-every", "0.5", "--commit-every", "0.05",
-             "--ingest-socket", str(tmp_path / "i.sock")], stderr=subprocess.DEVNULL)
+            [
+                streamv1_bin,
+                "--log-level",
+                "error",
+                "tail",
+                str(tmp_path / "sessions"),
+                "--output",
+                str(tmp_path / "out.jsonl"),
+                "--state",
+                str(tmp_path / "state.json"),
+                "--idle-close",
+                "2",
+                "--rescan-every",
+                "0.5",
+                "--commit-every",
+                "0.05",
+                "--ingest-socket",
+                str(tmp_path / "i.sock"),
+            ],
+            stderr=subprocess.DEVNULL,
+        )
 
     proc = start()
     for _ in range(4):
@@ -336,7 +394,7 @@ def test_tail_of_a_sessions_tree_written_in_chunks_with_a_kill_is_convert(
     proc.wait()
     for path, data in sources_.items():
         with open(path, "ab") as fh:
-            fh.write(data[written[path]:])
+            fh.write(data[written[path] :])
     proc = start()
     want, _ = convert_session_files(sorted(sources_))
     expected = _comparable(want)

@@ -99,8 +99,9 @@ def test_print_mode_and_durable_file_agree(scenario: str) -> None:
     stored, _ = convert_session_files(durable)
     assert framing_violations(printed, "print mode") == []
     assert framing_violations(stored, "durable") == []
-    raw_results = sum(1 for p in streams for rec in _records(p.read_bytes())
-                      if rec.get("type") == "result")
+    raw_results = sum(
+        1 for p in streams for rec in _records(p.read_bytes()) if rec.get("type") == "result"
+    )
     stored_lines = lines_of(stored)
     if raw_results:
         assert sum(1 for x in stored_lines if x["type"] == "result") == raw_results

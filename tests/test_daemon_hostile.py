@@ -29,8 +29,11 @@ BASH_NAME = "5eccd76e-a2bd-46d3-9ac7-285807858239.jsonl"
 
 
 def errors_of(data: bytes) -> list[dict[str, Any]]:
-    return [x for x in map(orjson.loads, data.splitlines())
-            if x["type"] == "system" and x.get("subtype") == "error"]
+    return [
+        x
+        for x in map(orjson.loads, data.splitlines())
+        if x["type"] == "system" and x.get("subtype") == "error"
+    ]
 
 
 # -- 7. never dies on content -----------------------------------------------------------------
@@ -92,13 +95,19 @@ def test_an_over_long_line_is_reported_and_skipped_even_while_it_grows(
     d.stop()
     out = tail_output(tmp_path / "out.jsonl")
     [error] = errors_of(out)
-    assert error["extension"]["kind"] == "line_too_long" if "kind" in error.get(
-        "extension", {}) else error["kind"] == "line_too_long"
+    assert (
+        error["extension"]["kind"] == "line_too_long"
+        if "kind" in error.get("extension", {})
+        else error["kind"] == "line_too_long"
+    )
     assert error["extension"]["line"] == 15 and error["extension"]["length"] == 12000
     whole = tmp_path / "whole.jsonl"
     whole.write_bytes(b"".join(src))
-    want = [x for x in convert_file(whole, "claude-session")[0].splitlines()
-            if b'"subtype":"error"' not in x]
+    want = [
+        x
+        for x in convert_file(whole, "claude-session")[0].splitlines()
+        if b'"subtype":"error"' not in x
+    ]
     got = [x for x in out.splitlines() if b'"subtype":"error"' not in x]
     assert len(got) == len(want)
 
@@ -136,8 +145,9 @@ def test_a_fifo_never_blocks_the_daemon_and_is_reported_once(tmp_path: Path) -> 
     d.tick(changed={str(proj / "x.jsonl")})  # an event names it
     d.tick(rescan=True)
     d.stop()
-    assert tail_output(tmp_path / "out.jsonl") == convert_file(proj / BASH_NAME,
-                                                               "claude-session")[0]
+    assert (
+        tail_output(tmp_path / "out.jsonl") == convert_file(proj / BASH_NAME, "claude-session")[0]
+    )
 
 
 def test_symlinks_out_of_the_watched_folder_are_not_followed_unless_asked(
@@ -233,13 +243,19 @@ def test_a_client_of_another_user_is_closed(tmp_path: Path) -> None:
             "os.setgid(65534); os.setuid(65534)\n"
             "s = socket.socket(socket.AF_UNIX); s.connect(os.environ['SOCK'])\n"
             "try:\n"
-            "    s.sendall(b'{\"streamv1\":1,\"role\":\"status\"}\\n')\n"
+            '    s.sendall(b\'{"streamv1":1,"role":"status"}\\n\')\n'
             "    print('closed' if s.recv(100) == b'' else 'answered')\n"
             "except ConnectionError:\n"
             "    print('closed')\n"
         )
-        proc = subprocess.run(["python3", "-c", probe], env={"SOCK": str(folder / "s.sock")},
-                              capture_output=True, text=True, timeout=20, check=False)
+        proc = subprocess.run(
+            ["python3", "-c", probe],
+            env={"SOCK": str(folder / "s.sock")},
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
         assert proc.stdout.strip() == "closed", proc.stderr
         assert server.refused == 1
     finally:
@@ -331,8 +347,11 @@ def test_log_events_are_masked(fmt: str, capsys: pytest.CaptureFixture[str]) -> 
     secret = "sk-ant-api03-" + "A1b2C3d4" * 6
     logs.configure("info", fmt)
     try:
-        logs.get().info("live stream connected", command=f"claude --api-key {secret} -p hi",
-                        note=f"value was {secret}")
+        logs.get().info(
+            "live stream connected",
+            command=f"claude --api-key {secret} -p hi",
+            note=f"value was {secret}",
+        )
     finally:
         logs.configure("info", "console")
     err = capsys.readouterr().err
@@ -348,13 +367,31 @@ def _mutants(seed: int, n: int) -> list[bytes]:
     import random
 
     rng = random.Random(seed)
-    real = [line for f in sorted((SESSION.parent).rglob("*.jsonl"))
-            if ".expected." not in f.name and "tail" not in f.parts
-            for line in f.read_bytes().splitlines() if line.strip()]
-    odd = [b"[]", b"[1,2]", b"1e999", b"-0", b"9" * 5000, b"18446744073709551616",
-           b'"\\ud800"', b"null", b"{}", b'{"a":' * 300 + b"1" + b"}" * 300,
-           b'"0000-01-01T00:00:00Z"', b'"9999-12-31T23:59:59-23:59"', b'"not a time"',
-           b"Infinity", b"NaN", b"true"]
+    real = [
+        line
+        for f in sorted((SESSION.parent).rglob("*.jsonl"))
+        if ".expected." not in f.name and "tail" not in f.parts
+        for line in f.read_bytes().splitlines()
+        if line.strip()
+    ]
+    odd = [
+        b"[]",
+        b"[1,2]",
+        b"1e999",
+        b"-0",
+        b"9" * 5000,
+        b"18446744073709551616",
+        b'"\\ud800"',
+        b"null",
+        b"{}",
+        b'{"a":' * 300 + b"1" + b"}" * 300,
+        b'"0000-01-01T00:00:00Z"',
+        b'"9999-12-31T23:59:59-23:59"',
+        b'"not a time"',
+        b"Infinity",
+        b"NaN",
+        b"true",
+    ]
     out = []
     for _ in range(n):
         line = bytearray(rng.choice(real))
@@ -368,8 +405,18 @@ def _mutants(seed: int, n: int) -> list[bytes]:
             line += rng.choice(real)
         else:
             # a value of the wrong kind after a key the adapters read
-            keys = [b'"type":', b'"timestamp":', b'"content":', b'"sessionId":', b'"message":',
-                    b'"usage":', b'"session_id":', b'"subtype":', b'"text":', b'"id":']
+            keys = [
+                b'"type":',
+                b'"timestamp":',
+                b'"content":',
+                b'"sessionId":',
+                b'"message":',
+                b'"usage":',
+                b'"session_id":',
+                b'"subtype":',
+                b'"text":',
+                b'"id":',
+            ]
             key = rng.choice(keys)
             at = bytes(line).find(key)
             if at >= 0:

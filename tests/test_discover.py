@@ -59,17 +59,31 @@ def test_a_root_inside_subagents_or_named_workflows_is_walked_as_given(tmp_path:
     assert [Path(p).name for p in walk_paths(str(root))] == ["agent-a1.jsonl"]
 
 
-_NAMES = ["a.jsonl", "journal.jsonl", "x.json", "agent-1.jsonl", "history.jsonl",
-          "session-1.json", "n.txt"]
+_NAMES = [
+    "a.jsonl",
+    "journal.jsonl",
+    "x.json",
+    "agent-1.jsonl",
+    "history.jsonl",
+    "session-1.json",
+    "n.txt",
+]
 _DIRS = ["p", "subagents", "workflows", "tool-results", ".git", "chats", "s"]
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.lists(st.sampled_from(_DIRS), max_size=4),
-                          st.sampled_from(_NAMES)), min_size=1, max_size=12))
-def test_one_rule_for_events_and_walks(tmp_path_factory: pytest.TempPathFactory,
-                                       files: list[tuple[list[str], str]]) -> None:
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(st.lists(st.sampled_from(_DIRS), max_size=4), st.sampled_from(_NAMES)),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_one_rule_for_events_and_walks(
+    tmp_path_factory: pytest.TempPathFactory, files: list[tuple[list[str], str]]
+) -> None:
     """What the daemon asks of each file event (is_transcript) is what a walk of
     the folder lists, for any tree of the sources' names, and a walk of a folder
     inside it lists what it holds of the whole walk."""
@@ -86,7 +100,8 @@ def test_one_rule_for_events_and_walks(tmp_path_factory: pytest.TempPathFactory,
         if dirs:
             inside = str(root.joinpath(*dirs))
             assert walk_paths(str(root), inside=inside) == [
-                p for p in listed if p.startswith(inside + os.sep)]
+                p for p in listed if p.startswith(inside + os.sep)
+            ]
 
 
 def test_every_home_with_its_own_override(tmp_path: Path) -> None:

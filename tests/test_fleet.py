@@ -56,8 +56,9 @@ def _no_daemon_left():  # type: ignore[no-untyped-def]
             proc.wait()
 
 
-def _publishing(bin_: str, tmp: Path, urls: str, host: str = "dev-1",
-                *extra: str) -> subprocess.Popen[bytes]:
+def _publishing(
+    bin_: str, tmp: Path, urls: str, host: str = "dev-1", *extra: str
+) -> subprocess.Popen[bytes]:
     proc = _start(bin_, tmp, "--publish", urls, "--host", host, *extra)
     _STARTED.append(proc)
     return proc
@@ -74,8 +75,7 @@ def _once(messages: list[dict[str, object]]) -> list[str]:
     return [i for i, n in ids.items() if n > 1]
 
 
-def _check_exactly_once(messages: list[dict[str, object]], targets: list[Path],
-                        out: Path) -> None:
+def _check_exactly_once(messages: list[dict[str, object]], targets: list[Path], out: Path) -> None:
     assert _once(messages) == []
     # The stream is the daemon's own output, line for line...
     assert Counter(m["data"] for m in messages) == Counter(out.read_bytes().splitlines())
@@ -113,8 +113,7 @@ def server(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_subject_tokens_are_safe_and_never_shared(a: str, b: str) -> None:
     ta, tb = bus.token(a), bus.token(b)
     assert re.fullmatch(r"[A-Za-z0-9_-]+", ta)
-    assert (ta == tb) == (a.encode("utf-8", "surrogatepass") == b.encode("utf-8",
-                                                                         "surrogatepass"))
+    assert (ta == tb) == (a.encode("utf-8", "surrogatepass") == b.encode("utf-8", "surrogatepass"))
 
 
 def test_a_line_is_its_own_id() -> None:
@@ -132,12 +131,21 @@ def test_a_line_is_its_own_id() -> None:
 
 
 def _lines_of_one_session(n: int) -> list[bytes]:
-    return [orjson.dumps({"type": "assistant", "session_id": "one", "seq": k,
-                          "ts": "2026-12-01T00:00:00.000Z", "k": k}) for k in range(n)]
+    return [
+        orjson.dumps(
+            {
+                "type": "assistant",
+                "session_id": "one",
+                "seq": k,
+                "ts": "2026-12-01T00:00:00.000Z",
+                "k": k,
+            }
+        )
+        for k in range(n)
+    ]
 
 
-def _send(url: str, data: list[bytes], *, atomic_stream: bool, before: int = 0
-          ) -> dict[str, int]:
+def _send(url: str, data: list[bytes], *, atomic_stream: bool, before: int = 0) -> dict[str, int]:
     """Sender.send of ``data`` (one subject) into a stream made with or without
     allow_atomic, after ``before`` of its first lines were stored one by one;
     returns the sender's counts."""
@@ -151,17 +159,25 @@ def _send(url: str, data: list[bytes], *, atomic_stream: bool, before: int = 0
         nc = await nats.connect(url)
         try:
             js = nc.jetstream()
-            await js.add_stream(StreamConfig(name="STREAMV1", subjects=["streamv1.>"],
-                                             storage=StorageType.FILE,
-                                             allow_atomic=atomic_stream or None))
+            await js.add_stream(
+                StreamConfig(
+                    name="STREAMV1",
+                    subjects=["streamv1.>"],
+                    storage=StorageType.FILE,
+                    allow_atomic=atomic_stream or None,
+                )
+            )
             if before:
                 first = jetstream.Sender(js, config, nc=nc)
                 first.atomic = False  # one by one
                 await first.send(lines[:before], fresh=False)
             sender = jetstream.Sender(js, config, nc=nc)
             await sender.send(lines, fresh=False)
-            return {"stored": sender.stored, "duplicates": sender.duplicates,
-                    "batches": sender.batches}
+            return {
+                "stored": sender.stored,
+                "duplicates": sender.duplicates,
+                "batches": sender.batches,
+            }
         finally:
             await nc.close()
 
@@ -186,21 +202,48 @@ def _messages(url: str) -> int:
 
 
 def test_ctrl_c_ends_convert_publish_while_the_bus_does_not_answer(
-        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     """A review found it: with the server frozen mid-publish, convert --publish
     retried for ever and SIGINT, then SIGTERM, were only noted (SIGKILL alone ended
     it). A signal now cancels the wait: exit 130, no traceback, and what was stored
     stays stored."""
     big = tmp_path / "big.jsonl"
-    big.write_bytes(b"".join(orjson.dumps({
-        "type": "assistant", "session_id": f"s{k % 4}", "seq": k, "ts": "2026-12-01T00:00:00.000Z",
-        "message": {"role": "assistant", "content": [{"type": "text", "text": "y" * 200}]}})
-        + b"\n" for k in range(300_000)))
+    big.write_bytes(
+        b"".join(
+            orjson.dumps(
+                {
+                    "type": "assistant",
+                    "session_id": f"s{k % 4}",
+                    "seq": k,
+                    "ts": "2026-12-01T00:00:00.000Z",
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "y" * 200}],
+                    },
+                }
+            )
+            + b"\n"
+            for k in range(300_000)
+        )
+    )
     log = tmp_path / "stderr"
     with log.open("wb") as err_file:
-        proc = subprocess.Popen([streamv1_bin, "convert", "--source", "stream_v1", str(big),
-                                 "--publish", server.url, "--host", "h"],
-                                stdout=subprocess.DEVNULL, stderr=err_file)
+        proc = subprocess.Popen(
+            [
+                streamv1_bin,
+                "convert",
+                "--source",
+                "stream_v1",
+                str(big),
+                "--publish",
+                server.url,
+                "--host",
+                "h",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=err_file,
+        )
     try:
         deadline = time.monotonic() + 60
         # (The count alone: reading what the stream holds takes longer than sending
@@ -237,8 +280,9 @@ class _FakeBus:
     async def publish(self, subject: str, data: bytes, headers: dict[str, str]) -> None:
         self.published += 1
 
-    async def request(self, subject: str, data: bytes, timeout: float,
-                      headers: dict[str, str]) -> _FakeMsg:
+    async def request(
+        self, subject: str, data: bytes, timeout: float, headers: dict[str, str]
+    ) -> _FakeMsg:
         self.published += 1
         return _FakeMsg(orjson.dumps(self.replies.pop(0)))
 
@@ -261,9 +305,18 @@ def test_a_batch_the_server_cannot_store_now_is_sent_again() -> None:
     stopped until a restart. It is waited out as a single line's would be: asked
     whether it was stored, then sent again. And the stream is asked once whether
     it takes atomic batches, however many subjects go at once."""
-    fake = _FakeBus([{"error": {"code": 503, "err_code": 10008,
-                                "description": "JetStream system temporarily unavailable"}},
-                     {"stream": "STREAMV1", "seq": 3, "batch": "b", "count": 3}])
+    fake = _FakeBus(
+        [
+            {
+                "error": {
+                    "code": 503,
+                    "err_code": 10008,
+                    "description": "JetStream system temporarily unavailable",
+                }
+            },
+            {"stream": "STREAMV1", "seq": 3, "batch": "b", "count": 3},
+        ]
+    )
     config = bus.BusConfig(servers=("nats://x:1",), host="h")
     sender = jetstream.Sender(fake, config, nc=fake)
     lines = jetstream.lines_of(config, _lines_of_one_session(3))
@@ -272,8 +325,9 @@ def test_a_batch_the_server_cannot_store_now_is_sent_again() -> None:
 
     many = _FakeBus([{"stream": "STREAMV1", "seq": 2, "count": 2}] * 20)
     sender = jetstream.Sender(many, config, nc=many)
-    data = [orjson.dumps({"type": "assistant", "session_id": f"s{k % 20}", "seq": k})
-            for k in range(40)]
+    data = [
+        orjson.dumps({"type": "assistant", "session_id": f"s{k % 20}", "seq": k}) for k in range(40)
+    ]
     asyncio.run(sender.send(jetstream.lines_of(config, data), fresh=False))
     assert many.stream_infos == 1 and sender.stored == 40
 
@@ -299,7 +353,8 @@ def test_a_batch_holding_a_stored_line_goes_line_by_line(server: natsserver.Serv
 
 
 def test_a_stream_without_atomic_batches_gets_one_line_a_round_trip(
-        server: natsserver.Server) -> None:
+    server: natsserver.Server,
+) -> None:
     """A stream an older release (or its operator) made without allow_atomic takes
     the lines one at a time, as before: all of them, once, in order."""
     data = _lines_of_one_session(30)
@@ -308,19 +363,25 @@ def test_a_stream_without_atomic_batches_gets_one_line_a_round_trip(
     assert [m["data"] for m in natsserver.stored(server.url)] == data
 
 
-@given(st.text(min_size=1), st.text(), st.text(),
-       st.integers(min_value=-(2**63), max_value=2**64 - 1) | st.text(),
-       st.integers(min_value=1, max_value=1000))
-def test_a_batch_frame_is_what_nats_py_would_send(host: str, session: str, kind: str,
-                                                  seq: int | str, n: int) -> None:
+@given(
+    st.text(min_size=1),
+    st.text(),
+    st.text(),
+    st.integers(min_value=-(2**63), max_value=2**64 - 1) | st.text(),
+    st.integers(min_value=1, max_value=1000),
+)
+def test_a_batch_frame_is_what_nats_py_would_send(
+    host: str, session: str, kind: str, seq: int | str, n: int
+) -> None:
     """A batch's lines go as frames made by jetstream.frame, not by nats-py's
     publish: byte for byte the same, whatever a crafted line's session, seq or
     type holds (spaces around, CR and LF inside: trimmed and made spaces)."""
     from nats.aio.client import Client
 
     config = bus.BusConfig(servers=("nats://127.0.0.1:4222",), host=host)
-    line = jetstream.line_for(config, orjson.dumps(
-        {"type": kind, "session_id": session, "seq": seq, "text": "x"}))
+    line = jetstream.line_for(
+        config, orjson.dumps({"type": kind, "session_id": session, "seq": seq, "text": "x"})
+    )
     sent: list[bytes] = []
 
     async def capture(cmd: bytes, priority: bool = False) -> None:
@@ -338,8 +399,9 @@ def test_a_batch_frame_is_what_nats_py_would_send(host: str, session: str, kind:
 # -- one server -----------------------------------------------------------------------------
 
 
-def test_tail_publishes_what_convert_makes(streamv1_bin: str, tmp_path: Path,
-                                          server: natsserver.Server) -> None:
+def test_tail_publishes_what_convert_makes(
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     targets = prepare(tmp_path)
     proc = _publishing(streamv1_bin, tmp_path, server.url)
     _write(targets, plan_chunks(random.Random(7)))
@@ -347,42 +409,61 @@ def test_tail_publishes_what_convert_makes(streamv1_bin: str, tmp_path: Path,
     settle(out)
     lines = out.read_bytes().count(b"\n")
     messages = natsserver.wait_for(server.url, lines)
-    status = subprocess.run([streamv1_bin, "status", "--socket", str(tmp_path / "ingest.sock")],
-                            capture_output=True, timeout=30, check=True)
+    status = subprocess.run(
+        [streamv1_bin, "status", "--socket", str(tmp_path / "ingest.sock")],
+        capture_output=True,
+        timeout=30,
+        check=True,
+    )
     publish = json.loads(status.stdout)["publish"]
     assert publish["connected"] and publish["behind_bytes"] == 0
     assert publish["sent_lines"] == lines and publish["error"] is None
     _stop(proc)
     _check_exactly_once(messages, targets, out)
     # subscribe --from prints the stream: the same lines, per session as convert.
-    sub = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--catch-up"],
-                         capture_output=True, timeout=60, check=True)
+    sub = subprocess.run(
+        [streamv1_bin, "subscribe", "--from", server.url, "--catch-up"],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
     assert sub.stdout == b"".join(m["data"] + b"\n" for m in messages)
     assert by_actor(tail_output_bytes(sub.stdout)) == expected(targets)
     # A durable consumer goes on where it stopped: nothing more to print.
-    first = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--durable",
-                            "dash", "--catch-up"], capture_output=True, timeout=60, check=True)
-    again = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--durable",
-                            "dash", "--catch-up"], capture_output=True, timeout=60, check=True)
+    first = subprocess.run(
+        [streamv1_bin, "subscribe", "--from", server.url, "--durable", "dash", "--catch-up"],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    again = subprocess.run(
+        [streamv1_bin, "subscribe", "--from", server.url, "--durable", "dash", "--catch-up"],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
     assert first.stdout == sub.stdout and again.stdout == b""
 
 
 def tail_output_bytes(data: bytes) -> bytes:
-    stripped, marked = re.subn(rb',"_meta":\{"origin":"transcript"\}\}$', b"}", data,
-                               flags=re.MULTILINE)
+    stripped, marked = re.subn(
+        rb',"_meta":\{"origin":"transcript"\}\}$', b"}", data, flags=re.MULTILINE
+    )
     assert marked == data.count(b"\n")
     return stripped
 
 
-def test_sigkill_while_publishing_stores_each_line_once(streamv1_bin: str, tmp_path: Path,
-                                                        server: natsserver.Server) -> None:
+def test_sigkill_while_publishing_stores_each_line_once(
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     rng = random.Random(11)
     targets = prepare(tmp_path)
     chunks = plan_chunks(rng)
     kills = set(rng.sample(range(1, len(chunks)), 21))
     proc = _publishing(streamv1_bin, tmp_path, server.url)
-    proc, crashes = write_with_kills(targets, chunks, kills, rng, proc,
-                                     lambda: _publishing(streamv1_bin, tmp_path, server.url))
+    proc, crashes = write_with_kills(
+        targets, chunks, kills, rng, proc, lambda: _publishing(streamv1_bin, tmp_path, server.url)
+    )
     assert crashes >= 20
     out = tmp_path / "out.jsonl"
     settle(out)
@@ -395,8 +476,11 @@ def _publisher_pid(bin_: str, tmp: Path, limit: float = 30.0) -> int:
     """The pid of the daemon's publisher process, from ``status``, once it runs."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        status = subprocess.run([bin_, "status", "--socket", str(tmp / "ingest.sock"), "--json"],
-                                capture_output=True, timeout=30)
+        status = subprocess.run(
+            [bin_, "status", "--socket", str(tmp / "ingest.sock"), "--json"],
+            capture_output=True,
+            timeout=30,
+        )
         if status.returncode == 0:
             pid = json.loads(status.stdout)["publish"].get("pid")
             if pid:
@@ -419,7 +503,8 @@ def _gone(pid: int, limit: float = 20.0) -> bool:
 
 
 def test_the_publisher_runs_beside_the_daemon_and_never_outlives_it(
-        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     """The publisher is a process of its own (a core of its own): SIGKILL the daemon
     and its publisher ends too; the next daemon's publisher goes on from its
     checkpoint, and the stream holds each line once."""
@@ -443,8 +528,9 @@ def test_the_publisher_runs_beside_the_daemon_and_never_outlives_it(
     _check_exactly_once(messages, targets, out)
 
 
-def test_a_publisher_that_dies_is_started_again(streamv1_bin: str, tmp_path: Path,
-                                                server: natsserver.Server) -> None:
+def test_a_publisher_that_dies_is_started_again(
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     """SIGKILL the publisher (not the daemon) mid-stream: the daemon says so, starts
     it again from its checkpoint, and every line is stored once, in order."""
     targets = prepare(tmp_path)
@@ -466,8 +552,9 @@ def test_a_publisher_that_dies_is_started_again(streamv1_bin: str, tmp_path: Pat
     _check_exactly_once(messages, targets, out)
 
 
-def test_a_server_outage_is_caught_up_after(streamv1_bin: str, tmp_path: Path,
-                                           server: natsserver.Server) -> None:
+def test_a_server_outage_is_caught_up_after(
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     targets = prepare(tmp_path)
     chunks = plan_chunks(random.Random(5))
     half = len(chunks) // 2
@@ -519,10 +606,13 @@ def test_a_cluster_node_dies_mid_publish(streamv1_bin: str, tmp_path: Path) -> N
 # -- hosts ----------------------------------------------------------------------------------
 
 
-def test_two_hosts_feed_one_stream_and_a_filter_sees_one(streamv1_bin: str, tmp_path: Path,
-                                                        server: natsserver.Server) -> None:
-    homes = {"alpha": ["print_mode_bash.jsonl", "thinking.jsonl"],
-             "beta": ["interactive_four_turns.jsonl", "print_mode_bash.jsonl"]}
+def test_two_hosts_feed_one_stream_and_a_filter_sees_one(
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
+    homes = {
+        "alpha": ["print_mode_bash.jsonl", "thinking.jsonl"],
+        "beta": ["interactive_four_turns.jsonl", "print_mode_bash.jsonl"],
+    }
     procs = {}
     for host, names in homes.items():
         home = tmp_path / host
@@ -541,18 +631,24 @@ def test_two_hosts_feed_one_stream_and_a_filter_sees_one(streamv1_bin: str, tmp_
     assert len(messages) == total and _once(messages) == []
     for host in homes:
         own = (tmp_path / host / "out.jsonl").read_bytes()
-        sub = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--host", host,
-                              "--catch-up"], capture_output=True, timeout=60, check=True)
+        sub = subprocess.run(
+            [streamv1_bin, "subscribe", "--from", server.url, "--host", host, "--catch-up"],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
         assert Counter(sub.stdout.splitlines()) == Counter(own.splitlines())
-        assert {m["subject"].split(".")[1] for m in messages
-                if m["headers"]["Streamv1-Host"] == host} == {host}
+        assert {
+            m["subject"].split(".")[1] for m in messages if m["headers"]["Streamv1-Host"] == host
+        } == {host}
 
 
 # -- convert --publish ----------------------------------------------------------------------
 
 
 def test_convert_publish_twice_stores_nothing_twice_even_past_the_window(
-        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     """Every corpus of our own (durable sessions with subagents, print-mode streams
     whose inits have no time of their own, stella, our captures) and a file of
     summaries only: converting again derives every time from the input, so the
@@ -560,22 +656,39 @@ def test_convert_publish_twice_stores_nothing_twice_even_past_the_window(
     summary = tmp_path / "9d3c1a2e-0000-4000-8000-00000000abcd.jsonl"
     summary.write_bytes(b'{"type":"summary","summary":"Fix the tests","leafUuid":"u-1"}\n')
     testdata = SESSION.parent
-    inputs = [p for folder in ("claude-session", "claude-stream", "stella", "captures")
-              for p in sorted((testdata / folder).rglob("*.jsonl"))
-              if ".expected." not in p.name]  # (the goldens: the same sessions again)
+    inputs = [
+        p
+        for folder in ("claude-session", "claude-stream", "stella", "captures")
+        for p in sorted((testdata / folder).rglob("*.jsonl"))
+        if ".expected." not in p.name
+    ]  # (the goldens: the same sessions again)
     for corpus in (CORPUS_2_1_332, CORPUS_FEATURES):  # the shared captures, where present
-        inputs += sorted(p for p in corpus.rglob("*.jsonl")
-                         if p.name.startswith("stream") or "projects" in p.parts)
+        inputs += sorted(
+            p
+            for p in corpus.rglob("*.jsonl")
+            if p.name.startswith("stream") or "projects" in p.parts
+        )
     files = [*map(str, inputs), str(summary)]
     # (stella's bad_body.jsonl is damaged on purpose: --lenient keeps its errors as lines)
-    cmd = [streamv1_bin, "convert", "--lenient", *files, "--publish", server.url,
-           "--host", "archive", "--nats-duplicate-window", "1"]
+    cmd = [
+        streamv1_bin,
+        "convert",
+        "--lenient",
+        *files,
+        "--publish",
+        server.url,
+        "--host",
+        "archive",
+        "--nats-duplicate-window",
+        "1",
+    ]
     first = subprocess.run(cmd, capture_output=True, timeout=60, check=False)
     assert first.returncode == 0, first.stderr
     assert first.stdout == b""  # --publish without -o: the lines go to the stream only
     stored = natsserver.stored(server.url)
-    local = subprocess.run([streamv1_bin, "convert", "--lenient", *files], capture_output=True,
-                           check=True)
+    local = subprocess.run(
+        [streamv1_bin, "convert", "--lenient", *files], capture_output=True, check=True
+    )
     by_subject: dict[str, list[bytes]] = {}
     for m in stored:
         by_subject.setdefault(m["subject"], []).append(m["data"])
@@ -586,7 +699,7 @@ def test_convert_publish_twice_stores_nothing_twice_even_past_the_window(
     for lines in by_subject.values():  # in order within each session
         own = [x for x in mine if x in set(lines)]
         if len(own) == len(set(own)):  # (files of test data that share a session id and a
-            assert lines == own        # line are stored once: that line's order is moot)
+            assert lines == own  # line are stored once: that line's order is moot)
     time.sleep(2.5)  # past the server's duplicate window: its ids are forgotten
     again = subprocess.run(cmd, capture_output=True, timeout=60, check=False)
     assert again.returncode == 0, again.stderr
@@ -596,50 +709,75 @@ def test_convert_publish_twice_stores_nothing_twice_even_past_the_window(
 
 def test_no_server_is_one_line(streamv1_bin: str, tmp_path: Path) -> None:
     url = f"nats://127.0.0.1:{natsserver.free_port()}"
-    proc = subprocess.run([streamv1_bin, "convert", str(SESSION / "thinking.jsonl"),
-                           "--publish", url], capture_output=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", str(SESSION / "thinking.jsonl"), "--publish", url],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 1
     err = proc.stderr.decode().strip().splitlines()
     assert len(err) == 1 and "cannot connect" in err[0] and "Traceback" not in err[0]
-    sub = subprocess.run([streamv1_bin, "subscribe", "--from", url, "--catch-up"],
-                         capture_output=True, timeout=60, check=False)
+    sub = subprocess.run(
+        [streamv1_bin, "subscribe", "--from", url, "--catch-up"],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert sub.returncode == 1 and len(sub.stderr.splitlines()) == 1
 
 
 def test_publish_needs_an_output_file(streamv1_bin: str, tmp_path: Path) -> None:
-    proc = subprocess.run([streamv1_bin, "tail", str(tmp_path), "--publish",
-                           "nats://127.0.0.1:4222"], capture_output=True, timeout=30,
-                          check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "tail", str(tmp_path), "--publish", "nats://127.0.0.1:4222"],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     assert proc.returncode == 2 and b"--publish needs -o/--output FILE" in proc.stderr
-    bad = subprocess.run([streamv1_bin, "convert", str(SESSION / "thinking.jsonl"),
-                          "--publish", "http://x"], capture_output=True, timeout=30,
-                         check=False)
+    bad = subprocess.run(
+        [streamv1_bin, "convert", str(SESSION / "thinking.jsonl"), "--publish", "http://x"],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     assert bad.returncode == 2 and b"not a nats://" in bad.stderr
 
 
 def test_convert_publish_of_a_grown_session_sends_only_its_new_lines(
-        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     full = SESSION / "interactive_four_turns.jsonl"
     part = tmp_path / "interactive_four_turns.jsonl"
     records = full.read_bytes().splitlines(keepends=True)
     part.write_bytes(b"".join(records[: len(records) // 2]))
-    cmd = [streamv1_bin, "convert", "--publish", server.url, "--host", "archive",
-           "--nats-duplicate-window", "1"]
+    cmd = [
+        streamv1_bin,
+        "convert",
+        "--publish",
+        server.url,
+        "--host",
+        "archive",
+        "--nats-duplicate-window",
+        "1",
+    ]
     subprocess.run([*cmd, str(part)], capture_output=True, timeout=60, check=True)
     before = natsserver.stored(server.url)
     time.sleep(2.5)  # past the duplicate window
     subprocess.run([*cmd, str(full)], capture_output=True, timeout=60, check=True)
     after = natsserver.stored(server.url)
     assert _once(after) == []
-    whole = subprocess.run([streamv1_bin, "convert", str(full)], capture_output=True,
-                           check=True).stdout.splitlines()
-    new = [m["data"] for m in after[len(before):]]
+    whole = subprocess.run(
+        [streamv1_bin, "convert", str(full)], capture_output=True, check=True
+    ).stdout.splitlines()
+    new = [m["data"] for m in after[len(before) :]]
     assert Counter(new) == Counter(x for x in whole if x not in {m["data"] for m in before})
     assert set(whole) <= {m["data"] for m in after}
 
 
 def test_a_rotated_output_is_published_to_its_end_then_the_new_file(
-        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     """CI, under load: the publisher process, started beside the daemon, opened the
     output after it was renamed, and the whole first file was never published; and
     the daemon, seeing the move within a round, reopened without vouching for the
@@ -669,10 +807,12 @@ def test_a_rotated_output_is_published_to_its_end_then_the_new_file(
     assert by_actor(_content(messages)) == expected(targets)
 
 
-@pytest.mark.parametrize("how", ["renamed, then deleted", "renamed, deleted, publisher killed",
-                                 "moved with nobody told"])
+@pytest.mark.parametrize(
+    "how", ["renamed, then deleted", "renamed, deleted, publisher killed", "moved with nobody told"]
+)
 def test_every_output_file_is_published_though_rotated_while_the_bus_was_down(
-        streamv1_bin: str, tmp_path: Path, how: str) -> None:
+    streamv1_bin: str, tmp_path: Path, how: str
+) -> None:
     """The publisher connects before it opens the output: with the bus down, every
     rotation happens before it has held any file. Renamed with a SIGHUP and then
     deleted (logrotate's ``rotate 0``), or renamed over and over with nobody told
@@ -688,11 +828,11 @@ def test_every_output_file_is_published_though_rotated_while_the_bus_was_down(
     _wait_started(tmp_path, proc)
     kept: list[bytes] = []  # what each file left behind held
     if how.startswith("renamed"):
-        _write(targets, chunks[:len(chunks) // 2])
+        _write(targets, chunks[: len(chunks) // 2])
         settle(out, quiet=1.5)
         out.rename(tmp_path / "out.jsonl.1")
         proc.send_signal(signal.SIGHUP)
-        _write(targets, chunks[len(chunks) // 2:])
+        _write(targets, chunks[len(chunks) // 2 :])
         settle(out)
         kept.append((tmp_path / "out.jsonl.1").read_bytes())
         (tmp_path / "out.jsonl.1").unlink()
@@ -706,12 +846,15 @@ def test_every_output_file_is_published_though_rotated_while_the_bus_was_down(
     else:
         step = len(chunks) // 6
         for k in range(6):
-            _write(targets, chunks[k * step:(k + 1) * step if k < 5 else None], pause=0.02)
+            _write(targets, chunks[k * step : (k + 1) * step if k < 5 else None], pause=0.02)
             if out.exists():
                 out.rename(tmp_path / f"out.jsonl.{k}")
         settle(out)
-        kept += [(tmp_path / f"out.jsonl.{k}").read_bytes() for k in range(6)
-                 if (tmp_path / f"out.jsonl.{k}").exists()]
+        kept += [
+            (tmp_path / f"out.jsonl.{k}").read_bytes()
+            for k in range(6)
+            if (tmp_path / f"out.jsonl.{k}").exists()
+        ]
     every = b"".join(kept) + out.read_bytes()
     assert all(kept), "each file left behind holds lines"
     server.start()
@@ -725,8 +868,9 @@ def test_every_output_file_is_published_though_rotated_while_the_bus_was_down(
     assert by_actor(_content(messages)) == expected(targets)
 
 
-def test_a_stream_that_is_not_ours_is_one_line(streamv1_bin: str, server: natsserver.Server
-                                               ) -> None:
+def test_a_stream_that_is_not_ours_is_one_line(
+    streamv1_bin: str, server: natsserver.Server
+) -> None:
     import asyncio
 
     import nats
@@ -737,9 +881,12 @@ def test_a_stream_that_is_not_ours_is_one_line(streamv1_bin: str, server: natsse
         await nc.close()
 
     asyncio.run(make())
-    proc = subprocess.run([streamv1_bin, "convert", str(SESSION / "thinking.jsonl"),
-                           "--publish", server.url], capture_output=True, timeout=60,
-                          check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", str(SESSION / "thinking.jsonl"), "--publish", server.url],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 1
     [line] = proc.stderr.decode().splitlines()[-1:]
     assert "takes other.>, not streamv1.>" in line
@@ -748,64 +895,100 @@ def test_a_stream_that_is_not_ours_is_one_line(streamv1_bin: str, server: natsse
 
 def test_tls_with_client_certificates(streamv1_bin: str, tmp_path: Path) -> None:
     pem = natsserver.certificates(tmp_path / "pki")
-    server = natsserver.Server(tmp_path / "nats", tls=[
-        "--tlsverify", "--tlscert", str(pem["server"]), "--tlskey", str(pem["server-key"]),
-        "--tlscacert", str(pem["ca"])]).start()
+    server = natsserver.Server(
+        tmp_path / "nats",
+        tls=[
+            "--tlsverify",
+            "--tlscert",
+            str(pem["server"]),
+            "--tlskey",
+            str(pem["server-key"]),
+            "--tlscacert",
+            str(pem["ca"]),
+        ],
+    ).start()
     try:
         tls = ["--nats-tls-ca", str(pem["ca"])]
-        mine = [*tls, "--nats-tls-cert", str(pem["client"]), "--nats-tls-key",
-                str(pem["client-key"])]
-        cmd = [streamv1_bin, "convert", str(SESSION / "thinking.jsonl"), "--publish",
-               server.url]
+        mine = [
+            *tls,
+            "--nats-tls-cert",
+            str(pem["client"]),
+            "--nats-tls-key",
+            str(pem["client-key"]),
+        ]
+        cmd = [streamv1_bin, "convert", str(SESSION / "thinking.jsonl"), "--publish", server.url]
         ok = subprocess.run([*cmd, *mine], capture_output=True, timeout=60, check=False)
         assert ok.returncode == 0, ok.stderr
         assert b"published=" in ok.stderr
         # Without a client certificate the server refuses: one line, exit 1.
         refused = subprocess.run([*cmd, *tls], capture_output=True, timeout=60, check=False)
         assert refused.returncode == 1 and len(refused.stderr.splitlines()) == 1
-        got = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--catch-up",
-                              *mine], capture_output=True, timeout=60, check=True)
-        local = subprocess.run([streamv1_bin, "convert", str(SESSION / "thinking.jsonl")],
-                               capture_output=True, check=True)
+        got = subprocess.run(
+            [streamv1_bin, "subscribe", "--from", server.url, "--catch-up", *mine],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
+        local = subprocess.run(
+            [streamv1_bin, "convert", str(SESSION / "thinking.jsonl")],
+            capture_output=True,
+            check=True,
+        )
         assert sorted(got.stdout.splitlines()) == sorted(local.stdout.splitlines())
     finally:
         server.stop(signal.SIGKILL)
 
 
-def test_secrets_are_masked_before_they_leave(streamv1_bin: str, tmp_path: Path,
-                                             server: natsserver.Server) -> None:
+def test_secrets_are_masked_before_they_leave(
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     from planted import SECRETS
 
     key = SECRETS["aws_access_key"]
     text = f"deploy with AWS_ACCESS_KEY_ID={key} please"
     source = tmp_path / "leaky.jsonl"
-    source.write_bytes((SESSION / "print_mode_bash.jsonl").read_bytes().replace(
-        b"echo hello", text.encode()))
+    source.write_bytes(
+        (SESSION / "print_mode_bash.jsonl").read_bytes().replace(b"echo hello", text.encode())
+    )
     assert key.encode() in source.read_bytes()
-    proc = subprocess.run([streamv1_bin, "convert", str(source), "--publish", server.url],
-                          capture_output=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", str(source), "--publish", server.url],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     data = b"".join(m["data"] for m in natsserver.stored(server.url))
     assert data and key.encode() not in data and b"[REDACTED:" in data
 
 
 def test_a_line_over_the_servers_max_payload_is_said_and_the_rest_goes_on(
-        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     """nats-server takes 1 MiB a message by default, and real tool results come
     close (the public corpus has a 1,047,156-byte line). A bigger one can never be
     sent: it is said and counted, never retried for ever in front of the rest."""
-    big = (SESSION / "print_mode_bash.jsonl").read_bytes().replace(
-        b"echo hello", b"echo " + b"x" * 1_200_000)
+    big = (
+        (SESSION / "print_mode_bash.jsonl")
+        .read_bytes()
+        .replace(b"echo hello", b"echo " + b"x" * 1_200_000)
+    )
     (tmp_path / "big.jsonl").write_bytes(big)
-    local = subprocess.run([streamv1_bin, "convert", str(tmp_path / "big.jsonl")],
-                           capture_output=True, check=True).stdout.splitlines()
+    local = subprocess.run(
+        [streamv1_bin, "convert", str(tmp_path / "big.jsonl")], capture_output=True, check=True
+    ).stdout.splitlines()
     over = [x for x in local if len(x) > 1 << 20]
     assert over and len(over) < len(local)
-    proc = subprocess.run([streamv1_bin, "convert", str(tmp_path / "big.jsonl"), "--publish",
-                           server.url], capture_output=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", str(tmp_path / "big.jsonl"), "--publish", server.url],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 1 and b"max_payload" in proc.stderr
     assert [m["data"] for m in natsserver.stored(server.url)] == [
-        x for x in local if len(x) <= 1 << 20]
+        x for x in local if len(x) <= 1 << 20
+    ]
     # The daemon's publisher steps over it too, and says so in its status.
     home = tmp_path / "home"
     (home / "projects" / "p").mkdir(parents=True)
@@ -816,18 +999,24 @@ def test_a_line_over_the_servers_max_payload_is_said_and_the_rest_goes_on(
     settle(out)
     kept = [x for x in out.read_bytes().splitlines() if len(x) <= 1 << 20]
     messages = natsserver.wait_for(server.url, len(local) - len(over) + len(kept))
-    status = subprocess.run([streamv1_bin, "status", "--socket", str(home / "ingest.sock")],
-                            capture_output=True, timeout=30, check=True)
+    status = subprocess.run(
+        [streamv1_bin, "status", "--socket", str(home / "ingest.sock")],
+        capture_output=True,
+        timeout=30,
+        check=True,
+    )
     publish = json.loads(status.stdout)["publish"]
     _stop(proc)
     assert publish["too_large"] == len(out.read_bytes().splitlines()) - len(kept) > 0
     assert publish["behind_bytes"] == 0 and publish["sent_lines"] == len(kept)
-    assert Counter(m["data"] for m in messages if m["headers"]["Streamv1-Host"] == "dev-2") \
-        == Counter(kept)
+    assert Counter(
+        m["data"] for m in messages if m["headers"]["Streamv1-Host"] == "dev-2"
+    ) == Counter(kept)
 
 
 def test_copytruncate_while_the_bus_is_down_publishes_no_fragment(
-        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     """#23 item 11: logrotate's copytruncate while the publisher was behind (the bus
     down), the daemon writing the file again past the old offset: the publisher
     went on at its old offset in the new content, sent a fragment of a line (not
@@ -861,7 +1050,8 @@ def test_copytruncate_while_the_bus_is_down_publishes_no_fragment(
 
 
 def test_ctrl_c_on_subscribe_ends_it_with_nothing_twice_and_nothing_left(
-        streamv1_bin: str, tmp_path: Path, server: natsserver.Server) -> None:
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
     """#23 item 12 (Ctrl-C): subscribe --from ignored SIGINT during delivery in 8
     of 10 tries (3 of 11 then hung for good), and the line in flight came twice.
     Now the signal ends it between two fetches: exit 130 within two seconds; a
@@ -869,31 +1059,41 @@ def test_ctrl_c_on_subscribe_ends_it_with_nothing_twice_and_nothing_left(
     stored = _published(streamv1_bin, server)
     for k in range(3):
         name = f"dash{k}"
-        proc = subprocess.Popen([streamv1_bin, "subscribe", "--from", server.url, "--durable",
-                                 name], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [streamv1_bin, "subscribe", "--from", server.url, "--durable", name],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         time.sleep(0.3 + 0.3 * k)
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         first, err = proc.communicate(timeout=20)
         assert time.monotonic() - sent < 2.0
         assert proc.returncode == 130 and b"Traceback" not in err
-        rest = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--durable",
-                               name, "--catch-up"], capture_output=True, timeout=60,
-                              check=True).stdout
+        rest = subprocess.run(
+            [streamv1_bin, "subscribe", "--from", server.url, "--durable", name, "--catch-up"],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        ).stdout
         got = first.splitlines() + rest.splitlines()
         assert Counter(got) == Counter(stored), name  # each line once, none left behind
 
 
-def test_ctrl_c_while_subscribe_connects_ends_it(streamv1_bin: str,
-                                                server: natsserver.Server) -> None:
+def test_ctrl_c_while_subscribe_connects_ends_it(
+    streamv1_bin: str, server: natsserver.Server
+) -> None:
     """CI stop 30: SIGINT 0.1 s after start, while subscribe connected, was raised
     inside a nats task and lost; the subscriber then never ended (4 of 5 tries at
     that moment). Signals sent across start-up, connect and the first fetches each
     end it within two seconds (-2 is a signal before Python's own handler exists)."""
     _published(streamv1_bin, server)
     for k in range(12):
-        proc = subprocess.Popen([streamv1_bin, "subscribe", "--from", server.url],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [streamv1_bin, "subscribe", "--from", server.url],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         time.sleep(0.06 + 0.02 * k)
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
@@ -905,8 +1105,9 @@ def test_ctrl_c_while_subscribe_connects_ends_it(streamv1_bin: str,
         assert proc.returncode in (130, -signal.SIGINT) and b"Traceback" not in err, err
 
 
-def test_subscribe_from_keeps_the_runs_the_selection_names(streamv1_bin: str,
-                                                           server: natsserver.Server) -> None:
+def test_subscribe_from_keeps_the_runs_the_selection_names(
+    streamv1_bin: str, server: natsserver.Server
+) -> None:
     """#25: subscribe takes convert's --session/--agent/--project/--since/--until. A
     session id's start is matched on every line; a whole id (a UUID) is also the
     subject asked for, with the same lines; --agent keeps the runs whose init names
@@ -917,16 +1118,20 @@ def test_subscribe_from_keeps_the_runs_the_selection_names(streamv1_bin: str,
     whole = next(s for s in sessions if len(s) == 36)
 
     def got(*args: str) -> list[bytes]:
-        return subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--catch-up",
-                               *args], capture_output=True, timeout=60,
-                              check=True).stdout.splitlines()
+        return subprocess.run(
+            [streamv1_bin, "subscribe", "--from", server.url, "--catch-up", *args],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        ).stdout.splitlines()
 
-    of_whole = [raw for raw, line in zip(stored, lines, strict=True)
-                if line["session_id"] == whole]
+    of_whole = [raw for raw, line in zip(stored, lines, strict=True) if line["session_id"] == whole]
     assert of_whole and got("--session", whole) == of_whole
     assert got("--session", whole[:8]) == [
-        raw for raw, line in zip(stored, lines, strict=True)
-        if line["session_id"].startswith(whole[:8])]
+        raw
+        for raw, line in zip(stored, lines, strict=True)
+        if line["session_id"].startswith(whole[:8])
+    ]
     # (The stream holds a line once: where two files reuse a session's ids, a run's
     # first lines may be another's, and the rest of it has no init here.)
     runs_of: dict[str, str | None] = {}  # session → the agent of its open run
@@ -950,11 +1155,18 @@ def test_subscribe_from_keeps_the_runs_the_selection_names(streamv1_bin: str,
 def _published(streamv1_bin: str, server: natsserver.Server) -> list[bytes]:
     """Our sessions in the stream (over 700 lines, 850 KB, many subjects): the stream's
     lines in stream order (seq = index + 1)."""
-    files = [str(p) for folder in ("claude-session", "claude-stream", "captures")
-             for p in sorted((SESSION.parent / folder).rglob("*.jsonl"))
-             if ".expected." not in p.name]
-    subprocess.run([streamv1_bin, "convert", "--lenient", *files, "--publish", server.url,
-                    "--host", "h"], capture_output=True, timeout=120, check=True)
+    files = [
+        str(p)
+        for folder in ("claude-session", "claude-stream", "captures")
+        for p in sorted((SESSION.parent / folder).rglob("*.jsonl"))
+        if ".expected." not in p.name
+    ]
+    subprocess.run(
+        [streamv1_bin, "convert", "--lenient", *files, "--publish", server.url, "--host", "h"],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
     stored = [m["data"] for m in natsserver.stored(server.url)]
     assert len(stored) > 500 and len(set(stored)) == len(stored)
     return stored
@@ -975,8 +1187,9 @@ def _consumer(url: str, name: str) -> Any:
     return asyncio.run(info())
 
 
-def _killed_mid_batch(streamv1_bin: str, url: str, durable: str, pipe_size: int,
-                      *extra: str) -> tuple[bytes, int]:
+def _killed_mid_batch(
+    streamv1_bin: str, url: str, durable: str, pipe_size: int, *extra: str
+) -> tuple[bytes, int]:
     """Run ``subscribe --durable`` into a pipe of ``pipe_size`` bytes that nobody
     reads: it writes until the pipe is full, then sits in write() in the middle of
     a fetched batch, holding the rest unacked. Once it has written something and
@@ -990,8 +1203,11 @@ def _killed_mid_batch(streamv1_bin: str, url: str, durable: str, pipe_size: int,
 
     rd, wr = os.pipe()
     fcntl.fcntl(wr, 1031, pipe_size)  # F_SETPIPE_SZ
-    proc = subprocess.Popen([streamv1_bin, "subscribe", "--from", url, "--durable", durable,
-                             *extra], stdout=wr, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [streamv1_bin, "subscribe", "--from", url, "--durable", durable, *extra],
+        stdout=wr,
+        stderr=subprocess.DEVNULL,
+    )
     _STARTED.append(proc)
     os.close(wr)
     last: tuple[int, ...] = ()
@@ -1029,8 +1245,9 @@ def _resumed(stored: list[bytes], runs: list[tuple[bytes, int]]) -> int:
         *lines, cut = out.split(b"\n")
         if k == len(runs) - 1:
             assert cut == b"", "the last run ends with a whole line"
-        starts = [s for s in range(max(0, at - window), at + 1)
-                  if stored[s:s + len(lines)] == lines]
+        starts = [
+            s for s in range(max(0, at - window), at + 1) if stored[s : s + len(lines)] == lines
+        ]
         assert starts, f"run {k} is not the stream from where run {k - 1} stopped"
         start = starts[-1] if lines else at
         twice += at - start
@@ -1043,7 +1260,8 @@ def _resumed(stored: list[bytes], runs: list[tuple[bytes, int]]) -> int:
 
 
 def test_a_durable_subscriber_killed_mid_batch_is_resumed_in_order_at_once(
-        streamv1_bin: str, server: natsserver.Server) -> None:
+    streamv1_bin: str, server: natsserver.Server
+) -> None:
     """#23 item 12: SIGKILLed with a batch fetched but not acked, the next
     ``--durable --catch-up`` exited 0 without those lines (253 of 256 here), and
     they came 30 s later (the ack wait), after newer lines. Now the next run sees
@@ -1052,31 +1270,45 @@ def test_a_durable_subscriber_killed_mid_batch_is_resumed_in_order_at_once(
     what the killed run printed past its last confirmed ack, at most one line."""
     stored = _published(streamv1_bin, server)
     first, floor = _killed_mid_batch(streamv1_bin, server.url, "dash", 4096)
-    rest = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--durable",
-                           "dash", "--catch-up"], capture_output=True, timeout=60, check=True)
+    rest = subprocess.run(
+        [streamv1_bin, "subscribe", "--from", server.url, "--durable", "dash", "--catch-up"],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
     twice = _resumed(stored, [(first, 1), (rest.stdout, 0)])
     assert rest.stdout.split(b"\n")[0] == stored[floor]  # from the ack floor on, at once
     assert b"delivered again first" in rest.stderr
     # Printed twice: what was printed past the ack floor, at most one line.
     assert twice == len(first.split(b"\n")) - 1 - floor <= 1
-    again = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--durable",
-                            "dash", "--catch-up"], capture_output=True, timeout=60, check=True)
+    again = subprocess.run(
+        [streamv1_bin, "subscribe", "--from", server.url, "--durable", "dash", "--catch-up"],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
     assert again.stdout == b""
 
 
 def test_a_durable_subscriber_killed_again_and_again_misses_nothing(
-        streamv1_bin: str, server: natsserver.Server) -> None:
+    streamv1_bin: str, server: natsserver.Server
+) -> None:
     """Four kills in a row, each run stuck on a pipe of another size, two with a
     wider --ack-window; then a catch-up: the runs' outputs are the whole stream in
     order, each repeating at most its predecessor's window."""
     stored = _published(streamv1_bin, server)
     runs: list[tuple[bytes, int]] = []
     for pipe_size, window in ((4096, 1), (16384, 8), (8192, 1), (65536, 32)):
-        out, _ = _killed_mid_batch(streamv1_bin, server.url, "dash", pipe_size,
-                                   "--ack-window", str(window))
+        out, _ = _killed_mid_batch(
+            streamv1_bin, server.url, "dash", pipe_size, "--ack-window", str(window)
+        )
         runs.append((out, window))
-    rest = subprocess.run([streamv1_bin, "subscribe", "--from", server.url, "--durable",
-                           "dash", "--catch-up"], capture_output=True, timeout=60, check=True)
+    rest = subprocess.run(
+        [streamv1_bin, "subscribe", "--from", server.url, "--durable", "dash", "--catch-up"],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
     runs.append((rest.stdout, 0))
     twice = _resumed(stored, runs)
     assert twice <= 1 + 8 + 1 + 32
@@ -1084,7 +1316,8 @@ def test_a_durable_subscriber_killed_again_and_again_misses_nothing(
 
 
 def test_a_durable_shared_with_a_live_reader_is_not_taken_from_it(
-        streamv1_bin: str, server: natsserver.Server) -> None:
+    streamv1_bin: str, server: natsserver.Server
+) -> None:
     """Two readers of one durable (work-queue style): one holds every line, unacked,
     with a pull request waiting, so it is alive. A second ``--catch-up`` must not
     reset the consumer (that would print the live reader's lines here too): it
@@ -1100,15 +1333,22 @@ def test_a_durable_shared_with_a_live_reader_is_not_taken_from_it(
     async def scenario() -> tuple[int | None, bytes, bytes]:
         nc = await nats.connect(server.url)
         js = nc.jetstream()
-        sub = await js.pull_subscribe("streamv1.*.*", durable="shared", stream="STREAMV1",
-                                      config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT))
+        sub = await js.pull_subscribe(
+            "streamv1.*.*",
+            durable="shared",
+            stream="STREAMV1",
+            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT),
+        )
         held: list[Any] = []
         while len(held) < len(stored):
             held += await sub.fetch(256, timeout=5)
         inbox = nc.new_inbox()
         await nc.subscribe(inbox)
-        await nc.publish("$JS.API.CONSUMER.MSG.NEXT.STREAMV1.shared",
-                         b'{"batch":1,"expires":120000000000}', reply=inbox)
+        await nc.publish(
+            "$JS.API.CONSUMER.MSG.NEXT.STREAMV1.shared",
+            b'{"batch":1,"expires":120000000000}',
+            reply=inbox,
+        )
         await nc.flush()
         # The server files the pull request after the flush's answer, not before it.
         for _ in range(100):
@@ -1117,8 +1357,16 @@ def test_a_durable_shared_with_a_live_reader_is_not_taken_from_it(
             await asyncio.sleep(0.05)
         assert (await js.consumer_info("STREAMV1", "shared")).num_waiting == 1
         proc = await asyncio.create_subprocess_exec(
-            streamv1_bin, "subscribe", "--from", server.url, "--durable", "shared",
-            "--catch-up", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            streamv1_bin,
+            "subscribe",
+            "--from",
+            server.url,
+            "--durable",
+            "shared",
+            "--catch-up",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         assert proc.stderr is not None and proc.stdout is not None
         said = b""
         while b"waiting for" not in said:
@@ -1146,8 +1394,11 @@ def test_the_daemon_hands_the_publisher_each_output_file_it_names(tmp_path: Path
 
     from streamv1.translator.tail import publisher_process as pp
 
-    handle = pp.PublisherProcess(tmp_path / "out.jsonl", tmp_path / "state.publish.json",
-                                 bus.BusConfig(servers=("nats://127.0.0.1:1",), host="h"))
+    handle = pp.PublisherProcess(
+        tmp_path / "out.jsonl",
+        tmp_path / "state.publish.json",
+        bus.BusConfig(servers=("nats://127.0.0.1:1",), host="h"),
+    )
     files = []
     for k in range(100):
         path = tmp_path / f"out.jsonl.{k}"
@@ -1166,7 +1417,8 @@ def test_the_daemon_hands_the_publisher_each_output_file_it_names(tmp_path: Path
         assert len(fds) == len(message["fds"]) <= pp.FDS_AT_ONCE
         got.update(zip(message["fds"], fds, strict=True))
     assert {ino: os.fstat(fd).st_ino for ino, fd in got.items()} == {
-        p.stat().st_ino: p.stat().st_ino for p in files}
+        p.stat().st_ino: p.stat().st_ino for p in files
+    }
     assert all(os.fstat(got[p.stat().st_ino]).st_size == k for k, p in enumerate(files))
     handle.stop(0.0)
     mine.close()

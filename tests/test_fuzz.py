@@ -34,8 +34,11 @@ def test_mutants_in_process() -> None:
             mutant = mutator.mutant(seed)
             outcome = check(mutant)
             exits.add(outcome.exit_status)
-            bad += [f"seed {seed} ({mutant.name}, {mutant.ops}, --source {mutant.source}, "
-                    f"--to {mutant.to}): {f[:600]}" for f in outcome.failures]
+            bad += [
+                f"seed {seed} ({mutant.name}, {mutant.ops}, --source {mutant.source}, "
+                f"--to {mutant.to}): {f[:600]}"
+                for f in outcome.failures
+            ]
     finally:
         logs.configure("info")
     assert bad == [], "\n".join(bad[:20])
@@ -57,16 +60,34 @@ def test_mutants_through_the_command(streamv1_bin: str, tmp_path: Path) -> None:
     for to in ("stream_v1", "claude"):
         out = tmp_path / f"out-{to}"
         proc = subprocess.run(
-            [streamv1_bin, "--log-level", "warning", "convert", "--jobs", "1", "--to", to,
-             "--now", "2026-01-01T00:00:00.000Z", "--out-dir", str(out), str(src)],
-            capture_output=True, timeout=300, check=False,
+            [
+                streamv1_bin,
+                "--log-level",
+                "warning",
+                "convert",
+                "--jobs",
+                "1",
+                "--to",
+                to,
+                "--now",
+                "2026-01-01T00:00:00.000Z",
+                "--out-dir",
+                str(out),
+                str(src),
+            ],
+            capture_output=True,
+            timeout=300,
+            check=False,
         )
         err = proc.stderr.decode("utf-8", "replace")
         assert proc.returncode in (0, 1), err[-3000:]
         assert "Traceback" not in err, err[-3000:]
-        unnamed = [line for line in err.splitlines()
-                   if line.startswith(("streamv1: error:", "streamv1: warning:"))
-                   and not _NAMED.match(line)]
+        unnamed = [
+            line
+            for line in err.splitlines()
+            if line.startswith(("streamv1: error:", "streamv1: warning:"))
+            and not _NAMED.match(line)
+        ]
         assert unnamed == []
         if to == "stream_v1":
             for made in sorted(out.glob("*.jsonl")):
@@ -74,7 +95,11 @@ def test_mutants_through_the_command(streamv1_bin: str, tmp_path: Path) -> None:
                 if data:
                     assert framing_violations(data, made.name) == [], made.name
                     assert schema_violations(data) == [], made.name
-    proc = subprocess.run([streamv1_bin, "validate", *map(str, sorted(src.glob("*.jsonl")))],
-                          capture_output=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "validate", *map(str, sorted(src.glob("*.jsonl")))],
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode in (0, 1)
     assert b"Traceback" not in proc.stderr

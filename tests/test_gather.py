@@ -54,8 +54,10 @@ def test_the_secrets_fixture_is_masked_when_gathered() -> None:
 
 
 @pytest.mark.parametrize("clean_run", [0, WHOLE_AFTER - 3, WHOLE_AFTER])
-@pytest.mark.parametrize("name", ["claude-session/secrets.jsonl", "claude-stream/secrets.jsonl",
-                                  "stella/basic_turn.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    ["claude-session/secrets.jsonl", "claude-stream/secrets.jsonl", "stella/basic_turn.jsonl"],
+)
 def test_lines_scrubbed_one_by_one_or_with_their_buffer_are_the_same(
     name: str, clean_run: int
 ) -> None:
@@ -76,15 +78,20 @@ def test_lines_scrubbed_one_by_one_or_with_their_buffer_are_the_same(
 def test_a_secret_after_the_lines_scrubbed_one_by_one_is_masked() -> None:
     # A buffer whose first lines were scrubbed as they came (the hint said hits
     # were common) and whose later lines were not: the later ones are scanned too.
-    clean = [f'{{"ts":{1796036400000 + i},"type":"text","text":"line {i}"}}\n'.encode()
-             for i in range(12)]
-    secret = ('{"ts":1796036400099,"type":"text","text":"key sk-ant-api03-Zq8vR2mK7xT4pL9wN3bH6'
-              'cJ1dF5gS0aE2yU8iO4kM7nB3vC9xZ1qW5eR7tY2uI6oP0aS4dF8gH3jK1lZ9xC-AbCdEfGhAA"}\n')
+    clean = [
+        f'{{"ts":{1796036400000 + i},"type":"text","text":"line {i}"}}\n'.encode()
+        for i in range(12)
+    ]
+    secret = (
+        '{"ts":1796036400099,"type":"text","text":"key sk-ant-api03-Zq8vR2mK7xT4pL9wN3bH6'
+        'cJ1dF5gS0aE2yU8iO4kM7nB3vC9xZ1qW5eR7tY2uI6oP0aS4dF8gH3jK1lZ9xC-AbCdEfGhAA"}\n'
+    )
     scrub = scrubber(True)
     before = scrub.clean_run
     out = io.BytesIO()
-    translation = Translation("p.jsonl", out.write, Totals(), sources()["stella"],
-                              clock=lambda: CLOCK, gather=1 << 16)
+    translation = Translation(
+        "p.jsonl", out.write, Totals(), sources()["stella"], clock=lambda: CLOCK, gather=1 << 16
+    )
     try:
         scrub.clean_run = 0  # lines one by one ...
         for parsed in read_parsed(io.BytesIO(b"".join(clean)), "p.jsonl"):

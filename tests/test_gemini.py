@@ -58,17 +58,19 @@ def runs(out: bytes) -> list[dict[str, Any]]:
         if line["type"] == "system" and line.get("subtype") == "init":
             found.append({"session": line["session_id"], "texts": []})
         elif line["type"] == "assistant":
-            found[-1]["texts"] += [b["text"] for b in line["message"]["content"]
-                                   if b["type"] == "text"]
+            found[-1]["texts"] += [
+                b["text"] for b in line["message"]["content"] if b["type"] == "text"
+            ]
         elif line["type"] == "result":
-            found[-1].update(is_error=line["is_error"], subtype=line["subtype"],
-                             result=line.get("result"))
+            found[-1].update(
+                is_error=line["is_error"], subtype=line["subtype"], result=line.get("result")
+            )
     return found
 
 
 def test_the_cannot_know_list_is_in_the_docs() -> None:
     doc = (ROOT / "docs" / "mapping.md").read_text("utf-8")
-    section = doc[doc.index("## gemini"):doc.index("<!-- BEGIN mapping:gemini -->")]
+    section = doc[doc.index("## gemini") : doc.index("<!-- BEGIN mapping:gemini -->")]
     for phrase in ("router", "partial answer", "error message"):
         assert phrase in section
     assert len(CANNOT_KNOW) == 3
@@ -90,7 +92,7 @@ def test_both_views_agree(scenario: str) -> None:
         assert file_run["is_error"] == stream_run["is_error"]
         if stream_run["subtype"] == "interrupted":  # killed_partial_answer
             assert file_run["subtype"] == "interrupted"
-            assert stream_run["texts"][:len(file_run["texts"])] == file_run["texts"]
+            assert stream_run["texts"][: len(file_run["texts"])] == file_run["texts"]
             continue
         assert file_run["texts"] == stream_run["texts"]
         if not stream_run["is_error"]:  # error_message
@@ -110,9 +112,14 @@ def _own_accounting(path: Path) -> tuple[int, int]:
 
 def _chat_inputs() -> list[Path]:
     out = [p for s in scenarios() for p in chat_files(CORPUS / s)]
-    return out + sorted(p for p in FIXTURES.rglob("*.jsonl") if ".expected." not in p.name
-                        and (p.name.startswith(("chat_", "session-"))
-                             or p.parent.name == gemini.session_hint(str(p))))
+    return out + sorted(
+        p
+        for p in FIXTURES.rglob("*.jsonl")
+        if ".expected." not in p.name
+        and (
+            p.name.startswith(("chat_", "session-")) or p.parent.name == gemini.session_hint(str(p))
+        )
+    )
 
 
 @pytest.mark.parametrize("path", _chat_inputs(), ids=lambda p: "/".join(p.parts[-4:]))
@@ -142,13 +149,20 @@ def test_a_subagents_lines_are_its_parents_runs() -> None:
     lines = lines_of(out)
     assert tree_violations(lines) == []
     assert [x["subtype"] for x in lines if x["type"] == "system"] == [
-        "init", "task_started", "notification", "task_notification"]
+        "init",
+        "task_started",
+        "notification",
+        "task_notification",
+    ]
     spawn = "invoke_agent__invoke_agent_1796154652376_0"
     nested = [x for x in lines if x.get("parent_tool_use_id") == spawn]
     assert len(nested) == 6  # prompt, 2 calls, 2 results, the summary
     first, last = lines.index(nested[0]), lines.index(nested[-1])
-    answer = next(i for i, x in enumerate(lines) if x["type"] == "user"
-                  and x["message"]["content"][0].get("tool_use_id") == spawn)
+    answer = next(
+        i
+        for i, x in enumerate(lines)
+        if x["type"] == "user" and x["message"]["content"][0].get("tool_use_id") == spawn
+    )
     assert first < last < answer  # between the call and its result
     result = lines[-1]
     assert result["type"] == "result" and result["num_turns"] == 2
@@ -195,11 +209,22 @@ def test_every_output_validates_and_is_auto_detected(path: Path) -> None:
 
 
 def test_bad_tokens_are_one_error_naming_the_line() -> None:
-    records = [{"sessionId": "s", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z"},
-               {"id": "p", "timestamp": "2026-01-01T00:00:01Z", "type": "user",
-                "content": [{"text": "hi"}]},
-               {"id": "r", "timestamp": "2026-01-01T00:00:02Z", "type": "gemini",
-                "content": "x", "tokens": {"input": [1]}}]
+    records = [
+        {"sessionId": "s", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z"},
+        {
+            "id": "p",
+            "timestamp": "2026-01-01T00:00:01Z",
+            "type": "user",
+            "content": [{"text": "hi"}],
+        },
+        {
+            "id": "r",
+            "timestamp": "2026-01-01T00:00:02Z",
+            "type": "gemini",
+            "content": "x",
+            "tokens": {"input": [1]},
+        },
+    ]
     data = b"".join(orjson.dumps(r) + b"\n" for r in records)
     out, totals = convert_bytes(data, "chat.jsonl")
     errors = [x for x in lines_of(out) if x.get("subtype") == "error"]
@@ -237,8 +262,11 @@ def test_a_subagent_file_waits_for_its_spawner_and_learns_it() -> None:
     adapter = gemini.GeminiAdapter(path)
     sub = FIXTURES / "subagent" / "chats" / "6cf9178a-33e2-4c83-98d0-c2921fb5f629"
     records = (sub / "f056c7df-c8c5-46d3-be59-5966957e9f07.jsonl").read_bytes().splitlines()
-    held = [e for n, raw in enumerate(records, 1)
-            for e in adapter.feed(orjson.loads(raw), Where(path, n))]
+    held = [
+        e
+        for n, raw in enumerate(records, 1)
+        for e in adapter.feed(orjson.loads(raw), Where(path, n))
+    ]
     assert held == [] and adapter.holding
     assert adapter.learn_spawner("someone else", "t9") == []
     released = adapter.learn_spawner(agent, "t1")

@@ -44,15 +44,23 @@ def test_the_rule_file_is_gitleaks_own_with_its_licence() -> None:
 def test_the_shipped_translation_and_the_docs_are_the_rule_file_translated() -> None:
     """Neither gitleaks.kinds.json nor docs/security.md's tables are edited by hand:
     ``python -m streamv1.translator.gitleaks --check`` makes them anew and compares."""
-    proc = subprocess.run([sys.executable, "-m", "streamv1.translator.gitleaks", "--check",
-                           str(ROOT / "docs" / "security.md")], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "streamv1.translator.gitleaks",
+            "--check",
+            str(ROOT / "docs" / "security.md"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     t = gitleaks.build()
     assert t.to_json() == (gitleaks.folder() / gitleaks.KINDS).read_bytes()
     doc = (ROOT / "docs" / "security.md").read_text("utf-8")
-    assert gitleaks.doc_blocks(doc) == {name: render(t) for name, render in
-                                        gitleaks.BLOCKS.items()}
+    assert gitleaks.doc_blocks(doc) == {name: render(t) for name, render in gitleaks.BLOCKS.items()}
 
 
 def test_every_rule_is_kept_or_left_out_with_a_reason() -> None:
@@ -152,12 +160,15 @@ def test_a_flood_of_every_prefix_is_masked_right_in_both_engines() -> None:
     assert orjson.loads(out)["text"].endswith(" [REDACTED:gitlab_feed_token]")
 
 
-@pytest.mark.parametrize("text", [
-    "TWITTER_API_KEY=xxxxxxxxxxxxxxxxxxxxxxxxx",  # one character repeated
-    "twitter_api_key: ${TWITTER_API_KEY_FROM_VAULT}",  # a reference
-    "vault token s.abcdefghijklmnopqrstuvwx",  # its allowlist: letters only
-    "AKIAIOSFODNN7EXAMPLE is AWS's documented example",  # (hand-written: masked)
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TWITTER_API_KEY=xxxxxxxxxxxxxxxxxxxxxxxxx",  # one character repeated
+        "twitter_api_key: ${TWITTER_API_KEY_FROM_VAULT}",  # a reference
+        "vault token s.abcdefghijklmnopqrstuvwx",  # its allowlist: letters only
+        "AKIAIOSFODNN7EXAMPLE is AWS's documented example",  # (hand-written: masked)
+    ],
+)
 def test_allowlists_and_entropy_keep_placeholders(text: str) -> None:
     """gitleaks' allowlists (global and the rule's) and entropy floors are tested on
     each match: a placeholder is no secret."""
@@ -193,8 +204,10 @@ def test_a_tool_glued_to_a_word_is_no_mysql_command() -> None:
     from streamv1.translator.scrub import Scrubber
 
     scrub = Scrubber()
-    for text, masked in (("mysql -u root -pFAKEpa55 app", True),
-                         ("/usr/bin/mysql -u root -pFAKEpa55 app", True),
-                         ("automysql -u root -pFAKEpa55 app", False)):
+    for text, masked in (
+        ("mysql -u root -pFAKEpa55 app", True),
+        ("/usr/bin/mysql -u root -pFAKEpa55 app", True),
+        ("automysql -u root -pFAKEpa55 app", False),
+    ):
         out = orjson.loads(scrub(orjson.dumps({"text": text}) + b"\n"))["text"]
         assert ("[REDACTED:password]" in out) is masked, text

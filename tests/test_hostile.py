@@ -30,21 +30,40 @@ PATH = f"{SID}.jsonl"
 
 
 def prompt(text: str = "hi", **kw: Any) -> bytes:
-    rec = {"type": "user", "sessionId": SID, "uuid": "u1", "parentUuid": None,
-           "timestamp": "2026-12-01T10:00:00.000Z",
-           "message": {"role": "user", "content": text}, **kw}
+    rec = {
+        "type": "user",
+        "sessionId": SID,
+        "uuid": "u1",
+        "parentUuid": None,
+        "timestamp": "2026-12-01T10:00:00.000Z",
+        "message": {"role": "user", "content": text},
+        **kw,
+    }
     return orjson.dumps(rec)
 
 
 def reply(*blocks: Any, **kw: Any) -> bytes:
-    rec = {"type": "assistant", "sessionId": SID, "uuid": "a1", "parentUuid": "u1",
-           "timestamp": "2026-12-01T10:00:01.000Z",
-           "message": {"id": "m1", "role": "assistant", "model": "claude-x",
-                       "content": list(blocks) or [{"type": "text", "text": "yo"}],
-                       "stop_reason": "end_turn",
-                       "usage": {"input_tokens": 1, "output_tokens": 2,
-                                 "cache_read_input_tokens": 0,
-                                 "cache_creation_input_tokens": 0}}, **kw}
+    rec = {
+        "type": "assistant",
+        "sessionId": SID,
+        "uuid": "a1",
+        "parentUuid": "u1",
+        "timestamp": "2026-12-01T10:00:01.000Z",
+        "message": {
+            "id": "m1",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": list(blocks) or [{"type": "text", "text": "yo"}],
+            "stop_reason": "end_turn",
+            "usage": {
+                "input_tokens": 1,
+                "output_tokens": 2,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            },
+        },
+        **kw,
+    }
     return orjson.dumps(rec)
 
 
@@ -53,8 +72,9 @@ def session(bad: bytes) -> bytes:
     return b"\n".join([prompt(), reply(), bad, prompt("again"), reply()]) + b"\n"
 
 
-def converted(data: bytes, source: str | None = "claude-session",
-              path: str = PATH) -> tuple[list[dict[str, Any]], Totals]:
+def converted(
+    data: bytes, source: str | None = "claude-session", path: str = PATH
+) -> tuple[list[dict[str, Any]], Totals]:
     out, totals = convert_bytes(data, path, source)
     assert framing_violations(out) == [], out
     assert schema_violations(out) == []
@@ -122,8 +142,13 @@ def test_deep_objects_too() -> None:
 
 def test_validate_reports_deep_lines_and_never_crashes() -> None:
     for where in ("extension", "agent", "message"):
-        line = {"type": "system", "subtype": "init", "session_id": "s", "seq": 0,
-                "ts": "2026-12-01T10:00:00.000Z"}
+        line = {
+            "type": "system",
+            "subtype": "init",
+            "session_id": "s",
+            "seq": 0,
+            "ts": "2026-12-01T10:00:00.000Z",
+        }
         raw = orjson.dumps(line)[:-1] + b',"' + where.encode() + b'":' + deep(990) + b"}\n"
         found = [str(v) for v in validate_stream(io.BytesIO(raw), "v.jsonl")]
         assert all(v.startswith("v.jsonl:1: ") for v in found), found
@@ -149,8 +174,9 @@ def test_a_session_id_that_is_a_list() -> None:
     assert "session_id is list" in out.decode()
 
 
-@pytest.mark.parametrize("number", [b"1" * 5_000, b"-" + b"9" * 4_301, b"1e400",
-                                    b"Infinity", b"-Infinity", b"NaN"])
+@pytest.mark.parametrize(
+    "number", [b"1" * 5_000, b"-" + b"9" * 4_301, b"1e400", b"Infinity", b"-Infinity", b"NaN"]
+)
 def test_numbers_that_no_double_holds_are_one_error(number: bytes) -> None:
     bad = reply().replace(b'"input_tokens":1', b'"input_tokens":' + number)
     lines, totals = converted(session(bad))
@@ -193,8 +219,9 @@ def test_usage_sums_stay_within_64_bits() -> None:
         ("now", None),
     ],
 )
-def test_timestamps_are_repaired_or_reported_never_passed_on(given: str,
-                                                             expected: str | None) -> None:
+def test_timestamps_are_repaired_or_reported_never_passed_on(
+    given: str, expected: str | None
+) -> None:
     lines, _ = converted(session(reply(timestamp=given)))
     second = [x for x in lines if x["type"] == "assistant"][1]
     if expected is not None:
@@ -209,15 +236,33 @@ def test_timestamps_are_repaired_or_reported_never_passed_on(given: str,
 @pytest.mark.parametrize("source", ["stella", "stream_v1"])
 def test_other_sources_times_too(source: str) -> None:
     if source == "stella":
-        data = (b'{"type":"text","text":"a","ts":1796036400000}\n'
-                b'{"type":"text","text":"b","ts":1e300}\n')
+        data = (
+            b'{"type":"text","text":"a","ts":1796036400000}\n'
+            b'{"type":"text","text":"b","ts":1e300}\n'
+        )
         key = "ts 1e+300 is not a time"
     else:
-        head = {"type": "system", "subtype": "init", "session_id": "s", "seq": 0,
-                "ts": "2026-12-01T10:00:00.000Z"}
-        data = orjson.dumps(head) + b"\n" + orjson.dumps(
-            {"type": "user", "session_id": "s", "seq": 1, "ts": "2026-12-01 25:00",
-             "message": {"role": "user", "content": []}}) + b"\n"
+        head = {
+            "type": "system",
+            "subtype": "init",
+            "session_id": "s",
+            "seq": 0,
+            "ts": "2026-12-01T10:00:00.000Z",
+        }
+        data = (
+            orjson.dumps(head)
+            + b"\n"
+            + orjson.dumps(
+                {
+                    "type": "user",
+                    "session_id": "s",
+                    "seq": 1,
+                    "ts": "2026-12-01 25:00",
+                    "message": {"role": "user", "content": []},
+                }
+            )
+            + b"\n"
+        )
         key = "ts '2026-12-01 25:00'"
     out, _ = convert_bytes(data, "p.jsonl", source)
     assert framing_violations(out) == [] and schema_violations(out) == []
@@ -225,8 +270,13 @@ def test_other_sources_times_too(source: str) -> None:
 
 
 def test_validate_knows_a_month_13_is_no_time() -> None:
-    line = {"type": "system", "subtype": "init", "session_id": "s", "seq": 0,
-            "ts": "2026-13-01T00:00:00Z"}
+    line = {
+        "type": "system",
+        "subtype": "init",
+        "session_id": "s",
+        "seq": 0,
+        "ts": "2026-13-01T00:00:00Z",
+    }
     found = [str(v) for v in validate_stream(io.BytesIO(orjson.dumps(line) + b"\n"), "v")]
     assert any("not an RFC 3339 timestamp" in v for v in found)
 
@@ -235,8 +285,10 @@ def test_a_content_block_that_is_a_number_is_kept_in_the_catalog_shape() -> None
     lines, totals = converted(session(reply(5, {"type": 7, "text": "x"})))
     assert totals.framing.errors == 0
     blocks = [x for x in lines if x["type"] == "assistant"][1]["message"]["content"]
-    assert blocks == [{"type": "unknown", "extension": {"value": 5}},
-                      {"type": "unknown", "text": "x", "extension": {"type": 7}}]
+    assert blocks == [
+        {"type": "unknown", "extension": {"value": 5}},
+        {"type": "unknown", "text": "x", "extension": {"type": 7}},
+    ]
     the_rest_converted(lines)
 
 
@@ -251,8 +303,15 @@ def test_lone_surrogates_are_replaced_and_reported() -> None:
 
 
 def test_a_durable_record_of_type_system_init_is_no_second_init() -> None:
-    bad = orjson.dumps({"type": "system", "subtype": "init", "sessionId": SID,
-                        "timestamp": "2026-12-01T10:00:02.000Z", "tools": ["Bash"]})
+    bad = orjson.dumps(
+        {
+            "type": "system",
+            "subtype": "init",
+            "sessionId": SID,
+            "timestamp": "2026-12-01T10:00:02.000Z",
+            "tools": ["Bash"],
+        }
+    )
     lines, _ = converted(session(bad))
     kept = [x for x in lines if x.get("subtype") == "unrecognized"]
     assert [x["kind"] for x in kept] == ["system/init"]
@@ -261,13 +320,31 @@ def test_a_durable_record_of_type_system_init_is_no_second_init() -> None:
 
 
 def test_stream_v1_input_that_does_not_fit_the_schema_is_made_to_fit() -> None:
-    init = {"type": "system", "subtype": "init", "session_id": "s", "seq": 0,
-            "ts": "2026-12-01T10:00:00.000Z", "tools": ["Bash", 5, {"x": 1}],
-            "capabilities": 7, "agent": {"name": ["x"], "provider": "p"}}
-    msg = {"type": "assistant", "session_id": "s", "seq": 1, "ts": "2026-12-01T10:00:01.000Z",
-           "message": {"role": "assistant", "content": [
-               {"type": "text", "text": "a", "signature": "s1"}, 3, {"type": ["x"]},
-               {"type": "text", "text": 9}]}}
+    init = {
+        "type": "system",
+        "subtype": "init",
+        "session_id": "s",
+        "seq": 0,
+        "ts": "2026-12-01T10:00:00.000Z",
+        "tools": ["Bash", 5, {"x": 1}],
+        "capabilities": 7,
+        "agent": {"name": ["x"], "provider": "p"},
+    }
+    msg = {
+        "type": "assistant",
+        "session_id": "s",
+        "seq": 1,
+        "ts": "2026-12-01T10:00:01.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "a", "signature": "s1"},
+                3,
+                {"type": ["x"]},
+                {"type": "text", "text": 9},
+            ],
+        },
+    }
     data = b"".join(orjson.dumps(x) + b"\n" for x in (init, msg))
     out, _ = convert_bytes(data, "p.jsonl", "stream_v1")
     assert framing_violations(out) == [] and schema_violations(out) == []
@@ -286,10 +363,22 @@ def test_a_line_of_another_nested_actor_in_a_nested_actors_run_is_a_line_of_that
     """stream_v1 input: a subagent's run open (converted alone), and a line of
     another nested actor: a line of the one open run of the session, as the
     validator keys runs (by session), never a second init inside it."""
-    init = {"type": "system", "subtype": "init", "session_id": "s", "seq": 0,
-            "ts": "2026-12-01T10:00:00.000Z", "parent_tool_use_id": "t1"}
-    other = {"type": "user", "session_id": "s", "seq": 1, "ts": "2026-12-01T10:00:01.000Z",
-             "parent_tool_use_id": "t2", "message": {"role": "user", "content": []}}
+    init = {
+        "type": "system",
+        "subtype": "init",
+        "session_id": "s",
+        "seq": 0,
+        "ts": "2026-12-01T10:00:00.000Z",
+        "parent_tool_use_id": "t1",
+    }
+    other = {
+        "type": "user",
+        "session_id": "s",
+        "seq": 1,
+        "ts": "2026-12-01T10:00:01.000Z",
+        "parent_tool_use_id": "t2",
+        "message": {"role": "user", "content": []},
+    }
     data = b"".join(orjson.dumps(x) + b"\n" for x in (init, other))
     out, _ = convert_bytes(data, "p.jsonl", "stream_v1")
     assert framing_violations(out) == [] and schema_violations(out) == []
@@ -351,8 +440,7 @@ def test_a_line_over_the_limit_is_reported_and_skipped_without_being_held() -> N
     totals = Totals()
 
     def run() -> None:
-        convert_stream(Endless(size, b'{"a":"x",', after), PATH, out.write, totals,
-                       max_line=limit)  # type: ignore[arg-type]
+        convert_stream(Endless(size, b'{"a":"x",', after), PATH, out.write, totals, max_line=limit)  # type: ignore[arg-type]
 
     peak, _ = peak_while(run)
     assert peak < 3 * limit, peak
@@ -366,9 +454,13 @@ def test_a_line_over_the_limit_is_reported_and_skipped_without_being_held() -> N
 def test_skipping_is_linear_in_the_line_length() -> None:
     def seconds(size: int) -> float:
         def run() -> None:
-            for _ in read_lines(Endless(size, b"ab", b"\n"), "p",  # type: ignore[arg-type]
-                                max_line=1 << 16):
+            for _ in read_lines(
+                Endless(size, b"ab", b"\n"),
+                "p",  # type: ignore[arg-type]
+                max_line=1 << 16,
+            ):
                 pass
+
         start = time.monotonic()
         run()
         return time.monotonic() - start
@@ -386,8 +478,14 @@ def test_a_nul_region_is_counted_not_held_and_the_record_after_it_is_read() -> N
 
     def run() -> None:
         stream = Endless(size, b"\x00", prompt() + b"\n" + reply() + b"\n")
-        convert_stream(stream, PATH, out.write, totals,  # type: ignore[arg-type]
-                       source=None, max_line=1 << 20)
+        convert_stream(
+            stream,
+            PATH,
+            out.write,
+            totals,  # type: ignore[arg-type]
+            source=None,
+            max_line=1 << 20,
+        )
 
     peak, _ = peak_while(run)
     assert peak < 4 << 20, peak
@@ -401,8 +499,13 @@ def test_a_file_of_nul_bytes_is_one_report() -> None:
     totals = Totals()
     from streamv1.translator.sources import sources
 
-    convert_stream(Endless(24 << 20, b"\x00"), PATH, out.write, totals,  # type: ignore[arg-type]
-                   source=sources()["claude-session"])
+    convert_stream(
+        Endless(24 << 20, b"\x00"),
+        PATH,
+        out.write,
+        totals,  # type: ignore[arg-type]
+        source=sources()["claude-session"],
+    )
     lines = lines_of(out.getvalue())
     one_error_at(lines, 1, f"line holds only NUL bytes ({24 << 20})")
 
@@ -459,8 +562,9 @@ def test_a_document_item_over_the_limit_is_reported_and_reading_stops() -> None:
     ]
     # The same however the reads fall (a pipe).
     again = list(read_parsed(Chunked(data, [7, 300]), "p", max_line=1_000))  # type: ignore[arg-type]
-    assert [d.reason for p in again for d in p.damage] == [d.reason for p in parsed
-                                                            for d in p.damage]
+    assert [d.reason for p in again for d in p.damage] == [
+        d.reason for p in parsed for d in p.damage
+    ]
 
 
 def test_a_large_document_item_is_read_in_linear_time_from_small_reads() -> None:
@@ -475,9 +579,13 @@ def test_a_large_document_item_is_read_in_linear_time_from_small_reads() -> None
 
 def test_a_first_line_of_2_gb_is_not_read_whole_to_tell_the_format() -> None:
     for fill in (b" ", b"{"):
+
         def run(fill: bytes = fill) -> None:
-            for _ in read_parsed(Endless(40 << 20, fill), "p",  # type: ignore[arg-type]
-                                 max_line=1 << 20):
+            for _ in read_parsed(
+                Endless(40 << 20, fill),
+                "p",  # type: ignore[arg-type]
+                max_line=1 << 20,
+            ):
                 pass
 
         peak, _ = peak_while(run)
@@ -496,8 +604,12 @@ def test_cli_takes_max_line_bytes(streamv1_bin: str, tmp_path: Path) -> None:
     src = tmp_path / f"{SID}.jsonl"
     long_line = b'{"type":"user","pad":"' + b"x" * 5_000 + b'"}'
     src.write_bytes(session(long_line))
-    proc = subprocess.run([streamv1_bin, "convert", "--max-line-bytes", "1000", str(src)],
-                          capture_output=True, check=False, timeout=60)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", "--max-line-bytes", "1000", str(src)],
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
     assert proc.returncode == 1
     assert b"Traceback" not in proc.stderr
     said = f"{src}:3: line of {len(long_line)} bytes is longer than the limit (1000); skipped"
@@ -505,16 +617,30 @@ def test_cli_takes_max_line_bytes(streamv1_bin: str, tmp_path: Path) -> None:
     assert framing_violations(proc.stdout) == []
     converted = tmp_path / "converted.jsonl"  # validate reads stream_v1
     converted.write_bytes(proc.stdout)
-    proc = subprocess.run([streamv1_bin, "validate", "--max-line-bytes", "100",
-                           str(converted)], capture_output=True, check=False, timeout=60)
+    proc = subprocess.run(
+        [streamv1_bin, "validate", "--max-line-bytes", "100", str(converted)],
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
     assert proc.returncode == 1 and b"longer than the limit (100)" in proc.stdout
 
 
 # -- point 11: no unsafe deserialisation --------------------------------------------
 
 #: Modules whose loading runs code named by the data (or that wrap one that does).
-UNSAFE_MODULES = {"pickle", "cPickle", "_pickle", "marshal", "shelve", "dill", "cloudpickle",
-                  "jsonpickle", "joblib", "yaml"}
+UNSAFE_MODULES = {
+    "pickle",
+    "cPickle",
+    "_pickle",
+    "marshal",
+    "shelve",
+    "dill",
+    "cloudpickle",
+    "jsonpickle",
+    "joblib",
+    "yaml",
+}
 UNSAFE_CALLS = {"eval", "exec", "__import__"}
 
 
@@ -533,12 +659,17 @@ def unsafe_uses(text: str) -> list[str]:
                 found.append(f"from {node.module}")
         elif isinstance(node, ast.Call):
             func = node.func
-            name = func.id if isinstance(func, ast.Name) else (
-                func.attr if isinstance(func, ast.Attribute) else "")
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else (func.attr if isinstance(func, ast.Attribute) else "")
+            )
             if name in UNSAFE_CALLS:
                 found.append(f"{name}()")
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and (
-                func.value.id in UNSAFE_MODULES
+            if (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and (func.value.id in UNSAFE_MODULES)
             ):
                 found.append(f"{func.value.id}.{func.attr}()")
     return found
@@ -554,8 +685,10 @@ def test_no_code_bearing_deserialisation_in_translator_or_adapters() -> None:
 
 
 def test_the_check_finds_what_it_looks_for() -> None:
-    sample = ("import pickle\nfrom yaml import load\nimport marshal as m\n"
-              "x = eval('1')\npickle.loads(b'')\n")
+    sample = (
+        "import pickle\nfrom yaml import load\nimport marshal as m\n"
+        "x = eval('1')\npickle.loads(b'')\n"
+    )
     assert unsafe_uses(sample) == ["pickle", "from yaml", "marshal", "eval()", "pickle.loads()"]
 
 

@@ -29,9 +29,16 @@ SHOUT = "DUMMY-DISTRIBUTION-WAS-IMPORTED"
 
 def _build(backend_call: str, source: Path, out: Path) -> Path:
     out.mkdir(exist_ok=True)
-    subprocess.run([sys.executable, "-c", f"from setuptools import build_meta; "
-                    f"build_meta.{backend_call}({str(out)!r})"], cwd=source, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"from setuptools import build_meta; build_meta.{backend_call}({str(out)!r})",
+        ],
+        cwd=source,
+        check=True,
+        capture_output=True,
+    )
     [built] = [p for p in out.iterdir() if p.suffix in (".whl", ".gz")]
     return built
 
@@ -52,17 +59,22 @@ def _dummy_wheel(tmp: Path) -> Path:
         (root / top).mkdir(parents=True)
         for module in ("__init__", "claude_session", "cli", "sources"):
             (root / top / f"{module}.py").write_text(
-                f"print({SHOUT!r}, __name__)\nOWNER = 'dummy'\n")
+                f"print({SHOUT!r}, __name__)\nOWNER = 'dummy'\n"
+            )
     (root / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
         '[project]\nname = "adapters-dummy"\nversion = "1.3.0"\n'
-        '[tool.setuptools]\npackages = ["adapters", "translator"]\n')
+        '[tool.setuptools]\npackages = ["adapters", "translator"]\n'
+    )
     return _build("build_wheel", root, tmp / "dummy-wheel")
 
 
 def _dummy_files(site: Path) -> dict[str, str]:
-    return {str(p.relative_to(site)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for top in ("adapters", "translator") for p in sorted((site / top).glob("*.py"))}
+    return {
+        str(p.relative_to(site)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for top in ("adapters", "translator")
+        for p in sorted((site / top).glob("*.py"))
+    }
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="venv layout checked on Linux")
@@ -73,21 +85,37 @@ def test_installs_beside_a_distribution_owning_adapters_and_translator(tmp_path:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     python = venv / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig."
-                                "get_path('purelib'))"], check=True, capture_output=True,
-                               text=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     # Dependencies (orjson, click, ...) from this environment, without its streamv1:
     # a path entry, not a site dir, so its editable-install hook is not run.
     (site / "zz-test-deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
 
     def pip(*args: str) -> None:
-        subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", "-q", *args],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "--disable-pip-version-check", "-q", *args],
+            check=True,
+            capture_output=True,
+        )
 
     def dummy_still_imports() -> None:
-        proc = subprocess.run([str(python), "-c", "import adapters, translator; "
-                               "print(adapters.OWNER, translator.OWNER)"],
-                              capture_output=True, text=True, check=False, cwd=tmp_path)
+        proc = subprocess.run(
+            [
+                str(python),
+                "-c",
+                "import adapters, translator; print(adapters.OWNER, translator.OWNER)",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=tmp_path,
+        )
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.splitlines()[-1] == "dummy dummy"
 
@@ -101,16 +129,28 @@ def test_installs_beside_a_distribution_owning_adapters_and_translator(tmp_path:
     assert (site / "streamv1" / "translator" / "cli.py").is_file()
     assert not (site / "streamv1" / "__init__.py").exists()  # a namespace of ours alone
 
-    proc = subprocess.run([str(venv / "bin" / "streamv1"), "convert",
-                           str(SAMPLE / "claude-session-sample.jsonl")],
-                          capture_output=True, check=False, timeout=120, cwd=tmp_path)
+    proc = subprocess.run(
+        [str(venv / "bin" / "streamv1"), "convert", str(SAMPLE / "claude-session-sample.jsonl")],
+        capture_output=True,
+        check=False,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     assert SHOUT.encode() not in proc.stdout + proc.stderr
     assert all(orjson.loads(x) for x in proc.stdout.splitlines())
     assert schema_violations(proc.stdout) == [] and framing_violations(proc.stdout) == []
-    sources = subprocess.run([str(python), "-c", "from streamv1.translator.sources import "
-                              "sources; print(sorted(sources()))"], capture_output=True,
-                             text=True, check=True, cwd=tmp_path)
+    sources = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "from streamv1.translator.sources import sources; print(sorted(sources()))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
     assert SHOUT not in sources.stdout
     assert "claude-session" in sources.stdout
 

@@ -24,8 +24,7 @@ DATA = ROOT / "testdata"
 
 
 def sessions(bin_: str, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([bin_, "sessions", *args], capture_output=True, timeout=120,
-                          check=False)
+    return subprocess.run([bin_, "sessions", *args], capture_output=True, timeout=120, check=False)
 
 
 def rows_of(proc: subprocess.CompletedProcess[bytes]) -> dict[str, dict[str, object]]:
@@ -60,8 +59,10 @@ def raw_totals(files: list[Path]) -> dict[str, dict[str, int]]:
                 continue
             seen.add(key)
             u = msg["usage"]
-            t = totals.setdefault(rec["sessionId"], dict.fromkeys(
-                ("input_tokens", "output_tokens", "cache_read", "cache_creation"), 0))
+            t = totals.setdefault(
+                rec["sessionId"],
+                dict.fromkeys(("input_tokens", "output_tokens", "cache_read", "cache_creation"), 0),
+            )
             t["input_tokens"] += u.get("input_tokens", 0)
             t["output_tokens"] += u.get("output_tokens", 0)
             t["cache_read"] += u.get("cache_read_input_tokens", 0)
@@ -70,14 +71,20 @@ def raw_totals(files: list[Path]) -> dict[str, dict[str, int]]:
 
 
 def _scenarios() -> list[Path]:
-    return sorted(p for corpus in (CORPUS_2_1_332, CORPUS_FEATURES) if corpus.is_dir()
-                  for p in corpus.iterdir() if (p / "projects").is_dir())
+    return sorted(
+        p
+        for corpus in (CORPUS_2_1_332, CORPUS_FEATURES)
+        if corpus.is_dir()
+        for p in corpus.iterdir()
+        if (p / "projects").is_dir()
+    )
 
 
 @pytest.mark.skipif(not CORPUS_2_1_332.is_dir(), reason="../shared is absent (a user's clone)")
 @pytest.mark.parametrize("scenario", _scenarios(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_tokens_are_the_files_per_message_totals_and_cost_the_clis(
-        streamv1_bin: str, scenario: Path) -> None:
+    streamv1_bin: str, scenario: Path
+) -> None:
     files = sorted((scenario / "projects").rglob("*.jsonl"))
     got = rows_of(sessions(streamv1_bin, "--json", str(scenario / "projects")))
     want = raw_totals(files)
@@ -94,9 +101,11 @@ def test_tokens_are_the_files_per_message_totals_and_cost_the_clis(
             results.append(orjson.loads(raw))
         except orjson.JSONDecodeError:
             continue  # a pretty-printed document (--output-format json): its own test
-    clis = {r["session_id"]: r["total_cost_usd"] for r in results
-            if isinstance(r, dict) and r.get("type") == "result"
-            and r.get("total_cost_usd") is not None}
+    clis = {
+        r["session_id"]: r["total_cost_usd"]
+        for r in results
+        if isinstance(r, dict) and r.get("type") == "result" and r.get("total_cost_usd") is not None
+    }
     for sid, cost in clis.items():
         row = got[sid]
         assert row["cost_usd"] == pytest.approx(cost, rel=0.005), sid
@@ -107,8 +116,9 @@ def test_tokens_are_the_files_per_message_totals_and_cost_the_clis(
 @pytest.mark.skipif(not CORPUS_2_1_332.is_dir(), reason="../shared is absent (a user's clone)")
 def test_an_interactive_session_is_priced_from_its_tokens(streamv1_bin: str) -> None:
     """No print-mode result, so no cost stated: the list price of its tokens."""
-    rows = rows_of(sessions(streamv1_bin, "--json",
-                            str(CORPUS_2_1_332 / "s11_interactive" / "projects")))
+    rows = rows_of(
+        sessions(streamv1_bin, "--json", str(CORPUS_2_1_332 / "s11_interactive" / "projects"))
+    )
     (row,) = rows.values()
     assert row["cost_source"] == "computed" and row["cost_stated_usd"] is None
     assert row["cost_usd"] == row["cost_computed_usd"] and row["cost_usd"] > 0
@@ -122,12 +132,15 @@ def test_a_streaming_input_process_states_running_totals(streamv1_bin: str) -> N
     their sum, and the list price of the tokens, 1 hour cache writes at their own
     rate, is that total to the last digit."""
     path = DATA / "claude-stream" / "streaming_input_two_runs.jsonl"
-    results = [orjson.loads(x) for x in path.read_bytes().splitlines()
-               if b'"type":"result"' in x]
+    results = [orjson.loads(x) for x in path.read_bytes().splitlines() if b'"type":"result"' in x]
     (row,) = rows_of(sessions(streamv1_bin, "--json", str(path))).values()
     last = results[-1]
-    want = {"input_tokens": "inputTokens", "output_tokens": "outputTokens",
-            "cache_read": "cacheReadInputTokens", "cache_creation": "cacheCreationInputTokens"}
+    want = {
+        "input_tokens": "inputTokens",
+        "output_tokens": "outputTokens",
+        "cache_read": "cacheReadInputTokens",
+        "cache_creation": "cacheCreationInputTokens",
+    }
     (model_total,) = last["modelUsage"].values()
     assert row["usage"] == {ours: model_total[theirs] for ours, theirs in want.items()}
     assert row["cost_usd"] == last["total_cost_usd"] and row["cost_source"] == "stated"
@@ -148,23 +161,45 @@ def test_a_stated_cost_below_zero_is_no_cost(streamv1_bin: str, tmp_path: Path) 
     sessions and the closing summary. The line keeps the value as given (it is the
     source's), but no sum counts it: the session states no cost."""
     crafted = tmp_path / "crafted.jsonl"
-    crafted.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in [
-        {"type": "system", "subtype": "init", "session_id": "s", "seq": 0,
-         "ts": "2026-12-01T00:00:00.000Z", "agent": {"name": "claude-code"}},
-        {"type": "result", "subtype": "success", "session_id": "s", "seq": 1,
-         "ts": "2026-12-01T00:00:01.000Z", "is_error": False, "num_turns": 1,
-         "duration_ms": 1000, "total_cost_usd": -1}]))
+    crafted.write_bytes(
+        b"".join(
+            orjson.dumps(line) + b"\n"
+            for line in [
+                {
+                    "type": "system",
+                    "subtype": "init",
+                    "session_id": "s",
+                    "seq": 0,
+                    "ts": "2026-12-01T00:00:00.000Z",
+                    "agent": {"name": "claude-code"},
+                },
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "session_id": "s",
+                    "seq": 1,
+                    "ts": "2026-12-01T00:00:01.000Z",
+                    "is_error": False,
+                    "num_turns": 1,
+                    "duration_ms": 1000,
+                    "total_cost_usd": -1,
+                },
+            ]
+        )
+    )
     (row,) = rows_of(sessions(streamv1_bin, "--json", str(crafted))).values()
     assert row["cost_stated_usd"] is None and row["cost_source"] != "stated"
-    proc = subprocess.run([streamv1_bin, "convert", str(crafted)], capture_output=True,
-                          check=True)
+    proc = subprocess.run([streamv1_bin, "convert", str(crafted)], capture_output=True, check=True)
     assert b'"total_cost_usd":-1' in proc.stdout  # the line as the source gave it
     assert b"stated_cost_usd" not in proc.stderr and b"costed_runs" not in proc.stderr
 
 
 def test_rows_of_every_source_and_of_a_stream_v1_file(streamv1_bin: str, tmp_path: Path) -> None:
-    inputs = [DATA / "claude-session" / "print_mode_bash.jsonl",
-              DATA / "codex" / "c2_shell.rollout.jsonl", DATA / "gemini" / "chat_shell.jsonl"]
+    inputs = [
+        DATA / "claude-session" / "print_mode_bash.jsonl",
+        DATA / "codex" / "c2_shell.rollout.jsonl",
+        DATA / "gemini" / "chat_shell.jsonl",
+    ]
     rows = rows_of(sessions(streamv1_bin, "--json", *map(str, inputs)))
     agents = {r["agent"] for r in rows.values()}
     assert agents == {"claude-code", "codex", "gemini-cli"}
@@ -173,16 +208,21 @@ def test_rows_of_every_source_and_of_a_stream_v1_file(streamv1_bin: str, tmp_pat
         assert sum(row["usage"].values()) > 0  # type: ignore[attr-defined]
     # The same sessions read back from stream_v1 (the tail's output, say): the same rows.
     out = tmp_path / "all.jsonl"
-    conv = subprocess.run([streamv1_bin, "convert", "-o", str(out), *map(str, inputs)],
-                          capture_output=True, check=False)
+    conv = subprocess.run(
+        [streamv1_bin, "convert", "-o", str(out), *map(str, inputs)],
+        capture_output=True,
+        check=False,
+    )
     assert conv.returncode == 0, conv.stderr
     assert rows_of(sessions(streamv1_bin, "--json", str(out))) == rows
 
 
 def test_the_filters(streamv1_bin: str) -> None:
-    inputs = [str(DATA / "claude-session" / "print_mode_bash.jsonl"),
-              str(DATA / "codex" / "c2_shell.rollout.jsonl"),
-              str(DATA / "gemini" / "chat_shell.jsonl")]
+    inputs = [
+        str(DATA / "claude-session" / "print_mode_bash.jsonl"),
+        str(DATA / "codex" / "c2_shell.rollout.jsonl"),
+        str(DATA / "gemini" / "chat_shell.jsonl"),
+    ]
     every = rows_of(sessions(streamv1_bin, "--json", *inputs))
     only = rows_of(sessions(streamv1_bin, "--json", "--agent", "codex", *inputs))
     assert {r["agent"] for r in only.values()} == {"codex"}
@@ -193,16 +233,17 @@ def test_the_filters(streamv1_bin: str) -> None:
     assert rows_of(sessions(streamv1_bin, "--json", "--since", "2000-01-01", *inputs)) == every
     project = str(every[one]["project"])
     by_project = rows_of(sessions(streamv1_bin, "--json", "--project", project[-6:], *inputs))
-    assert one in by_project and all(project[-6:] in str(r["project"])
-                                     for r in by_project.values())
+    assert one in by_project and all(project[-6:] in str(r["project"]) for r in by_project.values())
     bad = sessions(streamv1_bin, "--since", "soonish", *inputs)
     assert bad.returncode == 2 and b"Traceback" not in bad.stderr
     assert b"'soonish' is no time" in bad.stderr
 
 
 def test_the_table_sorts_by_start_and_totals(streamv1_bin: str) -> None:
-    inputs = [str(DATA / "gemini" / "chat_shell.jsonl"),
-              str(DATA / "claude-session" / "print_mode_bash.jsonl")]
+    inputs = [
+        str(DATA / "gemini" / "chat_shell.jsonl"),
+        str(DATA / "claude-session" / "print_mode_bash.jsonl"),
+    ]
     proc = sessions(streamv1_bin, *inputs)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.decode().splitlines()
@@ -236,8 +277,9 @@ def test_parse_when() -> None:
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text(max_size=30) | st.from_regex(r"\d{1,25}(\.\d{0,3})?\s*(s|m|min|h|d|w)",
-                                             fullmatch=True))
+@given(
+    st.text(max_size=30) | st.from_regex(r"\d{1,25}(\.\d{0,3})?\s*(s|m|min|h|d|w)", fullmatch=True)
+)
 def test_parse_when_gives_a_time_or_says_why(text: str) -> None:
     """Whatever a person types: a time, or a ValueError (one usage line), never
     another exception (a bug's exit 70)."""
@@ -273,9 +315,14 @@ def api_cost(path: Path) -> dict[str, float]:
         except orjson.JSONDecodeError:
             continue
         msg = rec.get("message") if isinstance(rec, dict) else None
-        if (rec.get("type") == "assistant" and isinstance(msg, dict)
-                and isinstance(msg.get("usage"), dict) and isinstance(msg.get("model"), str)
-                and isinstance(msg.get("id"), str) and msg.get("model") != "<synthetic>"):
+        if (
+            rec.get("type") == "assistant"
+            and isinstance(msg, dict)
+            and isinstance(msg.get("usage"), dict)
+            and isinstance(msg.get("model"), str)
+            and isinstance(msg.get("id"), str)
+            and msg.get("model") != "<synthetic>"
+        ):
             last[msg["id"]] = rec
     costs: dict[str, float] = {}
     for rec in last.values():
@@ -284,11 +331,18 @@ def api_cost(path: Path) -> dict[str, float]:
         u = msg["usage"]
         split = u.get("cache_creation") or {}
         server = u.get("server_tool_use") or {}
-        got = prices.cost_usd(msg["model"], "anthropic", {
-            "input_tokens": u.get("input_tokens", 0), "output_tokens": u.get("output_tokens", 0),
-            "cache_read": u.get("cache_read_input_tokens", 0),
-            "cache_creation": u.get("cache_creation_input_tokens", 0)},
-            split.get("ephemeral_1h_input_tokens") or 0, server.get("web_search_requests") or 0)
+        got = prices.cost_usd(
+            msg["model"],
+            "anthropic",
+            {
+                "input_tokens": u.get("input_tokens", 0),
+                "output_tokens": u.get("output_tokens", 0),
+                "cache_read": u.get("cache_read_input_tokens", 0),
+                "cache_creation": u.get("cache_creation_input_tokens", 0),
+            },
+            split.get("ephemeral_1h_input_tokens") or 0,
+            server.get("web_search_requests") or 0,
+        )
         if got is not None:
             sid = str(rec.get("sessionId"))
             costs[sid] = costs.get(sid, 0.0) + got[0]
@@ -303,13 +357,17 @@ def test_public_sessions_cost_what_their_messages_cost(streamv1_bin: str, tmp_pa
     differences is one of them, the price tables agreeing)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    wanted = [(path, want) for path in sorted(PUBLIC.glob("*/*.jsonl"))
-              if (want := api_cost(path))]
+    wanted = [(path, want) for path in sorted(PUBLIC.glob("*/*.jsonl")) if (want := api_cost(path))]
     # (one command a file, two at a time: the suite's budget is 10 minutes on 2 cores)
     with ThreadPoolExecutor(2) as pool:
-        answers = list(pool.map(lambda path: rows_of(sessions(
-            streamv1_bin, "--json", "--agent", "claude-code", str(path))),
-            [path for path, _ in wanted]))
+        answers = list(
+            pool.map(
+                lambda path: rows_of(
+                    sessions(streamv1_bin, "--json", "--agent", "claude-code", str(path))
+                ),
+                [path for path, _ in wanted],
+            )
+        )
     checked = 0
     for (path, want), rows in zip(wanted, answers, strict=True):
         for sid, cost in want.items():

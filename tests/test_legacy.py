@@ -37,8 +37,9 @@ def test_every_corpus_line_parses_with_the_sdk(name: str) -> None:
 def _fixtures() -> list[Path]:
     out = []
     for source in ("stella", "stream_v1", "claude-session", "claude-stream", "gemini", "codex"):
-        out += sorted(p for p in (ROOT / "testdata" / source).rglob("*.jsonl")
-                      if ".expected." not in p.name)
+        out += sorted(
+            p for p in (ROOT / "testdata" / source).rglob("*.jsonl") if ".expected." not in p.name
+        )
     return out
 
 
@@ -59,14 +60,18 @@ def test_milk_goldens_feed_legacy_tools() -> None:
 
 
 def test_result_has_what_the_sdk_requires_even_when_the_source_does_not_know() -> None:
-    out, _ = convert_file(ROOT / "testdata" / "claude-session" / "thinking.jsonl",
-                          "claude-session", to="claude")
+    out, _ = convert_file(
+        ROOT / "testdata" / "claude-session" / "thinking.jsonl", "claude-session", to="claude"
+    )
     result = orjson.loads(out.splitlines()[-1])
     assert result["duration_api_ms"] == 0  # not in durable files: the neutral value
     thinking = [orjson.loads(x) for x in out.splitlines() if b'"thinking"' in x]
     assert thinking and all(
-        b["signature"] for x in thinking if x["type"] == "assistant"
-        for b in x["message"]["content"] if b["type"] == "thinking"
+        b["signature"]
+        for x in thinking
+        if x["type"] == "assistant"
+        for b in x["message"]["content"]
+        if b["type"] == "thinking"
     )
 
 
@@ -76,8 +81,13 @@ def test_result_has_what_the_sdk_requires_even_when_the_source_does_not_know() -
 #: stream_event uuids, the API-framing stream events dropped on purpose
 #: (message_start/stop, content_block_start/stop, message_delta, signature_delta),
 #: the result's usage beyond the four catalog counts (service_tier, iterations, …).
-DROPPED_EVENTS = {"message_start", "message_stop", "content_block_start", "content_block_stop",
-                  "message_delta"}
+DROPPED_EVENTS = {
+    "message_start",
+    "message_stop",
+    "content_block_start",
+    "content_block_stop",
+    "message_delta",
+}
 
 
 def comparable(msg: Any) -> tuple[Any, ...] | None:
@@ -87,27 +97,65 @@ def comparable(msg: Any) -> tuple[Any, ...] | None:
             return None
         if event.get("delta", {}).get("type") == "signature_delta":
             return None
-        return ("stream_event", msg.session_id, msg.parent_tool_use_id,
-                event.get("delta"), event.get("index"))
+        return (
+            "stream_event",
+            msg.session_id,
+            msg.parent_tool_use_id,
+            event.get("delta"),
+            event.get("index"),
+        )
     if isinstance(msg, types.AssistantMessage):
-        return ("assistant", msg.content, msg.model, msg.message_id, msg.parent_tool_use_id,
-                msg.usage, msg.stop_reason, msg.session_id, msg.uuid)
+        return (
+            "assistant",
+            msg.content,
+            msg.model,
+            msg.message_id,
+            msg.parent_tool_use_id,
+            msg.usage,
+            msg.stop_reason,
+            msg.session_id,
+            msg.uuid,
+        )
     if isinstance(msg, types.UserMessage):
         return ("user", msg.content, msg.parent_tool_use_id, msg.tool_use_result, msg.uuid)
     if isinstance(msg, types.ResultMessage):
-        usage = {k: (msg.usage or {}).get(k) for k in (
-            "input_tokens", "output_tokens", "cache_read_input_tokens",
-            "cache_creation_input_tokens")}
-        return ("result", msg.subtype, msg.is_error, msg.num_turns, msg.duration_ms,
-                msg.duration_api_ms, msg.total_cost_usd, msg.result, msg.session_id,
-                msg.stop_reason, msg.model_usage, msg.permission_denials, usage, msg.uuid)
+        usage = {
+            k: (msg.usage or {}).get(k)
+            for k in (
+                "input_tokens",
+                "output_tokens",
+                "cache_read_input_tokens",
+                "cache_creation_input_tokens",
+            )
+        }
+        return (
+            "result",
+            msg.subtype,
+            msg.is_error,
+            msg.num_turns,
+            msg.duration_ms,
+            msg.duration_api_ms,
+            msg.total_cost_usd,
+            msg.result,
+            msg.session_id,
+            msg.stop_reason,
+            msg.model_usage,
+            msg.permission_denials,
+            usage,
+            msg.uuid,
+        )
     if isinstance(msg, types.SystemMessage):
         data = msg.data
         keep = ("subtype", "session_id", "task_id", "status", "description", "tool_use_id")
         core = tuple(data.get(k) for k in keep)
         if msg.subtype == "init":
-            core += (data.get("cwd"), data.get("tools"), data.get("model"),
-                     data.get("mcp_servers"), data.get("permissionMode"))
+            core += (
+                data.get("cwd"),
+                data.get("tools"),
+                data.get("model"),
+                data.get("mcp_servers"),
+                data.get("permissionMode"),
+            )
         return (type(msg).__name__, *core)
     raise AssertionError(f"unexpected message {msg!r}")
 
@@ -147,8 +195,13 @@ def test_tail_speaks_claude_too(tmp_path: Path) -> None:
     proj.mkdir(parents=True)
     src = ROOT / "testdata" / "claude-session" / "interactive_four_turns.jsonl"
     (proj / src.name).write_bytes(src.read_bytes())
-    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
-                   tmp_path / "state.json", idle_close=0, encoder=lambda: encoder_for("claude"))
+    d = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        idle_close=0,
+        encoder=lambda: encoder_for("claude"),
+    )
     d.start()
     d.stop()
     parsed = parse_all((tmp_path / "out.jsonl").read_bytes())
@@ -161,8 +214,11 @@ def _cli_results(folder: Path) -> list[dict[str, Any]]:
     found = []
     for path in stream_files(folder):
         data = path.read_bytes()
-        records = (orjson.loads(data) if data.lstrip().startswith(b"[")
-                   else [orjson.loads(x) for x in data.splitlines()])
+        records = (
+            orjson.loads(data)
+            if data.lstrip().startswith(b"[")
+            else [orjson.loads(x) for x in data.splitlines()]
+        )
         found += [r for r in records if isinstance(r, dict) and r.get("type") == "result"]
     return found
 

@@ -11,8 +11,10 @@ from streamv1.translator.lines import Line, LineSplitter
 
 # Bytes rich in what the splitter cares about: newlines, CRs, NULs.
 _bytes = st.lists(
-    st.one_of(st.sampled_from([b"\n", b"\r", b"\r\n", b"\x00", b"\x00" * 9, b"{}", b"x"]),
-              st.binary(max_size=12)),
+    st.one_of(
+        st.sampled_from([b"\n", b"\r", b"\r\n", b"\x00", b"\x00" * 9, b"{}", b"x"]),
+        st.binary(max_size=12),
+    ),
     max_size=40,
 ).map(b"".join)
 
@@ -33,8 +35,13 @@ def _whole(data: bytes, limit: int, nuls: bool, strip_cr: bool) -> list[Line]:
     return _split(data, [], limit, nuls, strip_cr)
 
 
-@given(_bytes, st.lists(st.integers(0, 10_000), max_size=12), st.integers(1, 40),
-       st.booleans(), st.booleans())
+@given(
+    _bytes,
+    st.lists(st.integers(0, 10_000), max_size=12),
+    st.integers(1, 40),
+    st.booleans(),
+    st.booleans(),
+)
 def test_any_pieces_give_the_lines_of_the_whole(
     data: bytes, cuts: list[int], limit: int, nuls: bool, strip_cr: bool
 ) -> None:

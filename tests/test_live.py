@@ -63,16 +63,34 @@ class Daemon:
         self.out = tmp / "out.jsonl"
         self.log = tmp / "daemon.log"
         self.proc = subprocess.Popen(
-            [bin_, "tail", str(self.projects), "--output", str(self.out), "--state",
-             str(tmp / "state.json"), "--ingest-socket", str(self.sock), "--idle-close", "0",
-             "--commit-every", "0.05", "--stats-every", "0.5", "--log-format", "json"],
-            stdout=subprocess.DEVNULL, stderr=self.log.open("wb"),
+            [
+                bin_,
+                "tail",
+                str(self.projects),
+                "--output",
+                str(self.out),
+                "--state",
+                str(tmp / "state.json"),
+                "--ingest-socket",
+                str(self.sock),
+                "--idle-close",
+                "0",
+                "--commit-every",
+                "0.05",
+                "--stats-every",
+                "0.5",
+                "--log-format",
+                "json",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log.open("wb"),
         )
         assert wait_until(lambda: self.status() is not None, 15), self.log.read_text()
 
     def status(self) -> dict[str, Any] | None:
-        proc = subprocess.run([self.bin, "status", "--socket", str(self.sock)],
-                              capture_output=True, check=False)
+        proc = subprocess.run(
+            [self.bin, "status", "--socket", str(self.sock)], capture_output=True, check=False
+        )
         return orjson.loads(proc.stdout) if proc.returncode == 0 else None
 
     def stop(self) -> None:
@@ -105,8 +123,9 @@ def resumed_turn() -> bytes:
     """A later turn of the same session, as Claude Code appends it on --resume:
     a prompt, the reply, the cost record, stamped now."""
     records = [orjson.loads(x) for x in DURABLE.read_bytes().splitlines()]
-    prompt = next(r for r in records if r.get("type") == "user" and
-                  isinstance(r["message"]["content"], str))
+    prompt = next(
+        r for r in records if r.get("type") == "user" and isinstance(r["message"]["content"], str)
+    )
     reply = [r for r in records if r.get("type") == "assistant"][-1]
     cost = next(r for r in records if r.get("type") == "cost-state")
     start = time.time() + 1  # after the hand-back floor
@@ -136,9 +155,20 @@ def test_a_streamed_session_comes_once_from_the_stream_and_a_resumed_turn_from_t
     target = daemon.projects / "p" / f"{SID}.jsonl"
     target.parent.mkdir()
     relay = subprocess.Popen(
-        [streamv1_bin, "relay", "--socket", str(daemon.sock), "--", sys.executable, "-c",
-         PACED, str(STREAM), "0.4"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            streamv1_bin,
+            "relay",
+            "--socket",
+            str(daemon.sock),
+            "--",
+            sys.executable,
+            "-c",
+            PACED,
+            str(STREAM),
+            "0.4",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     # The stream announces the session with its first line: the claim.
     assert wait_until(lambda: SID in (daemon.status() or {}).get("claims", {}), 15)
@@ -159,8 +189,12 @@ def test_a_streamed_session_comes_once_from_the_stream_and_a_resumed_turn_from_t
     # A resumed turn, appended later: from the transcript, once.
     with target.open("ab") as fh:
         fh.write(resumed_turn())
-    assert wait_until(lambda: any(x["type"] == "result" and x["_meta"]["origin"] ==
-                                  "transcript" for x in daemon.lines()), 15)
+    assert wait_until(
+        lambda: any(
+            x["type"] == "result" and x["_meta"]["origin"] == "transcript" for x in daemon.lines()
+        ),
+        15,
+    )
     final = daemon.status()
     daemon.stop()
 
@@ -193,11 +227,13 @@ def test_a_second_stream_of_a_claimed_session_is_counted_ambiguous(
     daemon: Daemon, streamv1_bin: str
 ) -> None:
     cmd = [sys.executable, "-c", PACED, str(STREAM), "0.3"]
-    first = subprocess.Popen([streamv1_bin, "relay", "--socket", str(daemon.sock), "--", *cmd],
-                             stdout=subprocess.DEVNULL)
+    first = subprocess.Popen(
+        [streamv1_bin, "relay", "--socket", str(daemon.sock), "--", *cmd], stdout=subprocess.DEVNULL
+    )
     assert wait_until(lambda: SID in (daemon.status() or {}).get("claims", {}), 15)
-    second = subprocess.Popen([streamv1_bin, "relay", "--socket", str(daemon.sock), "--", *cmd],
-                              stdout=subprocess.DEVNULL)
+    second = subprocess.Popen(
+        [streamv1_bin, "relay", "--socket", str(daemon.sock), "--", *cmd], stdout=subprocess.DEVNULL
+    )
     assert first.wait(30) == 0 and second.wait(30) == 0
     assert wait_until(lambda: (daemon.status() or {}).get("streams_active") == 0, 15)
     status = daemon.status()
@@ -210,15 +246,33 @@ def test_unreadable_stream_lines_are_counted_and_reported(
 ) -> None:
     noisy = tmp_path / "noisy.jsonl"
     lines = STREAM.read_bytes().splitlines(keepends=True)
-    noisy.write_bytes(lines[0] + b"not json at all\n" + lines[1] + b'{"cut": \n'
-                      + b"".join(lines[2:]))
+    noisy.write_bytes(
+        lines[0] + b"not json at all\n" + lines[1] + b'{"cut": \n' + b"".join(lines[2:])
+    )
     relay = subprocess.run(
-        [streamv1_bin, "relay", "--socket", str(daemon.sock), "--", sys.executable, "-c",
-         "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())", str(noisy)],
-        capture_output=True, check=False, timeout=30)
+        [
+            streamv1_bin,
+            "relay",
+            "--socket",
+            str(daemon.sock),
+            "--",
+            sys.executable,
+            "-c",
+            "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())",
+            str(noisy),
+        ],
+        capture_output=True,
+        check=False,
+        timeout=30,
+    )
     assert relay.returncode == 0 and relay.stdout == noisy.read_bytes()
-    assert wait_until(lambda: (daemon.status() or {}).get("streams_total") == 1 and
-                      (daemon.status() or {}).get("streams_active") == 0, 15)
+    assert wait_until(
+        lambda: (
+            (daemon.status() or {}).get("streams_total") == 1
+            and (daemon.status() or {}).get("streams_active") == 0
+        ),
+        15,
+    )
     status = daemon.status()
     assert status is not None and status["stream_parse_errors"] == 2
     daemon.stop()
@@ -231,10 +285,20 @@ def test_a_relay_without_a_daemon_passes_everything_through(
     streamv1_bin: str, tmp_path: Path
 ) -> None:
     proc = subprocess.run(
-        [streamv1_bin, "relay", "--socket", str(tmp_path / "none.sock"), "--", sys.executable,
-         "-c", "import sys; sys.stdout.write(open(sys.argv[1]).read()); sys.exit(3)",
-         str(STREAM)],
-        capture_output=True, check=False, timeout=30,
+        [
+            streamv1_bin,
+            "relay",
+            "--socket",
+            str(tmp_path / "none.sock"),
+            "--",
+            sys.executable,
+            "-c",
+            "import sys; sys.stdout.write(open(sys.argv[1]).read()); sys.exit(3)",
+            str(STREAM),
+        ],
+        capture_output=True,
+        check=False,
+        timeout=30,
     )
     assert proc.returncode == 3  # the command's status
     assert proc.stdout == STREAM.read_bytes()
@@ -251,9 +315,21 @@ def test_a_stopped_daemon_does_not_hold_the_relay_back(
     try:
         start = time.monotonic()
         relay = subprocess.run(
-            [streamv1_bin, "relay", "--socket", str(daemon.sock), "--", sys.executable, "-c",
-             "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())", str(big)],
-            capture_output=True, check=False, timeout=60)
+            [
+                streamv1_bin,
+                "relay",
+                "--socket",
+                str(daemon.sock),
+                "--",
+                sys.executable,
+                "-c",
+                "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())",
+                str(big),
+            ],
+            capture_output=True,
+            check=False,
+            timeout=60,
+        )
         elapsed = time.monotonic() - start
     finally:
         daemon.proc.send_signal(signal.SIGCONT)
@@ -270,8 +346,9 @@ def test_a_stopped_daemon_does_not_hold_the_relay_back(
     assert framing_violations(daemon.out.read_bytes()) == []
 
 
-def test_a_stuck_subscriber_loses_lines_alone(daemon: Daemon, streamv1_bin: str,
-                                             tmp_path: Path) -> None:
+def test_a_stuck_subscriber_loses_lines_alone(
+    daemon: Daemon, streamv1_bin: str, tmp_path: Path
+) -> None:
     # A long run: 12,000 assistant lines (~8 MB out), printed at ~3,000 lines a second.
     lines = STREAM.read_bytes().splitlines(keepends=True)
     body = next(x for x in lines if b'"type":"assistant"' in x)
@@ -282,18 +359,27 @@ def test_a_stuck_subscriber_loses_lines_alone(daemon: Daemon, streamv1_bin: str,
     stuck.connect(str(daemon.sock))
     stuck.sendall(protocol.hello("subscribe"))  # ... and never reads
     good_out = tmp_path / "good.jsonl"
-    good = subprocess.Popen([streamv1_bin, "subscribe", "--socket", str(daemon.sock)],
-                            stdout=good_out.open("wb"))
+    good = subprocess.Popen(
+        [streamv1_bin, "subscribe", "--socket", str(daemon.sock)], stdout=good_out.open("wb")
+    )
     assert wait_until(lambda: (daemon.status() or {}).get("subscribers") == 2, 15)
-    paced = [sys.executable, "-c", PACED.replace("time.sleep(pause)",
-                                                 "pause and time.sleep(pause)"),
-             str(big), "0.0003"]
+    paced = [
+        sys.executable,
+        "-c",
+        PACED.replace("time.sleep(pause)", "pause and time.sleep(pause)"),
+        str(big),
+        "0.0003",
+    ]
     start = time.monotonic()
     direct = subprocess.run(paced, capture_output=True, check=True)
     alone = time.monotonic() - start
     start = time.monotonic()
-    relay = subprocess.run([streamv1_bin, "relay", "--socket", str(daemon.sock), "--", *paced],
-                           capture_output=True, check=False, timeout=120)
+    relay = subprocess.run(
+        [streamv1_bin, "relay", "--socket", str(daemon.sock), "--", *paced],
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
     relayed = time.monotonic() - start
     assert relay.returncode == 0
     assert relay.stdout == direct.stdout == big.read_bytes()  # all of it, unchanged
@@ -333,8 +419,9 @@ def test_a_stuck_subscriber_loses_lines_alone(daemon: Daemon, streamv1_bin: str,
     from streamv1.translator.validate import StreamChecker
 
     checker = StreamChecker("subscriber", allow_open=True)
-    found = [str(v) for k, raw in enumerate(data.splitlines(), 1)
-             for v in checker.check(k, raw, True)]
+    found = [
+        str(v) for k, raw in enumerate(data.splitlines(), 1) for v in checker.check(k, raw, True)
+    ]
     assert not [v for v in found if "streamv1-" in v or "outside a run" in v]
 
 
@@ -363,8 +450,11 @@ def test_the_gate_suppresses_whole_runs_and_marks_the_rest() -> None:
     state: dict[str, Any] = {}
     gate = TranscriptGate(claims, state)
     claims.claim("s", "a")
-    run = [_init("s", now_ts()), {"type": "assistant", "session_id": "s"},
-           {"type": "result", "session_id": "s"}]
+    run = [
+        _init("s", now_ts()),
+        {"type": "assistant", "session_id": "s"},
+        {"type": "result", "session_id": "s"},
+    ]
     first = gate(run[0])
     claims.release("a")  # mid-run: the run stays suppressed to its end
     assert first is None and gate(run[1]) is None and gate(run[2]) is None
@@ -398,7 +488,10 @@ def test_a_run_the_stream_left_unfinished_is_finished_with_what_it_never_deliver
     out = gate(_msg("user", "m3", 3))
     assert isinstance(out, list)
     assert [(x["type"], x["seq"], x.get("extension", {}).get("uuid")) for x in out] == [
-        ("system", 0, "p0"), ("assistant", 1, "m2"), ("user", 2, "m3")]
+        ("system", 0, "p0"),
+        ("assistant", 1, "m2"),
+        ("user", 2, "m3"),
+    ]
     end = gate({"type": "result", "subtype": "success", "session_id": "s", "seq": 4})
     assert isinstance(end, dict) and end["seq"] == 3 and end["_meta"] == {"origin": "transcript"}
     assert claims.cut == {}  # finished
@@ -410,8 +503,11 @@ def test_a_run_the_stream_finished_is_not_finished_again() -> None:
     claims = Claims(counters)
     gate = TranscriptGate(claims, {})
     claims.claim("s", "a")
-    for line in (_init("s", now_ts()), _msg("assistant", "m1", 1),
-                 {"type": "result", "session_id": "s", "seq": 2}):
+    for line in (
+        _init("s", now_ts()),
+        _msg("assistant", "m1", 1),
+        {"type": "result", "session_id": "s", "seq": 2},
+    ):
         claims.stream_line("s", "a", line)
     assert gate(_init("s", now_ts())) is None and gate(_msg("assistant", "m1", 1)) is None
     claims.release("a")  # its run had its result: no cut
@@ -428,8 +524,11 @@ def test_default_socket_is_under_the_runtime_dir(monkeypatch: pytest.MonkeyPatch
 
 
 def _uuids(lines: list[dict[str, Any]]) -> list[str]:
-    return [x["extension"]["uuid"] for x in lines
-            if x["type"] in ("assistant", "user") and "uuid" in x.get("extension", {})]
+    return [
+        x["extension"]["uuid"]
+        for x in lines
+        if x["type"] in ("assistant", "user") and "uuid" in x.get("extension", {})
+    ]
 
 
 @pytest.mark.parametrize("how", ["daemon restarted", "relay killed"])
@@ -448,9 +547,22 @@ def test_a_run_a_stream_leaves_unfinished_is_finished_from_the_transcript(
     # the tool result before the cut: the transcript then had none to finish).
     gate = daemon.tmp / "cut"
     relay = subprocess.Popen(
-        [streamv1_bin, "relay", "--socket", str(daemon.sock), "--", sys.executable, "-c",
-         PACED_THEN_GATE, str(STREAM), "0.2", "3", str(gate)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            streamv1_bin,
+            "relay",
+            "--socket",
+            str(daemon.sock),
+            "--",
+            sys.executable,
+            "-c",
+            PACED_THEN_GATE,
+            str(STREAM),
+            "0.2",
+            "3",
+            str(gate),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     assert wait_until(lambda: (daemon.status() or {}).get("items", {}).get("stream", 0) >= 3, 15)
     # The durable file as far as the tool call (the stream has that far, too).
@@ -468,18 +580,38 @@ def test_a_run_a_stream_leaves_unfinished_is_finished_from_the_transcript(
         fh.write(b"".join(records[call + 1 :]))
     if how == "daemon restarted":
         daemon.proc = subprocess.Popen(
-            [streamv1_bin, "tail", str(daemon.projects), "--output", str(daemon.out),
-             "--state", str(daemon.tmp / "state.json"), "--ingest-socket", str(daemon.sock),
-             "--idle-close", "0", "--commit-every", "0.05", "--log-format", "json"],
-            stdout=subprocess.DEVNULL, stderr=daemon.log.open("ab"))
-    assert wait_until(lambda: any(x["type"] == "result" and x["_meta"]["origin"] ==
-                                  "transcript" for x in daemon.lines()), 20), \
-        daemon.log.read_text()[-3000:]
+            [
+                streamv1_bin,
+                "tail",
+                str(daemon.projects),
+                "--output",
+                str(daemon.out),
+                "--state",
+                str(daemon.tmp / "state.json"),
+                "--ingest-socket",
+                str(daemon.sock),
+                "--idle-close",
+                "0",
+                "--commit-every",
+                "0.05",
+                "--log-format",
+                "json",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=daemon.log.open("ab"),
+        )
+    assert wait_until(
+        lambda: any(
+            x["type"] == "result" and x["_meta"]["origin"] == "transcript" for x in daemon.lines()
+        ),
+        20,
+    ), daemon.log.read_text()[-3000:]
     daemon.stop()
     lines = daemon.lines()
     mine = [x for x in lines if x["session_id"] == SID]
-    want = _uuids([orjson.loads(x) for x in convert_file(DURABLE, "claude-session")[0]
-                   .splitlines()])
+    want = _uuids(
+        [orjson.loads(x) for x in convert_file(DURABLE, "claude-session")[0].splitlines()]
+    )
     got = _uuids(mine)
     assert sorted(got) == sorted(want), (got, want)  # each message once
     results = [x for x in mine if x["type"] == "result"]
@@ -493,7 +625,8 @@ def test_a_run_a_stream_leaves_unfinished_is_finished_from_the_transcript(
 
 
 def test_status_reads_for_a_person_at_a_terminal_and_is_json_piped(
-        daemon: Daemon, streamv1_bin: str) -> None:
+    daemon: Daemon, streamv1_bin: str
+) -> None:
     """#25 item 4: status at a terminal is a readable summary (files followed,
     bytes behind, the output, lines per origin, streams, subscribers, the last
     error); piped, or with --json, the JSON object, with behind_bytes and
@@ -501,22 +634,28 @@ def test_status_reads_for_a_person_at_a_terminal_and_is_json_piped(
     target = daemon.projects / "p" / f"{SID}.jsonl"
     target.parent.mkdir()
     target.write_bytes(DURABLE.read_bytes())
-    assert wait_until(lambda: (daemon.status() or {}).get("items", {}).get("transcript", 0)
-                      >= 3, 15)
+    assert wait_until(
+        lambda: (daemon.status() or {}).get("items", {}).get("transcript", 0) >= 3, 15
+    )
     value = daemon.status()
     assert value is not None
     assert value["behind_bytes"] == 0 and value["last_error"] is None
     assert value["output"] == str(daemon.out) and value["files"] == 1
-    script = ("import os, pty, sys; "
-              "sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))")
-    shown = subprocess.run(["python3", "-c", script, streamv1_bin, "status", "--socket",
-                            str(daemon.sock)], capture_output=True, timeout=30,
-                           check=True).stdout.decode()
+    script = "import os, pty, sys; sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))"
+    shown = subprocess.run(
+        ["python3", "-c", script, streamv1_bin, "status", "--socket", str(daemon.sock)],
+        capture_output=True,
+        timeout=30,
+        check=True,
+    ).stdout.decode()
     assert "1 files followed, 0.0 MB behind" in shown and f"output: {daemon.out}" in shown
     assert "last error: none" in shown and "{" not in shown
-    forced = subprocess.run(["python3", "-c", script, streamv1_bin, "status", "--json",
-                             "--socket", str(daemon.sock)], capture_output=True, timeout=30,
-                            check=True).stdout
+    forced = subprocess.run(
+        ["python3", "-c", script, streamv1_bin, "status", "--json", "--socket", str(daemon.sock)],
+        capture_output=True,
+        timeout=30,
+        check=True,
+    ).stdout
     assert orjson.loads(forced.strip())["files"] == 1
 
 
@@ -532,16 +671,26 @@ def test_the_last_error_logged_is_kept_for_status(capsys: pytest.CaptureFixture[
     capsys.readouterr()
 
 
-def test_subscribe_shows_the_view_for_people_or_json(daemon: Daemon, streamv1_bin: str,
-                                                     tmp_path: Path) -> None:
+def test_subscribe_shows_the_view_for_people_or_json(
+    daemon: Daemon, streamv1_bin: str, tmp_path: Path
+) -> None:
     """#25 item 3, for subscribe: --format pretty (auto at a terminal) shows the
     unified stream for people; piped, it is the stream_v1 lines as the daemon wrote.
     Item 1: the selection options keep the runs they name (all, or none, here)."""
-    args = {"pretty": ["--format", "pretty"], "json": [], "agent": ["--agent", "claude-code"],
-            "none": ["--agent", "codex"]}
+    args = {
+        "pretty": ["--format", "pretty"],
+        "json": [],
+        "agent": ["--agent", "claude-code"],
+        "none": ["--agent", "codex"],
+    }
     outs = {name: tmp_path / f"{name}.out" for name in args}
-    subs = [subprocess.Popen([streamv1_bin, "subscribe", "--socket", str(daemon.sock),
-                              *args[name]], stdout=out.open("wb")) for name, out in outs.items()]
+    subs = [
+        subprocess.Popen(
+            [streamv1_bin, "subscribe", "--socket", str(daemon.sock), *args[name]],
+            stdout=out.open("wb"),
+        )
+        for name, out in outs.items()
+    ]
     assert wait_until(lambda: (daemon.status() or {}).get("subscribers") == len(subs), 15)
     target = daemon.projects / "p" / f"{SID}.jsonl"
     target.parent.mkdir()

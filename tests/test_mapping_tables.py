@@ -30,20 +30,48 @@ def ts() -> str:
 
 
 def prompt(text: Any, **kw: Any) -> dict[str, Any]:
-    return {"type": "user", "sessionId": S, "uuid": kw.pop("uuid", f"u-{text!s:.8}"),
-            "parentUuid": kw.pop("parentUuid", None), "timestamp": kw.pop("timestamp", ts()),
-            "cwd": "/p", "message": {"role": "user", "content": text}, **kw}
+    return {
+        "type": "user",
+        "sessionId": S,
+        "uuid": kw.pop("uuid", f"u-{text!s:.8}"),
+        "parentUuid": kw.pop("parentUuid", None),
+        "timestamp": kw.pop("timestamp", ts()),
+        "cwd": "/p",
+        "message": {"role": "user", "content": text},
+        **kw,
+    }
 
 
-def reply(mid: str, *blocks: dict[str, Any], stop: str | None = "end_turn", out: int = 5,
-          model: str = "claude-x", **kw: Any) -> dict[str, Any]:
-    return {"type": "assistant", "sessionId": S, "uuid": kw.pop("uuid", f"a-{mid}"),
-            "parentUuid": kw.pop("parentUuid", None), "timestamp": ts(), "requestId": "r-" + mid,
-            "message": {"id": mid, "role": "assistant", "model": model, "content": list(blocks),
-                        "stop_reason": stop,
-                        "usage": {"input_tokens": 1, "output_tokens": out,
-                                  "cache_read_input_tokens": 0,
-                                  "cache_creation_input_tokens": 0}}, **kw}
+def reply(
+    mid: str,
+    *blocks: dict[str, Any],
+    stop: str | None = "end_turn",
+    out: int = 5,
+    model: str = "claude-x",
+    **kw: Any,
+) -> dict[str, Any]:
+    return {
+        "type": "assistant",
+        "sessionId": S,
+        "uuid": kw.pop("uuid", f"a-{mid}"),
+        "parentUuid": kw.pop("parentUuid", None),
+        "timestamp": ts(),
+        "requestId": "r-" + mid,
+        "message": {
+            "id": mid,
+            "role": "assistant",
+            "model": model,
+            "content": list(blocks),
+            "stop_reason": stop,
+            "usage": {
+                "input_tokens": 1,
+                "output_tokens": out,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            },
+        },
+        **kw,
+    }
 
 
 def text(t: str) -> dict[str, Any]:
@@ -55,16 +83,29 @@ def tool(tid: str, name: str = "Bash", **inp: Any) -> dict[str, Any]:
 
 
 def result_of(tid: str, content: Any = "ok", **kw: Any) -> dict[str, Any]:
-    return {"type": "user", "sessionId": S, "uuid": kw.pop("uuid", f"r-{tid}"),
-            "parentUuid": kw.pop("parentUuid", None), "timestamp": ts(),
-            "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": tid, "content": content}]},
-            "toolUseResult": {"stdout": content}, **kw}
+    return {
+        "type": "user",
+        "sessionId": S,
+        "uuid": kw.pop("uuid", f"r-{tid}"),
+        "parentUuid": kw.pop("parentUuid", None),
+        "timestamp": ts(),
+        "message": {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": tid, "content": content}],
+        },
+        "toolUseResult": {"stdout": content},
+        **kw,
+    }
 
 
 def user_text(t: str, **kw: Any) -> dict[str, Any]:
-    return {"type": "user", "sessionId": S, "timestamp": ts(),
-            "message": {"role": "user", "content": t}, **kw}
+    return {
+        "type": "user",
+        "sessionId": S,
+        "timestamp": ts(),
+        "message": {"role": "user", "content": t},
+        **kw,
+    }
 
 
 def cost(total: float) -> dict[str, Any]:
@@ -72,8 +113,12 @@ def cost(total: float) -> dict[str, Any]:
 
 
 def attachment(kind: str, **fields: Any) -> dict[str, Any]:
-    return {"type": "attachment", "sessionId": S, "timestamp": ts(),
-            "attachment": {"type": kind, **fields}}
+    return {
+        "type": "attachment",
+        "sessionId": S,
+        "timestamp": ts(),
+        "attachment": {"type": kind, **fields},
+    }
 
 
 def system(subtype: str | None, **kw: Any) -> dict[str, Any]:
@@ -95,112 +140,247 @@ def kinds(*pairs: str) -> list[dict[str, Any]]:
 SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     "prompt": (
         [prompt("hi"), reply("m1", text("hello"))],
-        [{"type": "system", "subtype": "init", "extension.prompt": "hi", "cwd": "/p",
-          "agent.model": None},
-         {"type": "assistant", "message.content": [text("hello")]},
-         {"type": "result", "subtype": "success", "num_turns": 1, "result": "hello"}],
+        [
+            {
+                "type": "system",
+                "subtype": "init",
+                "extension.prompt": "hi",
+                "cwd": "/p",
+                "agent.model": None,
+            },
+            {"type": "assistant", "message.content": [text("hello")]},
+            {"type": "result", "subtype": "success", "num_turns": 1, "result": "hello"},
+        ],
     ),
     "command": (
         [prompt("<command-name>/review</command-name>"), reply("m1", text("done"))],
-        [{"subtype": "init", "extension.prompt": "<command-name>/review</command-name>"},
-         {"type": "assistant"}, {"type": "result", "num_turns": 1}],
+        [
+            {"subtype": "init", "extension.prompt": "<command-name>/review</command-name>"},
+            {"type": "assistant"},
+            {"type": "result", "num_turns": 1},
+        ],
     ),
     "tool_result": (
-        [prompt("run"), reply("m1", tool("t1", command="ls"), stop="tool_use"),
-         result_of("t1", "a b"), reply("m2", text("two files"))],
-        [{"subtype": "init"}, {"type": "assistant"},
-         {"type": "user", "message.content.0.tool_use_id": "t1",
-          "tool_use_result": {"stdout": "a b"}},
-         {"type": "assistant"},
-         {"type": "result", "num_turns": 2, "is_error": False, "result": "two files",
-          "usage.output_tokens": 10}],
+        [
+            prompt("run"),
+            reply("m1", tool("t1", command="ls"), stop="tool_use"),
+            result_of("t1", "a b"),
+            reply("m2", text("two files")),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {
+                "type": "user",
+                "message.content.0.tool_use_id": "t1",
+                "tool_use_result": {"stdout": "a b"},
+            },
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "num_turns": 2,
+                "is_error": False,
+                "result": "two files",
+                "usage.output_tokens": 10,
+            },
+        ],
     ),
     "interrupt": (
-        [prompt("go"), reply("m1", text("thinking about it"), stop=None),
-         user_text("[Request interrupted by user]")],
-        [{"subtype": "init"}, {"type": "assistant"},
-         {"type": "result", "subtype": "interrupted", "is_error": True,
-          "extension.interrupt": "[Request interrupted by user]"}],
+        [
+            prompt("go"),
+            reply("m1", text("thinking about it"), stop=None),
+            user_text("[Request interrupted by user]"),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "subtype": "interrupted",
+                "is_error": True,
+                "extension.interrupt": "[Request interrupted by user]",
+            },
+        ],
     ),
     "tool_interrupt": (
-        [prompt("go"), reply("m1", tool("t1"), stop="tool_use"),
-         result_of("t1", "The user doesn't want to proceed with this tool use."),
-         user_text("[Request interrupted by user for tool use]"), cost(0.2)],
-        [{"subtype": "init"}, {"type": "assistant"}, {"type": "user"},
-         {"type": "result", "subtype": "error_during_execution", "is_error": True,
-          "result": None, "num_turns": 3,
-          "extension.interrupt": "[Request interrupted by user for tool use]"}],
+        [
+            prompt("go"),
+            reply("m1", tool("t1"), stop="tool_use"),
+            result_of("t1", "The user doesn't want to proceed with this tool use."),
+            user_text("[Request interrupted by user for tool use]"),
+            cost(0.2),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "user"},
+            {
+                "type": "result",
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "result": None,
+                "num_turns": 3,
+                "extension.interrupt": "[Request interrupted by user for tool use]",
+            },
+        ],
     ),
     "unfinished": (
-        [prompt("search"), reply("m1", text("Searching."), stop="pause_turn"),
-         reply("m1", {"type": "server_tool_use", "id": "s1", "name": "web_search",
-                      "input": {}}, stop="pause_turn"), cost(0.1),
-         prompt("again"), cost(0.2)],
-        [*kinds("system/init", "assistant", "assistant"),
-         {"type": "result", "subtype": "error_during_execution", "is_error": True,
-          "result": None},
-         {"subtype": "init"},
-         {"type": "result", "subtype": "error_during_execution", "usage": None}],
+        [
+            prompt("search"),
+            reply("m1", text("Searching."), stop="pause_turn"),
+            reply(
+                "m1",
+                {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+                stop="pause_turn",
+            ),
+            cost(0.1),
+            prompt("again"),
+            cost(0.2),
+        ],
+        [
+            *kinds("system/init", "assistant", "assistant"),
+            {
+                "type": "result",
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "result": None,
+            },
+            {"subtype": "init"},
+            {"type": "result", "subtype": "error_during_execution", "usage": None},
+        ],
     ),
     "local_output": (
-        [prompt("<command-name>/cost</command-name>"),
-         user_text("<local-command-stdout>Total cost: $0</local-command-stdout>"), cost(0.5)],
-        [{"subtype": "init"},
-         {"type": "user", "message.content": [
-             text("<local-command-stdout>Total cost: $0</local-command-stdout>")]},
-         {"type": "result", "subtype": "success", "num_turns": 0, "usage.input_tokens": 0,
-          "total_cost_usd": 0.5}],
+        [
+            prompt("<command-name>/cost</command-name>"),
+            user_text("<local-command-stdout>Total cost: $0</local-command-stdout>"),
+            cost(0.5),
+        ],
+        [
+            {"subtype": "init"},
+            {
+                "type": "user",
+                "message.content": [
+                    text("<local-command-stdout>Total cost: $0</local-command-stdout>")
+                ],
+            },
+            {
+                "type": "result",
+                "subtype": "success",
+                "num_turns": 0,
+                "usage.input_tokens": 0,
+                "total_cost_usd": 0.5,
+            },
+        ],
     ),
     "compact_summary": (
-        [system("compact_boundary", content="Conversation compacted"),
-         user_text("Summary: we ran ls.", isCompactSummary=True),
-         prompt("<command-name>/compact</command-name>"),
-         user_text("<local-command-stdout>Compacted </local-command-stdout>"), cost(1.0)],
-        [{"subtype": "init"}, {"type": "system", "subtype": "compact_boundary"},
-         {"type": "user", "message.content": [text("Summary: we ran ls.")],
-          "extension.isCompactSummary": True},
-         {"type": "user"}, {"type": "result", "num_turns": 0}],
+        [
+            system("compact_boundary", content="Conversation compacted"),
+            user_text("Summary: we ran ls.", isCompactSummary=True),
+            prompt("<command-name>/compact</command-name>"),
+            user_text("<local-command-stdout>Compacted </local-command-stdout>"),
+            cost(1.0),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "system", "subtype": "compact_boundary"},
+            {
+                "type": "user",
+                "message.content": [text("Summary: we ran ls.")],
+                "extension.isCompactSummary": True,
+            },
+            {"type": "user"},
+            {"type": "result", "num_turns": 0},
+        ],
     ),
     "meta_injected": (
-        [prompt("essay"), reply("m1", text("The sea is"), stop="max_tokens"),
-         user_text("Output token limit hit. Resume directly.", isMeta=True),
-         reply("m2", text(" vast.")), cost(0.1)],
-        [{"subtype": "init"}, {"type": "assistant"},
-         {"type": "user", "message.content": [text("Output token limit hit. Resume directly.")],
-          "extension.isMeta": True},
-         {"type": "assistant"}, {"type": "result", "num_turns": 2, "result": " vast."}],
+        [
+            prompt("essay"),
+            reply("m1", text("The sea is"), stop="max_tokens"),
+            user_text("Output token limit hit. Resume directly.", isMeta=True),
+            reply("m2", text(" vast.")),
+            cost(0.1),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {
+                "type": "user",
+                "message.content": [text("Output token limit hit. Resume directly.")],
+                "extension.isMeta": True,
+            },
+            {"type": "assistant"},
+            {"type": "result", "num_turns": 2, "result": " vast."},
+        ],
     ),
     "meta_context": (
-        [prompt("a"), reply("m1", text("b")),
-         user_text("<system-reminder>x</system-reminder>", isMeta=True), prompt("c"),
-         reply("m2", text("d"))],
-        [*kinds("system/init", "assistant"),
-         {"type": "result", "num_turns": 1, "extension.dropped": {"user/isMeta": 1}},
-         *kinds("system/init", "assistant"),
-         {"type": "result", "num_turns": 1}],
+        [
+            prompt("a"),
+            reply("m1", text("b")),
+            user_text("<system-reminder>x</system-reminder>", isMeta=True),
+            prompt("c"),
+            reply("m2", text("d")),
+        ],
+        [
+            *kinds("system/init", "assistant"),
+            {"type": "result", "num_turns": 1, "extension.dropped": {"user/isMeta": 1}},
+            *kinds("system/init", "assistant"),
+            {"type": "result", "num_turns": 1},
+        ],
     ),
     "assistant": (
-        [prompt("search"),
-         reply("m1", {"type": "server_tool_use", "id": "srv1", "name": "web_search",
-                      "input": {"query": "q"}},
-               {"type": "web_search_tool_result", "tool_use_id": "srv1", "content": []},
-               {"type": "text", "text": "Found.", "citations": [{"type": "x"}]},
-               {"type": "redacted_thinking", "data": "abc"})],
-        [{"subtype": "init"},
-         {"type": "assistant", "message.content.0.type": "server_tool_use",
-          "message.content.1.type": "web_search_tool_result",
-          "message.content.2.extension.citations": [{"type": "x"}],
-          "message.content.3.type": "redacted_thinking",
-          "extension.message.model": "claude-x", "extension.requestId": "r-m1"},
-         {"type": "result", "result": "Found."}],
+        [
+            prompt("search"),
+            reply(
+                "m1",
+                {
+                    "type": "server_tool_use",
+                    "id": "srv1",
+                    "name": "web_search",
+                    "input": {"query": "q"},
+                },
+                {"type": "web_search_tool_result", "tool_use_id": "srv1", "content": []},
+                {"type": "text", "text": "Found.", "citations": [{"type": "x"}]},
+                {"type": "redacted_thinking", "data": "abc"},
+            ),
+        ],
+        [
+            {"subtype": "init"},
+            {
+                "type": "assistant",
+                "message.content.0.type": "server_tool_use",
+                "message.content.1.type": "web_search_tool_result",
+                "message.content.2.extension.citations": [{"type": "x"}],
+                "message.content.3.type": "redacted_thinking",
+                "extension.message.model": "claude-x",
+                "extension.requestId": "r-m1",
+            },
+            {"type": "result", "result": "Found."},
+        ],
     ),
     "api_error": (
-        [prompt("hi"),
-         reply("e1", text("API Error: 500 boom"), stop="stop_sequence", model="<synthetic>",
-               isApiErrorMessage=True, error="unknown"), cost(0)],
-        [{"subtype": "init"}, {"type": "assistant"},
-         {"type": "result", "subtype": "success", "is_error": True,
-          "result": "API Error: 500 boom", "usage.output_tokens": 0}],
+        [
+            prompt("hi"),
+            reply(
+                "e1",
+                text("API Error: 500 boom"),
+                stop="stop_sequence",
+                model="<synthetic>",
+                isApiErrorMessage=True,
+                error="unknown",
+            ),
+            cost(0),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": True,
+                "result": "API Error: 500 boom",
+                "usage.output_tokens": 0,
+            },
+        ],
     ),
     "turn_duration": (
         [prompt("hi"), reply("m1", text("yo")), system("turn_duration", durationMs=1234)],
@@ -208,194 +388,394 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     ),
     "cost_state": (
         [prompt("hi"), reply("m1", text("yo")), cost(0.25), cost(0.25)],
-        [*kinds("system/init", "assistant"),
-         {"type": "result", "total_cost_usd": 0.25, "extension.cost_state.totalCostUSD": 0.25}],
+        [
+            *kinds("system/init", "assistant"),
+            {"type": "result", "total_cost_usd": 0.25, "extension.cost_state.totalCostUSD": 0.25},
+        ],
     ),
     "unanswered": (
         [prompt("go"), reply("m1", tool("t1"), stop="tool_use"), cost(0.1)],
-        [*kinds("system/init", "assistant"),
-         {"type": "result", "subtype": "error_during_execution", "is_error": True}],
+        [
+            *kinds("system/init", "assistant"),
+            {"type": "result", "subtype": "error_during_execution", "is_error": True},
+        ],
     ),
     "max_turns": (
-        [prompt("go"), reply("m1", tool("t1"), stop="tool_use"), result_of("t1"),
-         attachment("max_turns_reached", turnCount=1), cost(0.1)],
-        [*kinds("system/init", "assistant", "user"),
-         {"type": "result", "subtype": "error_max_turns", "is_error": True, "num_turns": 1}],
+        [
+            prompt("go"),
+            reply("m1", tool("t1"), stop="tool_use"),
+            result_of("t1"),
+            attachment("max_turns_reached", turnCount=1),
+            cost(0.1),
+        ],
+        [
+            *kinds("system/init", "assistant", "user"),
+            {"type": "result", "subtype": "error_max_turns", "is_error": True, "num_turns": 1},
+        ],
     ),
     "budget": (
-        [cost(0.5), prompt("go"), attachment("budget_usd", used=0, total=0.001, remaining=0.001),
-         reply("m1", tool("t1"), stop="tool_use"), cost(0.6)],
-        [*kinds("system/init", "assistant"),
-         {"type": "result", "subtype": "error_max_budget_usd", "is_error": True,
-          "result": None}],
+        [
+            cost(0.5),
+            prompt("go"),
+            attachment("budget_usd", used=0, total=0.001, remaining=0.001),
+            reply("m1", tool("t1"), stop="tool_use"),
+            cost(0.6),
+        ],
+        [
+            *kinds("system/init", "assistant"),
+            {"type": "result", "subtype": "error_max_budget_usd", "is_error": True, "result": None},
+        ],
     ),
     "structured": (
-        [prompt("capital?"), reply("m1", tool("t1", "StructuredOutput", city="Paris"),
-                                   stop="tool_use"),
-         result_of("t1", "Structured output provided successfully"),
-         attachment("structured_output", data={"city": "Paris"}, toolUseID="t1"), cost(0.1)],
-        [*kinds("system/init", "assistant", "user"),
-         {"type": "result", "subtype": "success", "result": '{"city":"Paris"}',
-          "num_turns": 2, "extension.structured_output": {"city": "Paris"}}],
+        [
+            prompt("capital?"),
+            reply("m1", tool("t1", "StructuredOutput", city="Paris"), stop="tool_use"),
+            result_of("t1", "Structured output provided successfully"),
+            attachment("structured_output", data={"city": "Paris"}, toolUseID="t1"),
+            cost(0.1),
+        ],
+        [
+            *kinds("system/init", "assistant", "user"),
+            {
+                "type": "result",
+                "subtype": "success",
+                "result": '{"city":"Paris"}',
+                "num_turns": 2,
+                "extension.structured_output": {"city": "Paris"},
+            },
+        ],
     ),
     "sidechain": (
-        [prompt("use an agent", uuid="p0", isSidechain=False),
-         reply("m1", tool("t1", "Task", prompt="count files"), stop="tool_use", uuid="a1",
-               isSidechain=False),
-         prompt("count files", uuid="s0", isSidechain=True),
-         reply("m2", text("3 files"), uuid="s1", parentUuid="s0", isSidechain=True, out=7),
-         result_of("t1", "3 files", isSidechain=False),
-         reply("m3", text("There are 3."), isSidechain=False)],
-        [{"subtype": "init", "parent_tool_use_id": None},
-         {"type": "assistant"},
-         {"subtype": "task_started", "parent_tool_use_id": None, "seq": 2,
-          "task.tool_use_id": "t1", "task.subagent_type": "subagent",
-          "task.prompt": "count files"},
-         {"type": "assistant", "parent_tool_use_id": "t1", "seq": 3},
-         {"subtype": "task_notification", "task.tool_use_id": "t1", "status": None},
-         {"type": "user", "parent_tool_use_id": None},
-         {"type": "assistant"},
-         {"type": "result", "parent_tool_use_id": None, "usage.output_tokens": 10,
-          "model_usage.claude-x.output_tokens": 17, "num_turns": 2, "result": "There are 3."}],
+        [
+            prompt("use an agent", uuid="p0", isSidechain=False),
+            reply(
+                "m1",
+                tool("t1", "Task", prompt="count files"),
+                stop="tool_use",
+                uuid="a1",
+                isSidechain=False,
+            ),
+            prompt("count files", uuid="s0", isSidechain=True),
+            reply("m2", text("3 files"), uuid="s1", parentUuid="s0", isSidechain=True, out=7),
+            result_of("t1", "3 files", isSidechain=False),
+            reply("m3", text("There are 3."), isSidechain=False),
+        ],
+        [
+            {"subtype": "init", "parent_tool_use_id": None},
+            {"type": "assistant"},
+            {
+                "subtype": "task_started",
+                "parent_tool_use_id": None,
+                "seq": 2,
+                "task.tool_use_id": "t1",
+                "task.subagent_type": "subagent",
+                "task.prompt": "count files",
+            },
+            {"type": "assistant", "parent_tool_use_id": "t1", "seq": 3},
+            {"subtype": "task_notification", "task.tool_use_id": "t1", "status": None},
+            {"type": "user", "parent_tool_use_id": None},
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "parent_tool_use_id": None,
+                "usage.output_tokens": 10,
+                "model_usage.claude-x.output_tokens": 17,
+                "num_turns": 2,
+                "result": "There are 3.",
+            },
+        ],
     ),
     "agent_done": (
-        [prompt("use an agent"), reply("m1", tool("t1", "Agent", prompt="count"), stop="tool_use"),
-         result_of("t1", "3 files", toolUseResult={
-             "status": "completed", "agentId": "ab12", "totalTokens": 120,
-             "totalToolUseCount": 1, "totalDurationMs": 40,
-             "content": [{"type": "text", "text": "note"}, {"type": "text", "text": "3 files"}]}),
-         reply("m2", text("There are 3."))],
-        [*kinds("system/init", "assistant"),
-         {"subtype": "task_notification", "task_id": "ab12", "status": "completed",
-          "task.tool_use_id": "t1", "task.summary": "3 files", "task.usage.total_tokens": 120,
-          "task.usage.tool_uses": 1, "task.usage.duration_ms": 40},
-         {"type": "user", "tool_use_result.agentId": "ab12"},
-         {"type": "assistant"}, {"type": "result", "subtype": "success"}],
+        [
+            prompt("use an agent"),
+            reply("m1", tool("t1", "Agent", prompt="count"), stop="tool_use"),
+            result_of(
+                "t1",
+                "3 files",
+                toolUseResult={
+                    "status": "completed",
+                    "agentId": "ab12",
+                    "totalTokens": 120,
+                    "totalToolUseCount": 1,
+                    "totalDurationMs": 40,
+                    "content": [
+                        {"type": "text", "text": "note"},
+                        {"type": "text", "text": "3 files"},
+                    ],
+                },
+            ),
+            reply("m2", text("There are 3.")),
+        ],
+        [
+            *kinds("system/init", "assistant"),
+            {
+                "subtype": "task_notification",
+                "task_id": "ab12",
+                "status": "completed",
+                "task.tool_use_id": "t1",
+                "task.summary": "3 files",
+                "task.usage.total_tokens": 120,
+                "task.usage.tool_uses": 1,
+                "task.usage.duration_ms": 40,
+            },
+            {"type": "user", "tool_use_result.agentId": "ab12"},
+            {"type": "assistant"},
+            {"type": "result", "subtype": "success"},
+        ],
     ),
     "task_notification": (
-        [prompt("start a background agent"), reply("m1", text("started")),
-         user_text("<task-notification>\n<task-id>ab12</task-id>\n<tool-use-id>t1</tool-use-id>"
-                   "\n<status>completed</status>\n<summary>Agent \"x\" finished</summary>\n"
-                   "<result>3 files</result>\n<usage><subagent_tokens>120</subagent_tokens>"
-                   "<tool_uses>1</tool_uses><duration_ms>40</duration_ms></usage>\n"
-                   "</task-notification>"),
-         reply("m2", text("It found 3."))],
-        [*kinds("system/init", "assistant"),
-         {"subtype": "task_notification", "task_id": "ab12", "status": "completed",
-          "task.tool_use_id": "t1", "task.summary": "3 files", "task.usage.total_tokens": 120,
-          "task.title": 'Agent "x" finished'},
-         {"type": "result", "subtype": "success", "result": "started"},
-         {"subtype": "init"}, {"type": "assistant"}, {"type": "result", "result": "It found 3."}],
+        [
+            prompt("start a background agent"),
+            reply("m1", text("started")),
+            user_text(
+                "<task-notification>\n<task-id>ab12</task-id>\n<tool-use-id>t1</tool-use-id>"
+                '\n<status>completed</status>\n<summary>Agent "x" finished</summary>\n'
+                "<result>3 files</result>\n<usage><subagent_tokens>120</subagent_tokens>"
+                "<tool_uses>1</tool_uses><duration_ms>40</duration_ms></usage>\n"
+                "</task-notification>"
+            ),
+            reply("m2", text("It found 3.")),
+        ],
+        [
+            *kinds("system/init", "assistant"),
+            {
+                "subtype": "task_notification",
+                "task_id": "ab12",
+                "status": "completed",
+                "task.tool_use_id": "t1",
+                "task.summary": "3 files",
+                "task.usage.total_tokens": 120,
+                "task.title": 'Agent "x" finished',
+            },
+            {"type": "result", "subtype": "success", "result": "started"},
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "result", "result": "It found 3."},
+        ],
     ),
     "background": (
-        [prompt("count in the background"),
-         reply("m1", tool("t1", "Agent", prompt="count", run_in_background=True),
-               stop="tool_use"),
-         result_of("t1", "Async agent launched", toolUseResult={
-             "isAsync": True, "status": "async_launched", "agentId": "ab12"}),
-         reply("m2", text("Started it.")), system("turn_duration", durationMs=900),
-         user_text("<task-notification>\n<task-id>ab12</task-id>\n<tool-use-id>t1</tool-use-id>"
-                   "\n<status>completed</status>\n<result>3</result>\n</task-notification>"),
-         reply("m3", text("It found 3."))],
-        [*kinds("system/init", "assistant", "user", "assistant"),
-         {"subtype": "task_notification", "task_id": "ab12", "task.tool_use_id": "t1"},
-         {"type": "result", "subtype": "success", "duration_ms": 900, "result": "Started it."},
-         {"subtype": "init"}, {"type": "assistant"},
-         {"type": "result", "result": "It found 3."}],
+        [
+            prompt("count in the background"),
+            reply(
+                "m1", tool("t1", "Agent", prompt="count", run_in_background=True), stop="tool_use"
+            ),
+            result_of(
+                "t1",
+                "Async agent launched",
+                toolUseResult={"isAsync": True, "status": "async_launched", "agentId": "ab12"},
+            ),
+            reply("m2", text("Started it.")),
+            system("turn_duration", durationMs=900),
+            user_text(
+                "<task-notification>\n<task-id>ab12</task-id>\n<tool-use-id>t1</tool-use-id>"
+                "\n<status>completed</status>\n<result>3</result>\n</task-notification>"
+            ),
+            reply("m3", text("It found 3.")),
+        ],
+        [
+            *kinds("system/init", "assistant", "user", "assistant"),
+            {"subtype": "task_notification", "task_id": "ab12", "task.tool_use_id": "t1"},
+            {"type": "result", "subtype": "success", "duration_ms": 900, "result": "Started it."},
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "result", "result": "It found 3."},
+        ],
     ),
     "agent_file": (
-        [prompt("count files", isSidechain=True, agentId="abc"),
-         reply("m1", text("3"), isSidechain=True, agentId="abc")],
-        [{"subtype": "init", "agent.role": "subagent"}, {"type": "assistant"},
-         {"type": "result", "usage.output_tokens": 5}],
+        [
+            prompt("count files", isSidechain=True, agentId="abc"),
+            reply("m1", text("3"), isSidechain=True, agentId="abc"),
+        ],
+        [
+            {"subtype": "init", "agent.role": "subagent"},
+            {"type": "assistant"},
+            {"type": "result", "usage.output_tokens": 5},
+        ],
     ),
     "fork_agent": (
-        [{"type": "fork-context-ref", "agentId": "abc", "parentSessionId": S,
-          "contextLength": 3},
-         reply("m0", tool("t0", "Agent", prompt="[fork-directive] count"), stop="tool_use",
-               isSidechain=True, agentId="abc"),
-         {**result_of("t0", [text("Fork started")], isSidechain=True, agentId="abc"),
-          "message": {"role": "user", "content": [
-              {"type": "tool_result", "tool_use_id": "t0", "content": [text("Fork started")]},
-              text("<fork-boilerplate>count the files</fork-boilerplate>")]}},
-         reply("m1", text("3 files"), isSidechain=True, agentId="abc")],
-        [{"subtype": "init", "agent.role": "subagent",
-          "extension.dropped.inherited/assistant": None},
-         {"type": "assistant", "message.content": [text("3 files")]},
-         {"type": "result", "extension.dropped.inherited/assistant": 1,
-          "extension.dropped.fork-context-ref": 1, "usage.output_tokens": 5}],
+        [
+            {
+                "type": "fork-context-ref",
+                "agentId": "abc",
+                "parentSessionId": S,
+                "contextLength": 3,
+            },
+            reply(
+                "m0",
+                tool("t0", "Agent", prompt="[fork-directive] count"),
+                stop="tool_use",
+                isSidechain=True,
+                agentId="abc",
+            ),
+            {
+                **result_of("t0", [text("Fork started")], isSidechain=True, agentId="abc"),
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "t0",
+                            "content": [text("Fork started")],
+                        },
+                        text("<fork-boilerplate>count the files</fork-boilerplate>"),
+                    ],
+                },
+            },
+            reply("m1", text("3 files"), isSidechain=True, agentId="abc"),
+        ],
+        [
+            {
+                "subtype": "init",
+                "agent.role": "subagent",
+                "extension.dropped.inherited/assistant": None,
+            },
+            {"type": "assistant", "message.content": [text("3 files")]},
+            {
+                "type": "result",
+                "extension.dropped.inherited/assistant": 1,
+                "extension.dropped.fork-context-ref": 1,
+                "usage.output_tokens": 5,
+            },
+        ],
     ),
     "fork_copy": (
-        [{"type": "queue-operation", "operation": "dequeue", "sessionId": S,
-          "timestamp": "2026-12-01T11:00:00.000Z"},
-         prompt("old turn", timestamp="2026-12-01T09:00:00.000Z"), reply("m0", text("old")),
-         prompt("new turn", timestamp="2026-12-01T11:00:01.000Z"), reply("m1", text("new"))],
-        [{"subtype": "init", "extension.prompt": "new turn"}, {"type": "assistant"},
-         {"type": "result", "result": "new", "extension.dropped.inherited/user": 1,
-          "extension.dropped.inherited/assistant": 1}],
+        [
+            {
+                "type": "queue-operation",
+                "operation": "dequeue",
+                "sessionId": S,
+                "timestamp": "2026-12-01T11:00:00.000Z",
+            },
+            prompt("old turn", timestamp="2026-12-01T09:00:00.000Z"),
+            reply("m0", text("old")),
+            prompt("new turn", timestamp="2026-12-01T11:00:01.000Z"),
+            reply("m1", text("new")),
+        ],
+        [
+            {"subtype": "init", "extension.prompt": "new turn"},
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "result": "new",
+                "extension.dropped.inherited/user": 1,
+                "extension.dropped.inherited/assistant": 1,
+            },
+        ],
     ),
     "system_plain": (
         [prompt("hi"), reply("m1", text("yo")), system(None, content="hook ran", level="info")],
-        [*kinds("system/init", "assistant"),
-         {"type": "system", "subtype": "notification", "body": "hook ran", "severity": "info"},
-         {"type": "result"}],
+        [
+            *kinds("system/init", "assistant"),
+            {"type": "system", "subtype": "notification", "body": "hook ran", "severity": "info"},
+            {"type": "result"},
+        ],
     ),
     "system_other": (
         [prompt("hi"), reply("m1", text("yo")), system("stop_hook_summary", hookCount=1)],
-        [*kinds("system/init", "assistant"),
-         {"type": "system", "subtype": "stop_hook_summary", "extension.hookCount": 1},
-         {"type": "result"}],
+        [
+            *kinds("system/init", "assistant"),
+            {"type": "system", "subtype": "stop_hook_summary", "extension.hookCount": 1},
+            {"type": "result"},
+        ],
     ),
     "system_init": (
         [prompt("hi"), reply("m1", text("yo")), system("init", tools=["Bash"])],
-        [*kinds("system/init", "assistant"),
-         {"type": "system", "subtype": "unrecognized", "seq": 2, "kind": "system/init",
-          "extension.record.tools": ["Bash"]},
-         {"type": "result", "extension.unrecognized": {"system/init": 1}}],
+        [
+            *kinds("system/init", "assistant"),
+            {
+                "type": "system",
+                "subtype": "unrecognized",
+                "seq": 2,
+                "kind": "system/init",
+                "extension.record.tools": ["Bash"],
+            },
+            {"type": "result", "extension.unrecognized": {"system/init": 1}},
+        ],
     ),
     "metadata": (
-        [prompt("hi"), attachment("date", date="2026-12-01"),
-         {"type": "file-history-snapshot", "messageId": "x", "snapshot": {}},
-         reply("m1", text("yo"))],
-        [*kinds("system/init", "assistant"),
-         {"type": "result", "extension.dropped": {"attachment/date": 1,
-                                                  "file-history-snapshot": 1}}],
+        [
+            prompt("hi"),
+            attachment("date", date="2026-12-01"),
+            {"type": "file-history-snapshot", "messageId": "x", "snapshot": {}},
+            reply("m1", text("yo")),
+        ],
+        [
+            *kinds("system/init", "assistant"),
+            {
+                "type": "result",
+                "extension.dropped": {"attachment/date": 1, "file-history-snapshot": 1},
+            },
+        ],
     ),
     "progress": (
-        [prompt("hi"), {"type": "progress", "sessionId": S, "data": {"type": "bash_progress"}},
-         reply("m1", text("yo"))],
-        [*kinds("system/init", "assistant"),
-         {"type": "result", "extension.dropped": {"progress/bash_progress": 1}}],
+        [
+            prompt("hi"),
+            {"type": "progress", "sessionId": S, "data": {"type": "bash_progress"}},
+            reply("m1", text("yo")),
+        ],
+        [
+            *kinds("system/init", "assistant"),
+            {"type": "result", "extension.dropped": {"progress/bash_progress": 1}},
+        ],
     ),
     "unknown": (
         [prompt("hi"), reply("m1", text("yo")), {"type": "brand-new", "sessionId": S}],
-        [*kinds("system/init", "assistant"),
-         {"type": "system", "subtype": "unrecognized", "kind": "brand-new",
-          "extension.record.type": "brand-new"},
-         {"type": "result", "extension.unrecognized": {"brand-new": 1}}],
+        [
+            *kinds("system/init", "assistant"),
+            {
+                "type": "system",
+                "subtype": "unrecognized",
+                "kind": "brand-new",
+                "extension.record.type": "brand-new",
+            },
+            {"type": "result", "extension.unrecognized": {"brand-new": 1}},
+        ],
     ),
 }
 
 # -- claude-stream records --------------------------------------------------------
 
-INIT = {"type": "system", "subtype": "init", "session_id": S, "cwd": "/p", "tools": ["Bash"],
-        "mcp_servers": [{"name": "demo", "status": "connected"}], "model": "claude-x",
-        "permissionMode": "default"}
+INIT = {
+    "type": "system",
+    "subtype": "init",
+    "session_id": S,
+    "cwd": "/p",
+    "tools": ["Bash"],
+    "mcp_servers": [{"name": "demo", "status": "connected"}],
+    "model": "claude-x",
+    "permissionMode": "default",
+}
 
 
 def s_msg(role: str, content: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
     message: dict[str, Any] = {"role": role, "content": content}
     if role == "assistant":
-        message.update(id=kw.pop("mid", "m1"), model="claude-x", stop_reason=None,
-                       usage={"input_tokens": 1, "output_tokens": 1})
+        message.update(
+            id=kw.pop("mid", "m1"),
+            model="claude-x",
+            stop_reason=None,
+            usage={"input_tokens": 1, "output_tokens": 1},
+        )
     return {"type": role, "session_id": S, "parent_tool_use_id": None, "message": message, **kw}
 
 
 def s_result(**kw: Any) -> dict[str, Any]:
-    rec = {"type": "result", "subtype": "success", "is_error": False, "session_id": S,
-           "num_turns": 1, "result": "hi", "duration_ms": 10, "total_cost_usd": 0.5,
-           "usage": {"input_tokens": 3, "output_tokens": 4, "cache_read_input_tokens": 0,
-                     "cache_creation_input_tokens": 0}}
+    rec = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "session_id": S,
+        "num_turns": 1,
+        "result": "hi",
+        "duration_ms": 10,
+        "total_cost_usd": 0.5,
+        "usage": {
+            "input_tokens": 3,
+            "output_tokens": 4,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+        },
+    }
     rec.update(kw)
     return rec
 
@@ -407,157 +787,377 @@ def event(ev: dict[str, Any]) -> dict[str, Any]:
 STREAM: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     "init": (
         [INIT, s_msg("assistant", [text("hi")]), s_result()],
-        [{"subtype": "init", "cwd": "/p", "tools": ["Bash"], "mcp_servers.0.name": "demo",
-          "agent.model": "claude-x", "extension.permissionMode": "default",
-          "capabilities": ["stream_v1"]}, {"type": "assistant"}, {"type": "result"}],
+        [
+            {
+                "subtype": "init",
+                "cwd": "/p",
+                "tools": ["Bash"],
+                "mcp_servers.0.name": "demo",
+                "agent.model": "claude-x",
+                "extension.permissionMode": "default",
+                "capabilities": ["stream_v1"],
+            },
+            {"type": "assistant"},
+            {"type": "result"},
+        ],
     ),
     "before_init": (
-        [{"type": "system", "subtype": "hook_started", "session_id": S, "hook_id": "h"},
-         INIT, s_msg("assistant", [text("hi")]), s_result()],
-        [{"subtype": "init"}, {"type": "system", "subtype": "hook_started", "seq": 1},
-         {"type": "assistant"}, {"type": "result"}],
+        [
+            {"type": "system", "subtype": "hook_started", "session_id": S, "hook_id": "h"},
+            INIT,
+            s_msg("assistant", [text("hi")]),
+            s_result(),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "system", "subtype": "hook_started", "seq": 1},
+            {"type": "assistant"},
+            {"type": "result"},
+        ],
     ),
     "assistant": (
-        [INIT, s_msg("assistant", [{"type": "redacted_thinking", "data": "x"}], uuid="u1",
-                     is_api_error_message=False), s_result()],
-        [{"subtype": "init"},
-         {"type": "assistant", "message.content.0.type": "redacted_thinking",
-          "extension.message.model": "claude-x", "extension.uuid": "u1"},
-         {"type": "result"}],
+        [
+            INIT,
+            s_msg(
+                "assistant",
+                [{"type": "redacted_thinking", "data": "x"}],
+                uuid="u1",
+                is_api_error_message=False,
+            ),
+            s_result(),
+        ],
+        [
+            {"subtype": "init"},
+            {
+                "type": "assistant",
+                "message.content.0.type": "redacted_thinking",
+                "extension.message.model": "claude-x",
+                "extension.uuid": "u1",
+            },
+            {"type": "result"},
+        ],
     ),
     "user": (
-        [INIT, s_msg("user", [{"type": "tool_result", "tool_use_id": "t", "content": "x"}],
-                     tool_use_result=[{"type": "text", "text": "x"}]),
-         s_msg("user", [text("Output token limit hit.")], isSynthetic=True), s_result()],
-        [{"subtype": "init"},
-         {"type": "user", "tool_use_result": [{"type": "text", "text": "x"}]},
-         {"type": "user", "extension.isSynthetic": True}, {"type": "result"}],
+        [
+            INIT,
+            s_msg(
+                "user",
+                [{"type": "tool_result", "tool_use_id": "t", "content": "x"}],
+                tool_use_result=[{"type": "text", "text": "x"}],
+            ),
+            s_msg("user", [text("Output token limit hit.")], isSynthetic=True),
+            s_result(),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "user", "tool_use_result": [{"type": "text", "text": "x"}]},
+            {"type": "user", "extension.isSynthetic": True},
+            {"type": "result"},
+        ],
     ),
     "text_delta": (
-        [INIT, event({"type": "content_block_delta", "index": 0,
-                      "delta": {"type": "text_delta", "text": "h"}}), s_result()],
-        [{"subtype": "init", "capabilities": ["stream_v1", "partial_messages_v1"]},
-         {"type": "stream_event", "event.type": "content_block_delta",
-          "event.delta.text": "h"}, {"type": "result"}],
+        [
+            INIT,
+            event(
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": "h"},
+                }
+            ),
+            s_result(),
+        ],
+        [
+            {"subtype": "init", "capabilities": ["stream_v1", "partial_messages_v1"]},
+            {"type": "stream_event", "event.type": "content_block_delta", "event.delta.text": "h"},
+            {"type": "result"},
+        ],
     ),
     "json_delta": (
-        [INIT, event({"type": "content_block_start", "index": 1,
-                      "content_block": {"type": "tool_use", "id": "t9", "name": "Bash"}}),
-         event({"type": "content_block_delta", "index": 1,
-                "delta": {"type": "input_json_delta", "partial_json": "{\"a"}}), s_result()],
-        [{"subtype": "init"},
-         {"type": "stream_event", "event.type": "tool_args_delta", "event.tool_use_id": "t9",
-          "event.partial_json": "{\"a"}, {"type": "result"}],
+        [
+            INIT,
+            event(
+                {
+                    "type": "content_block_start",
+                    "index": 1,
+                    "content_block": {"type": "tool_use", "id": "t9", "name": "Bash"},
+                }
+            ),
+            event(
+                {
+                    "type": "content_block_delta",
+                    "index": 1,
+                    "delta": {"type": "input_json_delta", "partial_json": '{"a'},
+                }
+            ),
+            s_result(),
+        ],
+        [
+            {"subtype": "init"},
+            {
+                "type": "stream_event",
+                "event.type": "tool_args_delta",
+                "event.tool_use_id": "t9",
+                "event.partial_json": '{"a',
+            },
+            {"type": "result"},
+        ],
     ),
     "signature": (
-        [INIT, event({"type": "content_block_delta", "index": 0,
-                      "delta": {"type": "signature_delta", "signature": "s"}}), s_result()],
-        [{"subtype": "init"},
-         {"type": "result", "extension.dropped": {"stream_event/signature_delta": 1}}],
+        [
+            INIT,
+            event(
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "signature_delta", "signature": "s"},
+                }
+            ),
+            s_result(),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "result", "extension.dropped": {"stream_event/signature_delta": 1}},
+        ],
     ),
     "api_framing": (
         [INIT, event({"type": "message_stop"}), s_result()],
-        [{"subtype": "init"},
-         {"type": "result", "extension.dropped": {"stream_event/message_stop": 1}}],
+        [
+            {"subtype": "init"},
+            {"type": "result", "extension.dropped": {"stream_event/message_stop": 1}},
+        ],
     ),
     "other_event": (
         [INIT, event({"type": "ping"}), s_result()],
-        [{"subtype": "init"}, {"type": "stream_event", "event.type": "ping"},
-         {"type": "result"}],
+        [{"subtype": "init"}, {"type": "stream_event", "event.type": "ping"}, {"type": "result"}],
     ),
     "result": (
-        [INIT, s_result(terminal_reason="completed", structured_output={"a": 1},
-                        model_usage_since_last_result={"claude-x": {"inputTokens": 3,
-                                                                    "outputTokens": 4}})],
-        [{"subtype": "init"},
-         {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1,
-          "result": "hi", "total_cost_usd": 0.5, "usage.output_tokens": 4,
-          "model_usage.claude-x.input_tokens": 3, "extension.terminal_reason": "completed",
-          "extension.structured_output": {"a": 1}}],
+        [
+            INIT,
+            s_result(
+                terminal_reason="completed",
+                structured_output={"a": 1},
+                model_usage_since_last_result={"claude-x": {"inputTokens": 3, "outputTokens": 4}},
+            ),
+        ],
+        [
+            {"subtype": "init"},
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "num_turns": 1,
+                "result": "hi",
+                "total_cost_usd": 0.5,
+                "usage.output_tokens": 4,
+                "model_usage.claude-x.input_tokens": 3,
+                "extension.terminal_reason": "completed",
+                "extension.structured_output": {"a": 1},
+            },
+        ],
     ),
     "result_zero_usage": (
-        [INIT, s_msg("assistant", [tool("t1")]),
-         s_result(subtype="error_max_budget_usd", is_error=True,
-                  usage={"input_tokens": 0, "output_tokens": 0},
-                  model_usage_since_last_result={"claude-x": {"inputTokens": 10,
-                                                              "outputTokens": 41}})],
-        [{"subtype": "init"}, {"type": "assistant"},
-         {"type": "result", "subtype": "error_max_budget_usd", "usage.input_tokens": 10,
-          "usage.output_tokens": 41, "extension.usage.output_tokens": 0}],
+        [
+            INIT,
+            s_msg("assistant", [tool("t1")]),
+            s_result(
+                subtype="error_max_budget_usd",
+                is_error=True,
+                usage={"input_tokens": 0, "output_tokens": 0},
+                model_usage_since_last_result={"claude-x": {"inputTokens": 10, "outputTokens": 41}},
+            ),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "subtype": "error_max_budget_usd",
+                "usage.input_tokens": 10,
+                "usage.output_tokens": 41,
+                "extension.usage.output_tokens": 0,
+            },
+        ],
     ),
     "no_result": (
-        [INIT, s_msg("assistant", [tool("t1")]),
-         s_msg("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}])],
-        [{"subtype": "init"}, {"type": "assistant"}, {"type": "user"},
-         {"type": "result", "subtype": "interrupted", "is_error": True, "num_turns": 2,
-          "extension.cut_off": True}],
+        [
+            INIT,
+            s_msg("assistant", [tool("t1")]),
+            s_msg("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "user"},
+            {
+                "type": "result",
+                "subtype": "interrupted",
+                "is_error": True,
+                "num_turns": 2,
+                "extension.cut_off": True,
+            },
+        ],
     ),
     "task": (
-        [INIT, {"type": "system", "subtype": "task_started", "session_id": S, "task_id": "k",
-                "status": "running", "description": "d"}, s_result()],
-        [{"subtype": "init"},
-         {"subtype": "task_started", "task_id": "k", "status": "running",
-          "task.description": "d"}, {"type": "result"}],
+        [
+            INIT,
+            {
+                "type": "system",
+                "subtype": "task_started",
+                "session_id": S,
+                "task_id": "k",
+                "status": "running",
+                "description": "d",
+            },
+            s_result(),
+        ],
+        [
+            {"subtype": "init"},
+            {
+                "subtype": "task_started",
+                "task_id": "k",
+                "status": "running",
+                "task.description": "d",
+            },
+            {"type": "result"},
+        ],
     ),
     "bg_tasks": (
-        [INIT, {"type": "system", "subtype": "background_tasks_changed", "session_id": S,
-                "tasks": [{"task_id": "k"}]}, s_result()],
-        [{"subtype": "init"},
-         {"subtype": "background_tasks_changed", "running_ids": ["k"],
-          "extension.tasks": [{"task_id": "k"}]}, {"type": "result"}],
+        [
+            INIT,
+            {
+                "type": "system",
+                "subtype": "background_tasks_changed",
+                "session_id": S,
+                "tasks": [{"task_id": "k"}],
+            },
+            s_result(),
+        ],
+        [
+            {"subtype": "init"},
+            {
+                "subtype": "background_tasks_changed",
+                "running_ids": ["k"],
+                "extension.tasks": [{"task_id": "k"}],
+            },
+            {"type": "result"},
+        ],
     ),
     "system_other": (
-        [INIT, {"type": "system", "subtype": "compact_boundary", "session_id": S,
-                "compact_metadata": {"trigger": "auto"}}, s_result()],
-        [{"subtype": "init"},
-         {"subtype": "compact_boundary", "extension.compact_metadata": {"trigger": "auto"}},
-         {"type": "result"}],
+        [
+            INIT,
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "session_id": S,
+                "compact_metadata": {"trigger": "auto"},
+            },
+            s_result(),
+        ],
+        [
+            {"subtype": "init"},
+            {"subtype": "compact_boundary", "extension.compact_metadata": {"trigger": "auto"}},
+            {"type": "result"},
+        ],
     ),
     "rate_limit": (
-        [INIT, {"type": "rate_limit_event", "session_id": S, "rate_limit_info": {}},
-         s_result()],
-        [{"subtype": "init"}, {"subtype": "rate_limit", "extension.rate_limit_info": {}},
-         {"type": "result"}],
+        [INIT, {"type": "rate_limit_event", "session_id": S, "rate_limit_info": {}}, s_result()],
+        [
+            {"subtype": "init"},
+            {"subtype": "rate_limit", "extension.rate_limit_info": {}},
+            {"type": "result"},
+        ],
     ),
     "state": (
-        [{"type": "system", "subtype": "session_state_changed", "state": "running",
-          "session_id": S},
-         INIT, s_msg("assistant", [text("hi")]), s_result(),
-         {"type": "system", "subtype": "session_state_changed", "state": "idle",
-          "session_id": S}],
-        [{"subtype": "init"}, {"subtype": "state", "session_state": "running", "seq": 1},
-         {"type": "assistant"},
-         {"type": "result", "extension.dropped": None}],
+        [
+            {
+                "type": "system",
+                "subtype": "session_state_changed",
+                "state": "running",
+                "session_id": S,
+            },
+            INIT,
+            s_msg("assistant", [text("hi")]),
+            s_result(),
+            {
+                "type": "system",
+                "subtype": "session_state_changed",
+                "state": "idle",
+                "session_id": S,
+            },
+        ],
+        [
+            {"subtype": "init"},
+            {"subtype": "state", "session_state": "running", "seq": 1},
+            {"type": "assistant"},
+            {"type": "result", "extension.dropped": None},
+        ],
     ),
     "host_protocol": (
-        [{"type": "control_response", "response": {"subtype": "success"}},
-         INIT, s_msg("assistant", [text("hi")]), s_result(),
-         {"type": "prompt_suggestion", "suggestion": "next", "session_id": S}],
-        [{"subtype": "init"}, {"type": "assistant"},
-         {"type": "result", "extension.dropped.control_response": 1}],
+        [
+            {"type": "control_response", "response": {"subtype": "success"}},
+            INIT,
+            s_msg("assistant", [text("hi")]),
+            s_result(),
+            {"type": "prompt_suggestion", "suggestion": "next", "session_id": S},
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "result", "extension.dropped.control_response": 1},
+        ],
     ),
     "control_request": (
-        [INIT, {"type": "control_request", "request_id": "r1",
-                "request": {"subtype": "can_use_tool"}, "session_id": S}, s_result()],
-        [{"subtype": "init"},
-         {"subtype": "control_request", "extension.request.subtype": "can_use_tool"},
-         {"type": "result"}],
+        [
+            INIT,
+            {
+                "type": "control_request",
+                "request_id": "r1",
+                "request": {"subtype": "can_use_tool"},
+                "session_id": S,
+            },
+            s_result(),
+        ],
+        [
+            {"subtype": "init"},
+            {"subtype": "control_request", "extension.request.subtype": "can_use_tool"},
+            {"type": "result"},
+        ],
     ),
     "local_echo": (
-        [INIT, s_msg("assistant", [text("hi")]), s_result(),
-         s_msg("user", [text("<local-command-stdout>Set model to x</local-command-stdout>")],
-               isReplay=True),
-         INIT, s_msg("assistant", [text("again")]), s_result(result="again")],
-        [{"subtype": "init"}, {"type": "assistant"}, {"type": "result"},
-         {"subtype": "init"},
-         {"subtype": "local_command_output",
-          "body": "<local-command-stdout>Set model to x</local-command-stdout>"},
-         {"type": "assistant"}, {"type": "result", "result": "again"}],
+        [
+            INIT,
+            s_msg("assistant", [text("hi")]),
+            s_result(),
+            s_msg(
+                "user",
+                [text("<local-command-stdout>Set model to x</local-command-stdout>")],
+                isReplay=True,
+            ),
+            INIT,
+            s_msg("assistant", [text("again")]),
+            s_result(result="again"),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "result"},
+            {"subtype": "init"},
+            {
+                "subtype": "local_command_output",
+                "body": "<local-command-stdout>Set model to x</local-command-stdout>",
+            },
+            {"type": "assistant"},
+            {"type": "result", "result": "again"},
+        ],
     ),
     "unknown": (
         [INIT, {"type": "command_lifecycle", "session_id": S}, s_result()],
-        [{"subtype": "init"}, {"subtype": "unrecognized", "kind": "command_lifecycle"},
-         {"type": "result", "extension.unrecognized": {"command_lifecycle": 1}}],
+        [
+            {"subtype": "init"},
+            {"subtype": "unrecognized", "kind": "command_lifecycle"},
+            {"type": "result", "extension.unrecognized": {"command_lifecycle": 1}},
+        ],
     ),
 }
 
@@ -565,71 +1165,140 @@ STREAM: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
 
 STELLA: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     "stage": (
-        [{"type": "stage", "name": "plan", "scope": "turn", "session_id": "st"},
-         {"type": "run_complete"}],
-        [{"subtype": "init"}, {"subtype": "stage", "value": "plan", "category": "turn"},
-         {"type": "result"}],
+        [
+            {"type": "stage", "name": "plan", "scope": "turn", "session_id": "st"},
+            {"type": "run_complete"},
+        ],
+        [
+            {"subtype": "init"},
+            {"subtype": "stage", "value": "plan", "category": "turn"},
+            {"type": "result"},
+        ],
     ),
     "text_delta": (
         [{"type": "text_delta", "delta": "he", "session_id": "st"}, {"type": "run_complete"}],
-        [{"subtype": "init", "capabilities": ["stream_v1", "partial_messages_v1"]},
-         {"type": "stream_event", "event.delta.text": "he", "event.index": 0},
-         {"type": "result"}],
+        [
+            {"subtype": "init", "capabilities": ["stream_v1", "partial_messages_v1"]},
+            {"type": "stream_event", "event.delta.text": "he", "event.index": 0},
+            {"type": "result"},
+        ],
     ),
     "text": (
         [{"type": "text", "text": "hello", "session_id": "st"}, {"type": "run_complete"}],
-        [{"subtype": "init"}, {"type": "assistant", "message.content": [text("hello")]},
-         {"type": "result", "result": "hello"}],
+        [
+            {"subtype": "init"},
+            {"type": "assistant", "message.content": [text("hello")]},
+            {"type": "result", "result": "hello"},
+        ],
     ),
     "tool_start": (
-        [{"type": "tool_start", "call_id": "c1", "name": "sh", "input": {"cmd": "ls"},
-          "session_id": "st"}, {"type": "run_complete"}],
-        [{"subtype": "init"},
-         {"type": "assistant", "message.content": [tool("c1", "sh", cmd="ls")]},
-         {"type": "result"}],
+        [
+            {
+                "type": "tool_start",
+                "call_id": "c1",
+                "name": "sh",
+                "input": {"cmd": "ls"},
+                "session_id": "st",
+            },
+            {"type": "run_complete"},
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant", "message.content": [tool("c1", "sh", cmd="ls")]},
+            {"type": "result"},
+        ],
     ),
     "tool_result": (
-        [{"type": "tool_result", "call_id": "c1", "output": "x", "is_error": False,
-          "duration_ms": 5, "session_id": "st"}, {"type": "run_complete"}],
-        [{"subtype": "init"},
-         {"type": "user", "message.content.0.tool_use_id": "c1",
-          "message.content.0.content": "x", "tool_use_result.duration_ms": 5},
-         {"type": "result"}],
+        [
+            {
+                "type": "tool_result",
+                "call_id": "c1",
+                "output": "x",
+                "is_error": False,
+                "duration_ms": 5,
+                "session_id": "st",
+            },
+            {"type": "run_complete"},
+        ],
+        [
+            {"subtype": "init"},
+            {
+                "type": "user",
+                "message.content.0.tool_use_id": "c1",
+                "message.content.0.content": "x",
+                "tool_use_result.duration_ms": 5,
+            },
+            {"type": "result"},
+        ],
     ),
     "step_usage": (
-        [{"type": "step_usage", "input_tokens": 3, "output_tokens": 4, "model": "m",
-          "duration_ms": 9, "session_id": "st"}, {"type": "run_complete"}],
-        [{"subtype": "init"}, {"subtype": "step_usage", "duration_ms": 9},
-         {"type": "result", "usage.input_tokens": 3, "model_usage.m.output_tokens": 4}],
+        [
+            {
+                "type": "step_usage",
+                "input_tokens": 3,
+                "output_tokens": 4,
+                "model": "m",
+                "duration_ms": 9,
+                "session_id": "st",
+            },
+            {"type": "run_complete"},
+        ],
+        [
+            {"subtype": "init"},
+            {"subtype": "step_usage", "duration_ms": 9},
+            {"type": "result", "usage.input_tokens": 3, "model_usage.m.output_tokens": 4},
+        ],
     ),
     "turn_complete": (
-        [{"type": "turn_complete", "stop_reason": "end_turn", "session_id": "st"},
-         {"type": "run_complete"}],
-        [{"subtype": "init"}, {"subtype": "turn_complete", "stop_reason": "end_turn"},
-         {"type": "result", "num_turns": 1}],
+        [
+            {"type": "turn_complete", "stop_reason": "end_turn", "session_id": "st"},
+            {"type": "run_complete"},
+        ],
+        [
+            {"subtype": "init"},
+            {"subtype": "turn_complete", "stop_reason": "end_turn"},
+            {"type": "result", "num_turns": 1},
+        ],
     ),
     "run_complete": (
-        [{"type": "text", "text": "a", "session_id": "st"},
-         {"type": "run_complete", "cost_usd": 0.2, "is_error": True, "model": "m"}],
-        [{"subtype": "init"}, {"type": "assistant"},
-         {"type": "result", "subtype": "error_during_execution", "is_error": True,
-          "total_cost_usd": 0.2, "extension.model": "m"}],
+        [
+            {"type": "text", "text": "a", "session_id": "st"},
+            {"type": "run_complete", "cost_usd": 0.2, "is_error": True, "model": "m"},
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "total_cost_usd": 0.2,
+                "extension.model": "m",
+            },
+        ],
     ),
     "unknown": (
         [{"type": "novel", "session_id": "st"}, {"type": "run_complete"}],
-        [{"subtype": "init"}, {"subtype": "unrecognized", "kind": "novel"},
-         {"type": "result", "extension.unrecognized": {"novel": 1}}],
+        [
+            {"subtype": "init"},
+            {"subtype": "unrecognized", "kind": "novel"},
+            {"type": "result", "extension.unrecognized": {"novel": 1}},
+        ],
     ),
     "bad_body": (
         [{"type": "tool_start", "name": "sh", "session_id": "st"}, {"type": "run_complete"}],
-        [{"subtype": "init"}, {"subtype": "error", "extension.record.type": "tool_start"},
-         {"type": "result"}],
+        [
+            {"subtype": "init"},
+            {"subtype": "error", "extension.record.type": "tool_start"},
+            {"type": "result"},
+        ],
     ),
     "extra_fields": (
-        [{"type": "text", "text": "a", "mood": "calm", "session_id": "st"},
-         {"type": "run_complete"}],
-        [{"subtype": "init"}, {"type": "assistant", "extension.mood": "calm"},
-         {"type": "result"}],
+        [
+            {"type": "text", "text": "a", "mood": "calm", "session_id": "st"},
+            {"type": "run_complete"},
+        ],
+        [{"subtype": "init"}, {"type": "assistant", "extension.mood": "calm"}, {"type": "result"}],
     ),
 }
 
@@ -640,54 +1309,98 @@ def v1(kind: str, seq: int, **kw: Any) -> dict[str, Any]:
     return {"type": kind, "session_id": "v", "seq": seq, "ts": T0, **kw}
 
 
-V1_INIT = v1("system", 0, subtype="init", cwd="/p", agent={"name": "milk"},
-             capabilities=["stream_v1"])
+V1_INIT = v1(
+    "system", 0, subtype="init", cwd="/p", agent={"name": "milk"}, capabilities=["stream_v1"]
+)
 V1_END = {"is_error": False, "subtype": "success", "num_turns": 1}
 
 STREAM_V1: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
-    "init": ([V1_INIT, v1("result", 1, **V1_END)],
-             [{"subtype": "init", "cwd": "/p", "agent.name": "milk"}, {"type": "result"}]),
+    "init": (
+        [V1_INIT, v1("result", 1, **V1_END)],
+        [{"subtype": "init", "cwd": "/p", "agent.name": "milk"}, {"type": "result"}],
+    ),
     "assistant": (
-        [V1_INIT, v1("assistant", 1, message={"role": "assistant", "content": [text("a")]},
-                     extension={"message": {"model": "m"}}), v1("result", 2, **V1_END)],
-        [{"subtype": "init"}, {"type": "assistant", "message.content": [text("a")]},
-         {"type": "result"}],
+        [
+            V1_INIT,
+            v1(
+                "assistant",
+                1,
+                message={"role": "assistant", "content": [text("a")]},
+                extension={"message": {"model": "m"}},
+            ),
+            v1("result", 2, **V1_END),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant", "message.content": [text("a")]},
+            {"type": "result"},
+        ],
     ),
     "user": (
-        [V1_INIT, v1("user", 1, message={"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t", "content": "x"}]},
-            tool_use_result={"path": "f"}), v1("result", 2, **V1_END)],
-        [{"subtype": "init"}, {"type": "user", "tool_use_result": {"path": "f"}},
-         {"type": "result"}],
+        [
+            V1_INIT,
+            v1(
+                "user",
+                1,
+                message={
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}],
+                },
+                tool_use_result={"path": "f"},
+            ),
+            v1("result", 2, **V1_END),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "user", "tool_use_result": {"path": "f"}},
+            {"type": "result"},
+        ],
     ),
     "stream_event": (
-        [V1_INIT, v1("stream_event", 1, event={"type": "content_block_delta", "index": 0,
-                                               "delta": {"type": "text_delta", "text": "x"}}),
-         v1("result", 2, **V1_END)],
-        [{"subtype": "init"}, {"type": "stream_event", "event.delta.text": "x"},
-         {"type": "result"}],
+        [
+            V1_INIT,
+            v1(
+                "stream_event",
+                1,
+                event={
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": "x"},
+                },
+            ),
+            v1("result", 2, **V1_END),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "stream_event", "event.delta.text": "x"},
+            {"type": "result"},
+        ],
     ),
     "error": (
-        [V1_INIT, v1("system", 1, subtype="error", is_error=True, message="boom",
-                     recoverable=True), v1("result", 2, **V1_END)],
+        [
+            V1_INIT,
+            v1("system", 1, subtype="error", is_error=True, message="boom", recoverable=True),
+            v1("result", 2, **V1_END),
+        ],
         [{"subtype": "init"}, {"subtype": "error", "message": "boom"}, {"type": "result"}],
     ),
     "system_other": (
-        [V1_INIT, v1("system", 1, subtype="warning", message="careful"),
-         v1("result", 2, **V1_END)],
-        [{"subtype": "init"}, {"subtype": "warning", "message": "careful"},
-         {"type": "result"}],
+        [V1_INIT, v1("system", 1, subtype="warning", message="careful"), v1("result", 2, **V1_END)],
+        [{"subtype": "init"}, {"subtype": "warning", "message": "careful"}, {"type": "result"}],
     ),
     "result": (
-        [V1_INIT, v1("result", 1, **{**V1_END, "num_turns": 3, "total_cost_usd": 0.1,
-                                     "result": "done"})],
-        [{"subtype": "init"},
-         {"type": "result", "num_turns": 3, "total_cost_usd": 0.1, "result": "done"}],
+        [
+            V1_INIT,
+            v1("result", 1, **{**V1_END, "num_turns": 3, "total_cost_usd": 0.1, "result": "done"}),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "result", "num_turns": 3, "total_cost_usd": 0.1, "result": "done"},
+        ],
     ),
     "unknown": (
         [V1_INIT, v1("novel", 1), v1("result", 2, **V1_END)],
-        [{"subtype": "init"}, {"subtype": "unrecognized", "kind": "novel"},
-         {"type": "result"}],
+        [{"subtype": "init"}, {"subtype": "unrecognized", "kind": "novel"}, {"type": "result"}],
     ),
 }
 
@@ -696,30 +1409,51 @@ STREAM_V1: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
 
 GS = "6cf9178a-33e2-4c83-98d0-c2921fb5f629"
 GA = "f056c7df-c8c5-46d3-be59-5966957e9f07"
-CTX = ("<session_context>\nThis is the Gemini CLI.\n- **Workspace Directories:**\n"
-       "  - /home/user/project\n- **Directory Structure:**\n</session_context>")
+CTX = (
+    "<session_context>\nThis is the Gemini CLI.\n- **Workspace Directories:**\n"
+    "  - /home/user/project\n- **Directory Structure:**\n</session_context>"
+)
 
 
 def g_meta(**kw: Any) -> dict[str, Any]:
-    return {"sessionId": GS, "projectHash": "9dad", "startTime": T0, "lastUpdated": T0,
-            "kind": "main", **kw}
+    return {
+        "sessionId": GS,
+        "projectHash": "9dad",
+        "startTime": T0,
+        "lastUpdated": T0,
+        "kind": "main",
+        **kw,
+    }
 
 
 def g_ctx() -> dict[str, Any]:
-    return {"$set": {"messages": [{"id": "ctx", "timestamp": T0, "type": "user",
-                                   "content": [{"text": CTX}]}], "lastUpdated": T0}}
+    return {
+        "$set": {
+            "messages": [
+                {"id": "ctx", "timestamp": T0, "type": "user", "content": [{"text": CTX}]}
+            ],
+            "lastUpdated": T0,
+        }
+    }
 
 
 def g_user(mid: str, text_: str) -> dict[str, Any]:
     return {"id": mid, "timestamp": ts(), "type": "user", "content": [{"text": text_}]}
 
 
-def g_reply(mid: str, text_: str = "", calls: list[dict[str, Any]] | None = None,
-            **kw: Any) -> dict[str, Any]:
-    rec = {"id": mid, "timestamp": ts(), "type": "gemini", "content": text_,
-           "thoughts": kw.pop("thoughts", []),
-           "tokens": {"input": 100, "output": 5, "cached": 40, "thoughts": 2, "tool": 0,
-                      "total": 107}, "model": "gemini-flash", **kw}
+def g_reply(
+    mid: str, text_: str = "", calls: list[dict[str, Any]] | None = None, **kw: Any
+) -> dict[str, Any]:
+    rec = {
+        "id": mid,
+        "timestamp": ts(),
+        "type": "gemini",
+        "content": text_,
+        "thoughts": kw.pop("thoughts", []),
+        "tokens": {"input": 100, "output": 5, "cached": 40, "thoughts": 2, "tool": 0, "total": 107},
+        "model": "gemini-flash",
+        **kw,
+    }
     if calls is not None:
         rec["toolCalls"] = calls
     return rec
@@ -727,233 +1461,504 @@ def g_reply(mid: str, text_: str = "", calls: list[dict[str, Any]] | None = None
 
 def g_call(cid: str, output: Any = "hi", status: str = "success", **kw: Any) -> dict[str, Any]:
     response = {"output": output} if status == "success" else {"error": output}
-    return {"id": cid, "name": "run_shell_command", "args": {"command": "echo hi"},
-            "result": [{"functionResponse": {"id": cid, "name": "run_shell_command",
-                                             "response": response}}],
-            "status": status, "timestamp": ts(), "resultDisplay": "hi",
-            "displayName": "Shell", **kw}
+    return {
+        "id": cid,
+        "name": "run_shell_command",
+        "args": {"command": "echo hi"},
+        "result": [
+            {"functionResponse": {"id": cid, "name": "run_shell_command", "response": response}}
+        ],
+        "status": status,
+        "timestamp": ts(),
+        "resultDisplay": "hi",
+        "displayName": "Shell",
+        **kw,
+    }
 
 
 def g_copy(mid: str, cid: str) -> dict[str, Any]:
-    return {"id": mid, "timestamp": ts(), "type": "user", "content": [
-        {"functionResponse": {"id": cid, "name": "run_shell_command",
-                              "response": {"output": "hi"}}}]}
+    return {
+        "id": mid,
+        "timestamp": ts(),
+        "type": "user",
+        "content": [
+            {
+                "functionResponse": {
+                    "id": cid,
+                    "name": "run_shell_command",
+                    "response": {"output": "hi"},
+                }
+            }
+        ],
+    }
 
 
 LAST = {"$set": {"lastUpdated": T0}}
 G_TURN = [g_meta(), g_ctx(), g_user("p1", "say hi"), LAST, g_reply("r1", "hi")]
-G_INIT = {"subtype": "init", "session_id": GS, "agent.name": "gemini-cli",
-          "agent.provider": "google", "agent.model": "gemini-flash",
-          "cwd": "/home/user/project"}
-G_END = {"type": "result", "subtype": "success", "is_error": False, "result": "hi",
-         "usage.input_tokens": 60, "usage.cache_read": 40, "usage.output_tokens": 7}
+G_INIT = {
+    "subtype": "init",
+    "session_id": GS,
+    "agent.name": "gemini-cli",
+    "agent.provider": "google",
+    "agent.model": "gemini-flash",
+    "cwd": "/home/user/project",
+}
+G_END = {
+    "type": "result",
+    "subtype": "success",
+    "is_error": False,
+    "result": "hi",
+    "usage.input_tokens": 60,
+    "usage.cache_read": 40,
+    "usage.output_tokens": 7,
+}
 
 
 def gj(kind: str, **kw: Any) -> dict[str, Any]:
     return {"type": kind, "timestamp": ts(), **kw}
 
 
-GJ_STATS = {"total_tokens": 130, "input_tokens": 120, "output_tokens": 6, "cached": 50,
-            "input": 70, "duration_ms": 9, "tool_calls": 0,
-            "models": {"gemini-flash": {"total_tokens": 130, "input_tokens": 120,
-                                            "output_tokens": 6, "cached": 50, "input": 70}}}
+GJ_STATS = {
+    "total_tokens": 130,
+    "input_tokens": 120,
+    "output_tokens": 6,
+    "cached": 50,
+    "input": 70,
+    "duration_ms": 9,
+    "tool_calls": 0,
+    "models": {
+        "gemini-flash": {
+            "total_tokens": 130,
+            "input_tokens": 120,
+            "output_tokens": 6,
+            "cached": 50,
+            "input": 70,
+        }
+    },
+}
 
 GEMINI: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     "metadata": (
         G_TURN,
-        [G_INIT, {"type": "user"}, {"type": "assistant"},
-         {**G_END, "extension.dropped.gemini/metadata": 1}],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant"},
+            {**G_END, "extension.dropped.gemini/metadata": 1},
+        ],
     ),
     "set_last_updated": (
-        [g_meta(), g_ctx(), g_user("p1", "x"), g_reply("r1", "hi"), LAST,
-         g_reply("r1", "hi", [g_call("c1")]), g_copy("u2", "c1"), g_reply("r2", "done")],
-        [G_INIT, {"type": "user"},
-         {"type": "assistant", "message.content.1.id": "c1"},
-         {"type": "user", "message.content.0.tool_use_id": "c1"},
-         {"type": "assistant"},
-         {"type": "result", "num_turns": 2, "extension.dropped.gemini/last_updated": 1}],
+        [
+            g_meta(),
+            g_ctx(),
+            g_user("p1", "x"),
+            g_reply("r1", "hi"),
+            LAST,
+            g_reply("r1", "hi", [g_call("c1")]),
+            g_copy("u2", "c1"),
+            g_reply("r2", "done"),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant", "message.content.1.id": "c1"},
+            {"type": "user", "message.content.0.tool_use_id": "c1"},
+            {"type": "assistant"},
+            {"type": "result", "num_turns": 2, "extension.dropped.gemini/last_updated": 1},
+        ],
     ),
     "set_messages": (
         [g_meta(), g_ctx(), g_user("p1", "fails"), LAST, g_ctx()],
-        [{**G_INIT, "agent.model": None}, {"type": "user"},
-         {"type": "result", "subtype": "error_during_execution", "is_error": True,
-          "extension.rolled_back": True}],
+        [
+            {**G_INIT, "agent.model": None},
+            {"type": "user"},
+            {
+                "type": "result",
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "extension.rolled_back": True,
+            },
+        ],
     ),
     "set_session": (
-        [g_meta(), g_ctx(), {"$set": {"sessionId": GS}}, g_user("p1", "x"),
-         g_reply("r1", "hi")],
+        [g_meta(), g_ctx(), {"$set": {"sessionId": GS}}, g_user("p1", "x"), g_reply("r1", "hi")],
         [G_INIT, {"type": "user"}, {"type": "assistant"}, {"type": "result"}],
     ),
     "set_other": (
         [*G_TURN, {"$set": {"summary": "a title"}}, g_user("p2", "again"), g_reply("r2", "ok")],
-        [G_INIT, {"type": "user"}, {"type": "assistant"}, {"type": "result"},
-         {"subtype": "init"}, {"subtype": "notification", "kind": "set",
-                               "extension.$set.summary": "a title"},
-         {"type": "user"}, {"type": "assistant"}, {"type": "result"}],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "result"},
+            {"subtype": "init"},
+            {"subtype": "notification", "kind": "set", "extension.$set.summary": "a title"},
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "result"},
+        ],
     ),
     "rewind": (
         [*G_TURN, {"$rewindTo": "p1"}, g_user("p2", "again"), g_reply("r2", "ok")],
-        [G_INIT, {"type": "user"}, {"type": "assistant"}, {"type": "result"},
-         {"subtype": "init"}, {"subtype": "notification", "kind": "rewind", "id": "p1"},
-         {"type": "user"}, {"type": "assistant"}, {"type": "result"}],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "result"},
+            {"subtype": "init"},
+            {"subtype": "notification", "kind": "rewind", "id": "p1"},
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "result"},
+        ],
     ),
     "user_prompt": (
         G_TURN,
-        [G_INIT, {"type": "user", "message.id": "p1",
-                  "message.content": [text("say hi")]},
-         {"type": "assistant"}, G_END],
+        [
+            G_INIT,
+            {"type": "user", "message.id": "p1", "message.content": [text("say hi")]},
+            {"type": "assistant"},
+            G_END,
+        ],
     ),
     "user_context": (
         G_TURN,
-        [G_INIT, {"type": "user"}, {"type": "assistant"},
-         {"type": "result", "extension.dropped.gemini/session_context": None,
-          "extension.dropped.gemini/checkpoint": 1}],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "extension.dropped.gemini/session_context": None,
+                "extension.dropped.gemini/checkpoint": 1,
+            },
+        ],
     ),
     "user_tool_copy": (
-        [g_meta(), g_ctx(), g_user("p1", "x"), g_reply("r1", "", [g_call("c1")]),
-         g_copy("u2", "c1"), g_reply("r2", "done")],
-        [G_INIT, {"type": "user"}, {"type": "assistant"}, {"type": "user"},
-         {"type": "assistant"},
-         {"type": "result", "extension.dropped.gemini/tool_response_copy": 1}],
+        [
+            g_meta(),
+            g_ctx(),
+            g_user("p1", "x"),
+            g_reply("r1", "", [g_call("c1")]),
+            g_copy("u2", "c1"),
+            g_reply("r2", "done"),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "result", "extension.dropped.gemini/tool_response_copy": 1},
+        ],
     ),
     "gemini": (
-        [g_meta(), g_ctx(), g_user("p1", "x"),
-         g_reply("r1", "hi", thoughts=[{"subject": "Plan", "description": "say it",
-                                        "timestamp": T0}])],
-        [G_INIT, {"type": "user"},
-         {"type": "assistant", "message.id": "r1",
-          "message.content": [{"type": "thinking", "thinking": "**Plan**\n\nsay it"},
-                              text("hi")]},
-         {**G_END, "num_turns": 1,
-          "model_usage.gemini-flash.input_tokens": 60}],
+        [
+            g_meta(),
+            g_ctx(),
+            g_user("p1", "x"),
+            g_reply(
+                "r1", "hi", thoughts=[{"subject": "Plan", "description": "say it", "timestamp": T0}]
+            ),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {
+                "type": "assistant",
+                "message.id": "r1",
+                "message.content": [
+                    {"type": "thinking", "thinking": "**Plan**\n\nsay it"},
+                    text("hi"),
+                ],
+            },
+            {**G_END, "num_turns": 1, "model_usage.gemini-flash.input_tokens": 60},
+        ],
     ),
     "tool_call_result": (
-        [g_meta(), g_ctx(), g_user("p1", "x"),
-         g_reply("r1", "", [g_call("c1", "no such file", status="error")]),
-         g_reply("r2", "sorry")],
-        [G_INIT, {"type": "user"},
-         {"type": "assistant", "message.content.0.name": "run_shell_command",
-          "message.content.0.input.command": "echo hi",
-          "message.content.0.extension.displayName": "Shell"},
-         {"type": "user", "message.content.0.is_error": True,
-          "message.content.0.content": "no such file",
-          "tool_use_result.status": "error", "tool_use_result.resultDisplay": "hi"},
-         {"type": "assistant"}, {"type": "result", "result": "sorry"}],
+        [
+            g_meta(),
+            g_ctx(),
+            g_user("p1", "x"),
+            g_reply("r1", "", [g_call("c1", "no such file", status="error")]),
+            g_reply("r2", "sorry"),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {
+                "type": "assistant",
+                "message.content.0.name": "run_shell_command",
+                "message.content.0.input.command": "echo hi",
+                "message.content.0.extension.displayName": "Shell",
+            },
+            {
+                "type": "user",
+                "message.content.0.is_error": True,
+                "message.content.0.content": "no such file",
+                "tool_use_result.status": "error",
+                "tool_use_result.resultDisplay": "hi",
+            },
+            {"type": "assistant"},
+            {"type": "result", "result": "sorry"},
+        ],
     ),
     "tool_call_agent": (
-        [g_meta(), g_ctx(), g_user("p1", "x"),
-         g_reply("r1", "", [g_call("c1", "Subagent 'generalist' finished.\n"
-                                  "Termination Reason: GOAL\nResult:\n2", agentId=GA)]),
-         g_reply("r2", "two")],
-        [G_INIT, {"type": "user"}, {"type": "assistant"},
-         {"subtype": "task_notification", "task_id": GA, "task.tool_use_id": "c1",
-          "extension.termination_reason": "GOAL"},
-         {"type": "user", "tool_use_result.agentId": GA},
-         {"type": "assistant"}, {"type": "result"}],
+        [
+            g_meta(),
+            g_ctx(),
+            g_user("p1", "x"),
+            g_reply(
+                "r1",
+                "",
+                [
+                    g_call(
+                        "c1",
+                        "Subagent 'generalist' finished.\nTermination Reason: GOAL\nResult:\n2",
+                        agentId=GA,
+                    )
+                ],
+            ),
+            g_reply("r2", "two"),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant"},
+            {
+                "subtype": "task_notification",
+                "task_id": GA,
+                "task.tool_use_id": "c1",
+                "extension.termination_reason": "GOAL",
+            },
+            {"type": "user", "tool_use_result.agentId": GA},
+            {"type": "assistant"},
+            {"type": "result"},
+        ],
     ),
     "notice": (
-        [g_meta(), g_ctx(), g_user("p1", "x"),
-         {"id": "n1", "timestamp": ts(), "type": "info", "content": "saved"},
-         g_reply("r1", "hi")],
-        [G_INIT, {"type": "user"},
-         {"subtype": "notification", "severity": "info", "message": "saved"},
-         {"type": "assistant"}, {"type": "result"}],
+        [
+            g_meta(),
+            g_ctx(),
+            g_user("p1", "x"),
+            {"id": "n1", "timestamp": ts(), "type": "info", "content": "saved"},
+            g_reply("r1", "hi"),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"subtype": "notification", "severity": "info", "message": "saved"},
+            {"type": "assistant"},
+            {"type": "result"},
+        ],
     ),
     "subagent": (
-        [{"sessionId": GA, "projectHash": "9dad", "startTime": T0, "lastUpdated": T0,
-          "kind": "subagent", "directories": ["/home/user/project"]},
-         g_user("s1", "count"), g_reply("s2", "", [g_call(f"{GA}#0-0")]),
-         g_copy("s3", f"{GA}#0-0"), g_reply("s4", "two"), {"$set": {"summary": "two"}}],
-        [{"subtype": "init", "session_id": GS, "cwd": "/home/user/project"},
-         {"type": "user", "message.content": [text("count")]},
-         {"type": "assistant"}, {"type": "user"}, {"type": "assistant"},
-         {"type": "result"}],
+        [
+            {
+                "sessionId": GA,
+                "projectHash": "9dad",
+                "startTime": T0,
+                "lastUpdated": T0,
+                "kind": "subagent",
+                "directories": ["/home/user/project"],
+            },
+            g_user("s1", "count"),
+            g_reply("s2", "", [g_call(f"{GA}#0-0")]),
+            g_copy("s3", f"{GA}#0-0"),
+            g_reply("s4", "two"),
+            {"$set": {"summary": "two"}},
+        ],
+        [
+            {"subtype": "init", "session_id": GS, "cwd": "/home/user/project"},
+            {"type": "user", "message.content": [text("count")]},
+            {"type": "assistant"},
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "result"},
+        ],
     ),
     "stream_init": (
-        [gj("init", session_id=GS, model="auto"), gj("result", status="success",
-                                                     stats=GJ_STATS)],
-        [{"subtype": "init", "session_id": GS, "agent.name": "gemini-cli",
-          "agent.model": None, "extension.model": "auto"}, {"type": "result"}],
+        [gj("init", session_id=GS, model="auto"), gj("result", status="success", stats=GJ_STATS)],
+        [
+            {
+                "subtype": "init",
+                "session_id": GS,
+                "agent.name": "gemini-cli",
+                "agent.model": None,
+                "extension.model": "auto",
+            },
+            {"type": "result"},
+        ],
     ),
     "stream_user": (
-        [gj("init", session_id=GS, model="auto"), gj("message", role="user", content="hi?"),
-         gj("result", status="success", stats=GJ_STATS)],
-        [{"subtype": "init"}, {"type": "user", "message.content": [text("hi?")]},
-         {"type": "result"}],
+        [
+            gj("init", session_id=GS, model="auto"),
+            gj("message", role="user", content="hi?"),
+            gj("result", status="success", stats=GJ_STATS),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "user", "message.content": [text("hi?")]},
+            {"type": "result"},
+        ],
     ),
     "stream_delta": (
-        [gj("init", session_id=GS, model="auto"),
-         gj("message", role="assistant", content="Hel", delta=True),
-         gj("message", role="assistant", content="lo.", delta=True),
-         gj("result", status="success", stats=GJ_STATS)],
-        [{"subtype": "init"}, {"type": "assistant", "message.content": [text("Hello.")]},
-         {"type": "result", "result": "Hello.", "num_turns": 1}],
+        [
+            gj("init", session_id=GS, model="auto"),
+            gj("message", role="assistant", content="Hel", delta=True),
+            gj("message", role="assistant", content="lo.", delta=True),
+            gj("result", status="success", stats=GJ_STATS),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant", "message.content": [text("Hello.")]},
+            {"type": "result", "result": "Hello.", "num_turns": 1},
+        ],
     ),
     "stream_tool_use": (
-        [gj("init", session_id=GS, model="auto"),
-         gj("message", role="assistant", content="I'll look.", delta=True),
-         gj("tool_use", tool_name="read_file", tool_id="t1", parameters={"path": "a"}),
-         gj("result", status="success", stats=GJ_STATS)],
-        [{"subtype": "init"},
-         {"type": "assistant", "message.content": [
-             text("I'll look."), tool("t1", "read_file", path="a")]},
-         {"type": "result"}],
+        [
+            gj("init", session_id=GS, model="auto"),
+            gj("message", role="assistant", content="I'll look.", delta=True),
+            gj("tool_use", tool_name="read_file", tool_id="t1", parameters={"path": "a"}),
+            gj("result", status="success", stats=GJ_STATS),
+        ],
+        [
+            {"subtype": "init"},
+            {
+                "type": "assistant",
+                "message.content": [text("I'll look."), tool("t1", "read_file", path="a")],
+            },
+            {"type": "result"},
+        ],
     ),
     "stream_tool_result": (
-        [gj("init", session_id=GS, model="auto"),
-         gj("tool_use", tool_name="read_file", tool_id="t1", parameters={}),
-         gj("tool_result", tool_id="t1", status="error",
-            error={"type": "file_not_found", "message": "no file"}),
-         gj("result", status="success", stats=GJ_STATS)],
-        [{"subtype": "init"}, {"type": "assistant"},
-         {"type": "user", "message.content.0.is_error": True,
-          "message.content.0.content": "no file",
-          "tool_use_result.error.type": "file_not_found"},
-         {"type": "result"}],
+        [
+            gj("init", session_id=GS, model="auto"),
+            gj("tool_use", tool_name="read_file", tool_id="t1", parameters={}),
+            gj(
+                "tool_result",
+                tool_id="t1",
+                status="error",
+                error={"type": "file_not_found", "message": "no file"},
+            ),
+            gj("result", status="success", stats=GJ_STATS),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {
+                "type": "user",
+                "message.content.0.is_error": True,
+                "message.content.0.content": "no file",
+                "tool_use_result.error.type": "file_not_found",
+            },
+            {"type": "result"},
+        ],
     ),
     "stream_error": (
-        [gj("init", session_id=GS, model="auto"),
-         gj("error", severity="warning", message="loop detected"),
-         gj("result", status="success", stats=GJ_STATS)],
-        [{"subtype": "init"},
-         {"subtype": "notification", "severity": "warning", "message": "loop detected"},
-         {"type": "result"}],
+        [
+            gj("init", session_id=GS, model="auto"),
+            gj("error", severity="warning", message="loop detected"),
+            gj("result", status="success", stats=GJ_STATS),
+        ],
+        [
+            {"subtype": "init"},
+            {"subtype": "notification", "severity": "warning", "message": "loop detected"},
+            {"type": "result"},
+        ],
     ),
     "stream_result": (
-        [gj("init", session_id=GS, model="auto"), gj("message", role="user", content="q"),
-         gj("result", status="error", error={"type": "unknown", "message": "[API Error]"},
-            stats=GJ_STATS)],
-        [{"subtype": "init"}, {"type": "user"},
-         {"type": "result", "subtype": "error_during_execution", "is_error": True,
-          "result": "[API Error]", "duration_ms": 9, "usage.input_tokens": 70,
-          "usage.cache_read": 50, "usage.output_tokens": 10,
-          "model_usage.gemini-flash.output_tokens": 10,
-          "extension.error.type": "unknown"}],
+        [
+            gj("init", session_id=GS, model="auto"),
+            gj("message", role="user", content="q"),
+            gj(
+                "result",
+                status="error",
+                error={"type": "unknown", "message": "[API Error]"},
+                stats=GJ_STATS,
+            ),
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "user"},
+            {
+                "type": "result",
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "result": "[API Error]",
+                "duration_ms": 9,
+                "usage.input_tokens": 70,
+                "usage.cache_read": 50,
+                "usage.output_tokens": 10,
+                "model_usage.gemini-flash.output_tokens": 10,
+                "extension.error.type": "unknown",
+            },
+        ],
     ),
     "document": (
-        [{"session_id": GS}, {"response": "Paris."},
-         {"stats": {"models": {"gemini-flash": {
-             "api": {"totalRequests": 1},
-             "tokens": {"input": 60, "prompt": 100, "candidates": 5, "total": 107,
-                        "cached": 40, "thoughts": 2, "tool": 0},
-             "roles": {"main": {"totalRequests": 1}}}}}}],
-        [{"subtype": "init", "session_id": GS, "agent.model": "gemini-flash"},
-         {"type": "assistant", "message.content": [text("Paris.")]},
-         {"type": "result", "result": "Paris.", "num_turns": 1, "usage.input_tokens": 60,
-          "usage.cache_read": 40, "usage.output_tokens": 7}],
+        [
+            {"session_id": GS},
+            {"response": "Paris."},
+            {
+                "stats": {
+                    "models": {
+                        "gemini-flash": {
+                            "api": {"totalRequests": 1},
+                            "tokens": {
+                                "input": 60,
+                                "prompt": 100,
+                                "candidates": 5,
+                                "total": 107,
+                                "cached": 40,
+                                "thoughts": 2,
+                                "tool": 0,
+                            },
+                            "roles": {"main": {"totalRequests": 1}},
+                        }
+                    }
+                }
+            },
+        ],
+        [
+            {"subtype": "init", "session_id": GS, "agent.model": "gemini-flash"},
+            {"type": "assistant", "message.content": [text("Paris.")]},
+            {
+                "type": "result",
+                "result": "Paris.",
+                "num_turns": 1,
+                "usage.input_tokens": 60,
+                "usage.cache_read": 40,
+                "usage.output_tokens": 7,
+            },
+        ],
     ),
     "unknown": (
         [*G_TURN, {"id": "x1", "timestamp": ts(), "type": "gemini_v2", "content": "?"}],
-        [G_INIT, {"type": "user"}, {"type": "assistant"}, {"type": "result"},
-         {"subtype": "init"}, {"subtype": "unrecognized", "kind": "gemini_v2"},
-         {"type": "result"}],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "result"},
+            {"subtype": "init"},
+            {"subtype": "unrecognized", "kind": "gemini_v2"},
+            {"type": "result"},
+        ],
     ),
     "bad_body": (
-        [g_meta(), g_ctx(), g_user("p1", "x"),
-         {**g_reply("r1", "hi"), "tokens": {"input": "many"}}, g_reply("r2", "ok")],
-        [G_INIT, {"type": "user"},
-         {"subtype": "error", "extension.record.id": "r1"},
-         {"type": "assistant"}, {"type": "result"}],
+        [
+            g_meta(),
+            g_ctx(),
+            g_user("p1", "x"),
+            {**g_reply("r1", "hi"), "tokens": {"input": "many"}},
+            g_reply("r2", "ok"),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"subtype": "error", "extension.record.id": "r1"},
+            {"type": "assistant"},
+            {"type": "result"},
+        ],
     ),
 }
 
@@ -969,8 +1974,16 @@ def cx(kind: str, payload: dict[str, Any] | None = None, **kw: Any) -> dict[str,
 
 
 def cx_meta(**kw: Any) -> dict[str, Any]:
-    return cx("session_meta", id=CX, session_id=CX, cwd="/p", cli_version="0.171.0",
-              originator="codex_exec", base_instructions={"text": "You are Codex"}, **kw)
+    return cx(
+        "session_meta",
+        id=CX,
+        session_id=CX,
+        cwd="/p",
+        cli_version="0.171.0",
+        originator="codex_exec",
+        base_instructions={"text": "You are Codex"},
+        **kw,
+    )
 
 
 def cx_event(event_type: str, **kw: Any) -> dict[str, Any]:
@@ -986,18 +1999,30 @@ def cx_resp(item_type: str, **kw: Any) -> dict[str, Any]:
 
 
 def cx_usage(rid: str, inp: int = 10, cached: int = 4, out: int = 3) -> dict[str, Any]:
-    return cx("token_usage_record", response_id=rid, usage={
-        "input_tokens": inp, "cached_input_tokens": cached, "cache_write_input_tokens": 1,
-        "output_tokens": out, "reasoning_output_tokens": 0})
+    return cx(
+        "token_usage_record",
+        response_id=rid,
+        usage={
+            "input_tokens": inp,
+            "cached_input_tokens": cached,
+            "cache_write_input_tokens": 1,
+            "output_tokens": out,
+            "reasoning_output_tokens": 0,
+        },
+    )
 
 
 def cx_say(t: str, phase: str = "final_answer") -> dict[str, Any]:
-    return cx_resp("message", role="assistant", phase=phase,
-                   content=[{"type": "output_text", "text": t}])
+    return cx_resp(
+        "message", role="assistant", phase=phase, content=[{"type": "output_text", "text": t}]
+    )
 
 
-CX_START = [cx_meta(), cx_event("task_started", turn_id="t1"),
-            cx_item("UserMessage", id="u1", content=[{"type": "text", "text": "go"}])]
+CX_START = [
+    cx_meta(),
+    cx_event("task_started", turn_id="t1"),
+    cx_item("UserMessage", id="u1", content=[{"type": "text", "text": "go"}]),
+]
 CX_DONE = cx_event("task_complete", turn_id="t1", last_agent_message="done", duration_ms=7)
 CX_INIT = {"subtype": "init", "agent.name": "codex", "agent.provider": "openai"}
 CX_PROMPT = {"type": "user", "message.content": [text("go")]}
@@ -1013,28 +2038,70 @@ def ex(kind: str, **kw: Any) -> dict[str, Any]:
 
 
 EX_START = [ex("thread.started", thread_id=CX), ex("turn.started")]
-EX_USAGE = {"input_tokens": 10, "cached_input_tokens": 4, "cache_write_input_tokens": 0,
-            "output_tokens": 3, "reasoning_output_tokens": 0}
+EX_USAGE = {
+    "input_tokens": 10,
+    "cached_input_tokens": 4,
+    "cache_write_input_tokens": 0,
+    "output_tokens": 3,
+    "reasoning_output_tokens": 0,
+}
 
 CODEX: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     "session_meta": (
         cx_run(),
-        [{**CX_INIT, "session_id": CX, "cwd": "/p", "extension.cli_version": "0.171.0",
-          "extension.base_instructions": None}, CX_PROMPT, CX_RESULT],
+        [
+            {
+                **CX_INIT,
+                "session_id": CX,
+                "cwd": "/p",
+                "extension.cli_version": "0.171.0",
+                "extension.base_instructions": None,
+            },
+            CX_PROMPT,
+            CX_RESULT,
+        ],
     ),
     "turn_context": (
-        [*CX_START[:2], cx("turn_context", model="gpt-x", cwd="/q", approval_policy="never"),
-         *CX_START[2:], CX_DONE],
-        [{**CX_INIT, "agent.model": "gpt-x", "cwd": "/q",
-          "extension.turn_context.approval_policy": "never"}, CX_PROMPT,
-         {**CX_RESULT, "extension.dropped": {"turn_context": 1, "event_msg/task_started": 1,
-                                             "session_meta": 1}}],
+        [
+            *CX_START[:2],
+            cx("turn_context", model="gpt-x", cwd="/q", approval_policy="never"),
+            *CX_START[2:],
+            CX_DONE,
+        ],
+        [
+            {
+                **CX_INIT,
+                "agent.model": "gpt-x",
+                "cwd": "/q",
+                "extension.turn_context.approval_policy": "never",
+            },
+            CX_PROMPT,
+            {
+                **CX_RESULT,
+                "extension.dropped": {
+                    "turn_context": 1,
+                    "event_msg/task_started": 1,
+                    "session_meta": 1,
+                },
+            },
+        ],
     ),
     "additional_tools": (
-        [*CX_START[:2], cx_resp("additional_tools", tools=[
-            {"type": "namespace", "name": "functions", "tools": [{"type": "custom",
-                                                                  "name": "exec"}]}]),
-         *CX_START[2:], CX_DONE],
+        [
+            *CX_START[:2],
+            cx_resp(
+                "additional_tools",
+                tools=[
+                    {
+                        "type": "namespace",
+                        "name": "functions",
+                        "tools": [{"type": "custom", "name": "exec"}],
+                    }
+                ],
+            ),
+            *CX_START[2:],
+            CX_DONE,
+        ],
         [{**CX_INIT, "tools": ["functions.exec"]}, CX_PROMPT, CX_RESULT],
     ),
     "task_started": (cx_run(), [{**CX_INIT, "seq": 0}, CX_PROMPT, CX_RESULT]),
@@ -1043,176 +2110,446 @@ CODEX: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
         [CX_INIT, {"type": "user", "message.content": [text("hi")]}, CX_RESULT],
     ),
     "history_user": (
-        cx_run(cx_resp("message", role="developer", content=[{"type": "input_text",
-                                                              "text": "rules"}]),
-               cx_resp("message", role="user", content=[{"type": "input_text",
-                                                         "text": "go"}])),
-        [CX_INIT, CX_PROMPT,
-         {**CX_RESULT, "extension.dropped.response_item/message/developer": 1,
-          "extension.dropped.response_item/message/user": 1}],
+        cx_run(
+            cx_resp("message", role="developer", content=[{"type": "input_text", "text": "rules"}]),
+            cx_resp("message", role="user", content=[{"type": "input_text", "text": "go"}]),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                **CX_RESULT,
+                "extension.dropped.response_item/message/developer": 1,
+                "extension.dropped.response_item/message/user": 1,
+            },
+        ],
     ),
     "assistant": (
         cx_run(cx_say("hello", "commentary"), cx_usage("r1")),
-        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.id": "r1",
-                              "message.content": [text("hello")],
-                              "extension.phase": "commentary"}, CX_RESULT],
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                "type": "assistant",
+                "message.id": "r1",
+                "message.content": [text("hello")],
+                "extension.phase": "commentary",
+            },
+            CX_RESULT,
+        ],
     ),
     "reasoning": (
-        cx_run(cx_resp("reasoning", summary=[{"type": "summary_text", "text": "a"},
-                                             {"type": "summary_text", "text": "b"}],
-                       encrypted_content="xyz"), cx_usage("r1")),
-        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.content.0.thinking": "a\n\nb",
-                              "message.content.0.extension.encrypted_content": "xyz"},
-         CX_RESULT],
+        cx_run(
+            cx_resp(
+                "reasoning",
+                summary=[
+                    {"type": "summary_text", "text": "a"},
+                    {"type": "summary_text", "text": "b"},
+                ],
+                encrypted_content="xyz",
+            ),
+            cx_usage("r1"),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                "type": "assistant",
+                "message.content.0.thinking": "a\n\nb",
+                "message.content.0.extension.encrypted_content": "xyz",
+            },
+            CX_RESULT,
+        ],
     ),
     "function_call": (
-        cx_run(cx_resp("function_call", call_id="c1", name="spawn_agent",
-                       namespace="collaboration", arguments='{"task_name": "x"}'),
-               cx_usage("r1")),
-        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.content": [
-            tool("c1", "collaboration.spawn_agent", task_name="x")]}, CX_RESULT],
+        cx_run(
+            cx_resp(
+                "function_call",
+                call_id="c1",
+                name="spawn_agent",
+                namespace="collaboration",
+                arguments='{"task_name": "x"}',
+            ),
+            cx_usage("r1"),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                "type": "assistant",
+                "message.content": [tool("c1", "collaboration.spawn_agent", task_name="x")],
+            },
+            CX_RESULT,
+        ],
     ),
     "custom_tool_call": (
-        cx_run(cx_resp("custom_tool_call", call_id="c1", name="exec", namespace="functions",
-                       input="text('hi')"), cx_usage("r1")),
-        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.content": [
-            {"type": "tool_use", "id": "c1", "name": "functions.exec",
-             "input": {"input": "text('hi')"}}]}, CX_RESULT],
+        cx_run(
+            cx_resp(
+                "custom_tool_call",
+                call_id="c1",
+                name="exec",
+                namespace="functions",
+                input="text('hi')",
+            ),
+            cx_usage("r1"),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                "type": "assistant",
+                "message.content": [
+                    {
+                        "type": "tool_use",
+                        "id": "c1",
+                        "name": "functions.exec",
+                        "input": {"input": "text('hi')"},
+                    }
+                ],
+            },
+            CX_RESULT,
+        ],
     ),
     "local_shell_call": (
-        cx_run(cx_resp("local_shell_call", call_id="c1", status="completed",
-                       action={"type": "exec", "command": ["ls"]})),
-        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.content": [
-            tool("c1", "local_shell", type="exec", command=["ls"])]}, CX_RESULT],
+        cx_run(
+            cx_resp(
+                "local_shell_call",
+                call_id="c1",
+                status="completed",
+                action={"type": "exec", "command": ["ls"]},
+            )
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                "type": "assistant",
+                "message.content": [tool("c1", "local_shell", type="exec", command=["ls"])],
+            },
+            CX_RESULT,
+        ],
     ),
     "token_usage_record": (
         cx_run(cx_say("a"), cx_usage("r1"), cx_say("b"), cx_usage("r2", 20, 10, 5)),
-        [CX_INIT, CX_PROMPT, {"type": "assistant", "message.id": "r1"},
-         {"type": "assistant", "message.id": "r2"},
-         {**CX_RESULT, "num_turns": 2, "usage": {"input_tokens": 16, "output_tokens": 8,
-                                                 "cache_read": 14, "cache_creation": 2}}],
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"type": "assistant", "message.id": "r1"},
+            {"type": "assistant", "message.id": "r2"},
+            {
+                **CX_RESULT,
+                "num_turns": 2,
+                "usage": {
+                    "input_tokens": 16,
+                    "output_tokens": 8,
+                    "cache_read": 14,
+                    "cache_creation": 2,
+                },
+            },
+        ],
     ),
     "call_output": (
-        cx_run(cx_resp("custom_tool_call", call_id="c1", name="exec", input="x"),
-               cx_usage("r1"),
-               cx_resp("custom_tool_call_output", call_id="c1", output=[
-                   {"type": "input_text", "text": "Script failed\n"},
-                   {"type": "input_text", "text": "TypeError"}])),
-        [CX_INIT, CX_PROMPT, {"type": "assistant"},
-         {"type": "user", "message.content": [
-             {"type": "tool_result", "tool_use_id": "c1",
-              "content": "Script failed\nTypeError", "is_error": True}]}, CX_RESULT],
+        cx_run(
+            cx_resp("custom_tool_call", call_id="c1", name="exec", input="x"),
+            cx_usage("r1"),
+            cx_resp(
+                "custom_tool_call_output",
+                call_id="c1",
+                output=[
+                    {"type": "input_text", "text": "Script failed\n"},
+                    {"type": "input_text", "text": "TypeError"},
+                ],
+            ),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"type": "assistant"},
+            {
+                "type": "user",
+                "message.content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "c1",
+                        "content": "Script failed\nTypeError",
+                        "is_error": True,
+                    }
+                ],
+            },
+            CX_RESULT,
+        ],
     ),
     "nested_execution": (
-        cx_run(cx_resp("custom_tool_call", call_id="c1", name="exec", input="x"),
-               cx_usage("r1"),
-               cx_item("CommandExecution", id="exec-1", command=["ls"], status="failed",
-                       aggregated_output="nope", exit_code=2),
-               cx_resp("custom_tool_call_output", call_id="c1", output="Script completed")),
-        [CX_INIT, CX_PROMPT, {"type": "assistant"},
-         {"type": "assistant", "parent_tool_use_id": "c1", "message.content": [
-             tool("exec-1", "command_execution", command=["ls"])]},
-         {"type": "user", "parent_tool_use_id": "c1", "message.content": [
-             {"type": "tool_result", "tool_use_id": "exec-1", "content": "nope",
-              "is_error": True}], "tool_use_result.exit_code": 2},
-         {"type": "user", "parent_tool_use_id": None}, CX_RESULT],
+        cx_run(
+            cx_resp("custom_tool_call", call_id="c1", name="exec", input="x"),
+            cx_usage("r1"),
+            cx_item(
+                "CommandExecution",
+                id="exec-1",
+                command=["ls"],
+                status="failed",
+                aggregated_output="nope",
+                exit_code=2,
+            ),
+            cx_resp("custom_tool_call_output", call_id="c1", output="Script completed"),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"type": "assistant"},
+            {
+                "type": "assistant",
+                "parent_tool_use_id": "c1",
+                "message.content": [tool("exec-1", "command_execution", command=["ls"])],
+            },
+            {
+                "type": "user",
+                "parent_tool_use_id": "c1",
+                "message.content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "exec-1",
+                        "content": "nope",
+                        "is_error": True,
+                    }
+                ],
+                "tool_use_result.exit_code": 2,
+            },
+            {"type": "user", "parent_tool_use_id": None},
+            CX_RESULT,
+        ],
     ),
     "direct_execution": (
-        cx_run(cx_resp("function_call", call_id="c1", name="exec_command",
-                       arguments='{"cmd": "ls"}'), cx_usage("r1"),
-               cx_item("CommandExecution", id="c1", status="completed", exit_code=0,
-                       aggregated_output="a"),
-               cx_resp("function_call_output", call_id="c1", output="a")),
-        [CX_INIT, CX_PROMPT, {"type": "assistant"},
-         {"type": "user", "message.content.0.is_error": False,
-          "tool_use_result.exit_code": 0},
-         {**CX_RESULT, "extension.dropped.item_completed/CommandExecution": 1}],
+        cx_run(
+            cx_resp("function_call", call_id="c1", name="exec_command", arguments='{"cmd": "ls"}'),
+            cx_usage("r1"),
+            cx_item(
+                "CommandExecution", id="c1", status="completed", exit_code=0, aggregated_output="a"
+            ),
+            cx_resp("function_call_output", call_id="c1", output="a"),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"type": "assistant"},
+            {"type": "user", "message.content.0.is_error": False, "tool_use_result.exit_code": 0},
+            {**CX_RESULT, "extension.dropped.item_completed/CommandExecution": 1},
+        ],
     ),
     "repeats": (
-        cx_run(cx_item("AgentMessage", id="m1", content=[]), cx_say("done"), cx_usage("r1"),
-               cx_event("token_count", info={"last_token_usage": EX_USAGE})),
-        [CX_INIT, CX_PROMPT, {"type": "assistant"},
-         {**CX_RESULT, "usage.output_tokens": 3,
-          "extension.dropped.item_completed/AgentMessage": 1,
-          "extension.dropped.event_msg/token_count": 1}],
+        cx_run(
+            cx_item("AgentMessage", id="m1", content=[]),
+            cx_say("done"),
+            cx_usage("r1"),
+            cx_event("token_count", info={"last_token_usage": EX_USAGE}),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"type": "assistant"},
+            {
+                **CX_RESULT,
+                "usage.output_tokens": 3,
+                "extension.dropped.item_completed/AgentMessage": 1,
+                "extension.dropped.event_msg/token_count": 1,
+            },
+        ],
     ),
     "legacy_usage": (
-        cx_run(cx_say("done"), cx_event("token_count", info={
-            "last_token_usage": EX_USAGE, "total_token_usage": EX_USAGE}),
-               cx_event("token_count", info={"last_token_usage": EX_USAGE,
-                                             "total_token_usage": EX_USAGE})),
-        [CX_INIT, CX_PROMPT, {"type": "assistant"},
-         {**CX_RESULT, "usage": {"input_tokens": 6, "output_tokens": 3, "cache_read": 4,
-                                 "cache_creation": 0}}],
+        cx_run(
+            cx_say("done"),
+            cx_event(
+                "token_count", info={"last_token_usage": EX_USAGE, "total_token_usage": EX_USAGE}
+            ),
+            cx_event(
+                "token_count", info={"last_token_usage": EX_USAGE, "total_token_usage": EX_USAGE}
+            ),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"type": "assistant"},
+            {
+                **CX_RESULT,
+                "usage": {
+                    "input_tokens": 6,
+                    "output_tokens": 3,
+                    "cache_read": 4,
+                    "cache_creation": 0,
+                },
+            },
+        ],
     ),
     "task_complete": (
-        [*CX_START, cx_event("task_complete", last_agent_message=None, duration_ms=9,
-                             time_to_first_token_ms=2,
-                             error={"message": "boom", "codex_error_info": "other"})],
-        [CX_INIT, CX_PROMPT,
-         {"type": "result", "subtype": "error_during_execution", "is_error": True,
-          "result": "boom", "duration_ms": 9, "ttft_ms": 2,
-          "extension.error.codex_error_info": "other"}],
+        [
+            *CX_START,
+            cx_event(
+                "task_complete",
+                last_agent_message=None,
+                duration_ms=9,
+                time_to_first_token_ms=2,
+                error={"message": "boom", "codex_error_info": "other"},
+            ),
+        ],
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                "type": "result",
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "result": "boom",
+                "duration_ms": 9,
+                "ttft_ms": 2,
+                "extension.error.codex_error_info": "other",
+            },
+        ],
     ),
     "turn_aborted": (
-        [*CX_START, cx_say("partial"), cx_event("turn_aborted", turn_id="t1",
-                                                reason="interrupted", duration_ms=5)],
-        [CX_INIT, CX_PROMPT, {"type": "assistant"},
-         {"type": "result", "subtype": "interrupted", "is_error": True,
-          "stop_reason": "interrupted", "duration_ms": 5, "extension.turn_id": "t1"}],
+        [
+            *CX_START,
+            cx_say("partial"),
+            cx_event("turn_aborted", turn_id="t1", reason="interrupted", duration_ms=5),
+        ],
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "subtype": "interrupted",
+                "is_error": True,
+                "stop_reason": "interrupted",
+                "duration_ms": 5,
+                "extension.turn_id": "t1",
+            },
+        ],
     ),
     "killed": (
         [*CX_START, cx_say("partial"), cx_usage("r1")],
-        [CX_INIT, CX_PROMPT, {"type": "assistant"},
-         {"type": "result", "subtype": "interrupted", "is_error": True,
-          "usage.output_tokens": 3}],
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "subtype": "interrupted",
+                "is_error": True,
+                "usage.output_tokens": 3,
+            },
+        ],
     ),
     "subagent_spawn": (
         cx_run(cx_item("SubAgentActivity", id="c1", kind="started", agent_thread_id="k1")),
-        [CX_INIT, CX_PROMPT,
-         {**CX_RESULT, "extension.dropped.item_completed/SubAgentActivity/started": 1}],
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {**CX_RESULT, "extension.dropped.item_completed/SubAgentActivity/started": 1},
+        ],
     ),
     "subagent_done": (
-        cx_run(cx_item("SubAgentActivity", id="c1", kind="started", agent_thread_id="k1"),
-               cx_item("SubAgentActivity", id="s2", kind="completed", agent_thread_id="k1")),
-        [CX_INIT, CX_PROMPT, {"subtype": "task_notification", "task_id": "k1",
-                              "status": "completed", "task.tool_use_id": "c1"}, CX_RESULT],
+        cx_run(
+            cx_item("SubAgentActivity", id="c1", kind="started", agent_thread_id="k1"),
+            cx_item("SubAgentActivity", id="s2", kind="completed", agent_thread_id="k1"),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                "subtype": "task_notification",
+                "task_id": "k1",
+                "status": "completed",
+                "task.tool_use_id": "c1",
+            },
+            CX_RESULT,
+        ],
     ),
     "child_rollout": (
-        [cx("session_meta", id="k1", session_id=CX, parent_thread_id="p0",
-            thread_source="subagent", agent_path="/root/count"),
-         cx_event("task_started"), cx_say("child says"), cx_usage("r1"), CX_DONE],
-        [{**CX_INIT, "session_id": CX, "agent.role": "subagent"},
-         {"type": "assistant", "parent_tool_use_id": None},
-         {"type": "result", "result": "done"}],
+        [
+            cx(
+                "session_meta",
+                id="k1",
+                session_id=CX,
+                parent_thread_id="p0",
+                thread_source="subagent",
+                agent_path="/root/count",
+            ),
+            cx_event("task_started"),
+            cx_say("child says"),
+            cx_usage("r1"),
+            CX_DONE,
+        ],
+        [
+            {**CX_INIT, "session_id": CX, "agent.role": "subagent"},
+            {"type": "assistant", "parent_tool_use_id": None},
+            {"type": "result", "result": "done"},
+        ],
     ),
     "agent_message": (
-        cx_run(cx_resp("agent_message", author="/root/a", recipient="/root", content=[
-            {"type": "input_text", "text": "FINAL_ANSWER: 2"}])),
-        [CX_INIT, CX_PROMPT, {"type": "user", "message.content": [text("FINAL_ANSWER: 2")],
-                              "extension.author": "/root/a"}, CX_RESULT],
+        cx_run(
+            cx_resp(
+                "agent_message",
+                author="/root/a",
+                recipient="/root",
+                content=[{"type": "input_text", "text": "FINAL_ANSWER: 2"}],
+            )
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                "type": "user",
+                "message.content": [text("FINAL_ANSWER: 2")],
+                "extension.author": "/root/a",
+            },
+            CX_RESULT,
+        ],
     ),
     "configuration_update": (
         cx_run(cx_resp("configuration_update", reasoning={"effort": "low"})),
-        [CX_INIT, CX_PROMPT, {"subtype": "warning", "kind": "configuration_update",
-                              "extension.reasoning.effort": "low"}, CX_RESULT],
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                "subtype": "warning",
+                "kind": "configuration_update",
+                "extension.reasoning.effort": "low",
+            },
+            CX_RESULT,
+        ],
     ),
     "metadata": (
-        cx_run(cx("world_state", full=True, state={}),
-               cx_event("thread_settings_applied", thread_id=CX)),
-        [CX_INIT, CX_PROMPT,
-         {**CX_RESULT, "extension.dropped.world_state": 1,
-          "extension.dropped.event_msg/thread_settings_applied": 1}],
+        cx_run(
+            cx("world_state", full=True, state={}),
+            cx_event("thread_settings_applied", thread_id=CX),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                **CX_RESULT,
+                "extension.dropped.world_state": 1,
+                "extension.dropped.event_msg/thread_settings_applied": 1,
+            },
+        ],
     ),
     "bare_format": (
-        [{"id": "s9", "timestamp": T0, "instructions": None},
-         {"record_type": "state"},
-         {"type": "message", "role": "user", "content": [{"type": "input_text",
-                                                          "text": "go"}]},
-         {"type": "message", "role": "assistant", "content": [{"type": "output_text",
-                                                               "text": "done"}]}],
-        [{**CX_INIT, "session_id": "s9"}, CX_PROMPT,
-         {"type": "assistant", "message.content": [text("done")]}, CX_RESULT],
+        [
+            {"id": "s9", "timestamp": T0, "instructions": None},
+            {"record_type": "state"},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "done"}],
+            },
+        ],
+        [
+            {**CX_INIT, "session_id": "s9"},
+            CX_PROMPT,
+            {"type": "assistant", "message.content": [text("done")]},
+            CX_RESULT,
+        ],
     ),
     "exec_thread": (
         [*EX_START, ex("turn.completed", usage=EX_USAGE)],
@@ -1223,64 +2560,152 @@ CODEX: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
         [{**CX_INIT, "agent.model": None, "cwd": None}, {"type": "result"}],
     ),
     "exec_text": (
-        [*EX_START, ex("item.completed", item={"id": "item_0", "type": "reasoning",
-                                              "text": "hm"}),
-         ex("item.completed", item={"id": "item_1", "type": "agent_message", "text": "hi"}),
-         ex("turn.completed", usage=EX_USAGE)],
-        [CX_INIT, {"type": "assistant", "message.content.0.thinking": "hm"},
-         {"type": "assistant", "message.content": [text("hi")]},
-         {"type": "result", "result": "hi"}],
+        [
+            *EX_START,
+            ex("item.completed", item={"id": "item_0", "type": "reasoning", "text": "hm"}),
+            ex("item.completed", item={"id": "item_1", "type": "agent_message", "text": "hi"}),
+            ex("turn.completed", usage=EX_USAGE),
+        ],
+        [
+            CX_INIT,
+            {"type": "assistant", "message.content.0.thinking": "hm"},
+            {"type": "assistant", "message.content": [text("hi")]},
+            {"type": "result", "result": "hi"},
+        ],
     ),
     "exec_tool": (
-        [*EX_START,
-         ex("item.started", item={"id": "item_0", "type": "command_execution",
-                                  "command": "ls", "aggregated_output": "",
-                                  "exit_code": None, "status": "in_progress"}),
-         ex("item.completed", item={"id": "item_0", "type": "command_execution",
-                                    "command": "ls", "aggregated_output": "no",
-                                    "exit_code": 1, "status": "failed"}),
-         ex("turn.completed", usage=EX_USAGE)],
-        [CX_INIT, {"type": "assistant", "message.content": [
-            tool("item_0", "command_execution", command="ls")]},
-         {"type": "user", "message.content": [{"type": "tool_result", "tool_use_id": "item_0",
-                                               "content": "no", "is_error": True}],
-          "tool_use_result.exit_code": 1}, {"type": "result"}],
+        [
+            *EX_START,
+            ex(
+                "item.started",
+                item={
+                    "id": "item_0",
+                    "type": "command_execution",
+                    "command": "ls",
+                    "aggregated_output": "",
+                    "exit_code": None,
+                    "status": "in_progress",
+                },
+            ),
+            ex(
+                "item.completed",
+                item={
+                    "id": "item_0",
+                    "type": "command_execution",
+                    "command": "ls",
+                    "aggregated_output": "no",
+                    "exit_code": 1,
+                    "status": "failed",
+                },
+            ),
+            ex("turn.completed", usage=EX_USAGE),
+        ],
+        [
+            CX_INIT,
+            {
+                "type": "assistant",
+                "message.content": [tool("item_0", "command_execution", command="ls")],
+            },
+            {
+                "type": "user",
+                "message.content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "item_0",
+                        "content": "no",
+                        "is_error": True,
+                    }
+                ],
+                "tool_use_result.exit_code": 1,
+            },
+            {"type": "result"},
+        ],
     ),
     "exec_completed": (
-        [*EX_START, ex("turn.completed", usage=EX_USAGE), ex("turn.started"),
-         ex("turn.completed", usage={**EX_USAGE, "input_tokens": 25, "output_tokens": 5})],
-        [CX_INIT, {"type": "result", "usage": {"input_tokens": 6, "output_tokens": 3,
-                                               "cache_read": 4, "cache_creation": 0},
-                   "extension.thread_usage.input_tokens": 10},
-         CX_INIT, {"type": "result", "usage": {"input_tokens": 15, "output_tokens": 2,
-                                               "cache_read": 0, "cache_creation": 0}}],
+        [
+            *EX_START,
+            ex("turn.completed", usage=EX_USAGE),
+            ex("turn.started"),
+            ex("turn.completed", usage={**EX_USAGE, "input_tokens": 25, "output_tokens": 5}),
+        ],
+        [
+            CX_INIT,
+            {
+                "type": "result",
+                "usage": {
+                    "input_tokens": 6,
+                    "output_tokens": 3,
+                    "cache_read": 4,
+                    "cache_creation": 0,
+                },
+                "extension.thread_usage.input_tokens": 10,
+            },
+            CX_INIT,
+            {
+                "type": "result",
+                "usage": {
+                    "input_tokens": 15,
+                    "output_tokens": 2,
+                    "cache_read": 0,
+                    "cache_creation": 0,
+                },
+            },
+        ],
     ),
     "exec_failed": (
         [*EX_START, ex("turn.failed", error={"message": "boom"})],
-        [CX_INIT, {"type": "result", "subtype": "error_during_execution", "is_error": True,
-                   "result": "boom"}],
+        [
+            CX_INIT,
+            {
+                "type": "result",
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "result": "boom",
+            },
+        ],
     ),
     "exec_error": (
-        [*EX_START, ex("error", message="Reconnecting... 1/5"),
-         ex("item.completed", item={"id": "item_0", "type": "error", "message": "fallback"}),
-         ex("turn.failed", error={"message": "boom"})],
-        [CX_INIT, {"subtype": "warning", "message": "Reconnecting... 1/5"},
-         {"subtype": "warning", "message": "fallback"}, {"type": "result"}],
+        [
+            *EX_START,
+            ex("error", message="Reconnecting... 1/5"),
+            ex("item.completed", item={"id": "item_0", "type": "error", "message": "fallback"}),
+            ex("turn.failed", error={"message": "boom"}),
+        ],
+        [
+            CX_INIT,
+            {"subtype": "warning", "message": "Reconnecting... 1/5"},
+            {"subtype": "warning", "message": "fallback"},
+            {"type": "result"},
+        ],
     ),
     "unknown": (
         cx_run(cx_resp("web_search_call", query="q")),
-        [CX_INIT, CX_PROMPT, {"subtype": "unrecognized", "kind": "response_item/web_search_call"},
-         {**CX_RESULT, "extension.unrecognized": {"response_item/web_search_call": 1}}],
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"subtype": "unrecognized", "kind": "response_item/web_search_call"},
+            {**CX_RESULT, "extension.unrecognized": {"response_item/web_search_call": 1}},
+        ],
     ),
     "bad_body": (
         cx_run(cx_resp("function_call", name="f", arguments="{}")),
-        [CX_INIT, CX_PROMPT, {"subtype": "error", "extension.record.type": "response_item"},
-         CX_RESULT],
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"subtype": "error", "extension.record.type": "response_item"},
+            CX_RESULT,
+        ],
     ),
 }
 
-TABLES = {"claude-session": SESSION, "claude-stream": STREAM, "stella": STELLA,
-          "stream_v1": STREAM_V1, "gemini": GEMINI, "codex": CODEX}
+TABLES = {
+    "claude-session": SESSION,
+    "claude-stream": STREAM,
+    "stella": STELLA,
+    "stream_v1": STREAM_V1,
+    "gemini": GEMINI,
+    "codex": CODEX,
+}
 
 _MISSING = object()
 
@@ -1311,8 +2736,11 @@ def test_mapping_row(source: str, key: str) -> None:
     if source == "gemini":
         # A subagent's file in its parent's folder (no parent file there: an actor of
         # its own); a main chat file otherwise.
-        name = (f"/nonexistent/chats/{GS}/{GA}.jsonl" if key == "subagent"
-                else "/nonexistent/chats/session-2026-12-01T10-00-6cf9178a.jsonl")
+        name = (
+            f"/nonexistent/chats/{GS}/{GA}.jsonl"
+            if key == "subagent"
+            else "/nonexistent/chats/session-2026-12-01T10-00-6cf9178a.jsonl"
+        )
     out, _ = convert_bytes(data, name, source)
     lines = lines_of(out)
     assert len(lines) == len(expected), [(x["type"], x.get("subtype")) for x in lines]
@@ -1343,8 +2771,9 @@ def test_an_unlinked_inline_subagent_is_a_run_of_its_own_after_its_parents() -> 
     (and usage) comes whole after the parent's run, never interleaved with it."""
     records = [
         prompt("main", uuid="p0", isSidechain=False),
-        reply("m1", tool("t1", "Task", prompt="something else"), stop="tool_use",
-              isSidechain=False),
+        reply(
+            "m1", tool("t1", "Task", prompt="something else"), stop="tool_use", isSidechain=False
+        ),
         prompt("suggest a next prompt", uuid="s0", isSidechain=True),
         reply("m2", text("try tests"), uuid="s1", parentUuid="s0", isSidechain=True, out=11),
         result_of("t1", "done", isSidechain=False),
@@ -1356,12 +2785,23 @@ def test_an_unlinked_inline_subagent_is_a_run_of_its_own_after_its_parents() -> 
 
     assert framing_violations(out) == []
     lines = lines_of(out)
-    shape = [(x["type"], x.get("subtype"), x.get("agent", {}).get("role")
-              if isinstance(x.get("agent"), dict) else None) for x in lines]
+    shape = [
+        (
+            x["type"],
+            x.get("subtype"),
+            x.get("agent", {}).get("role") if isinstance(x.get("agent"), dict) else None,
+        )
+        for x in lines
+    ]
     assert shape == [
-        ("system", "init", None), ("assistant", None, None), ("user", None, None),
-        ("assistant", None, None), ("result", "success", None),
-        ("system", "init", "subagent"), ("assistant", None, None), ("result", "success", None),
+        ("system", "init", None),
+        ("assistant", None, None),
+        ("user", None, None),
+        ("assistant", None, None),
+        ("result", "success", None),
+        ("system", "init", "subagent"),
+        ("assistant", None, None),
+        ("result", "success", None),
     ]
     assert all("parent_tool_use_id" not in x for x in lines)
     assert lines[-1]["usage"]["output_tokens"] == 11
@@ -1374,8 +2814,15 @@ def test_a_sidechain_record_whose_chain_starts_elsewhere_is_never_the_parents() 
     records = [
         prompt("main", uuid="p0", isSidechain=False),
         reply("m1", text("working"), stop="end_turn", isSidechain=False),
-        reply("m2", tool("t9"), stop="tool_use", uuid="s5", parentUuid="gone",
-              isSidechain=True, out=13),
+        reply(
+            "m2",
+            tool("t9"),
+            stop="tool_use",
+            uuid="s5",
+            parentUuid="gone",
+            isSidechain=True,
+            out=13,
+        ),
     ]
     data = b"".join(orjson.dumps(r) + b"\n" for r in records)
     out, _ = convert_bytes(data, f"{S}.jsonl", "claude-session")
@@ -1389,4 +2836,6 @@ def test_a_sidechain_record_whose_chain_starts_elsewhere_is_never_the_parents() 
     assert results[0]["subtype"] == "success" and results[0]["usage"]["output_tokens"] == 5
     assert results[1]["usage"]["output_tokens"] == 13
     assert [x.get("agent", {}).get("role") for x in lines if x.get("subtype") == "init"] == [
-        None, "subagent"]
+        None,
+        "subagent",
+    ]

@@ -14,14 +14,14 @@ from streamv1.translator.reader import Line, parse_line, read_lines, read_parsed
 
 _keys = st.text(st.characters(min_codepoint=97, max_codepoint=122), min_size=1, max_size=6)
 _scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**53), 2**53),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**53), 2**53),
     st.text(max_size=30),
 )
 _values = st.recursive(
     _scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(_keys, inner, max_size=4)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_keys, inner, max_size=4)),
     max_leaves=12,
 )
 records = st.lists(

@@ -32,8 +32,10 @@ from streamv1.translator.scan import hyperscan
 from streamv1.translator.scrub import Scrubber
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = [ROOT / "testdata" / "claude-session" / "secrets.jsonl",
-            ROOT / "testdata" / "claude-stream" / "secrets.jsonl"]
+FIXTURES = [
+    ROOT / "testdata" / "claude-session" / "secrets.jsonl",
+    ROOT / "testdata" / "claude-stream" / "secrets.jsonl",
+]
 ENGINES = ["re"] + (["hyperscan"] if hyperscan is not None else [])
 
 
@@ -90,34 +92,71 @@ def test_every_kind_in_every_form(engine: str) -> None:
 
 
 def _case_line(seq: int, content: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"type": "assistant", "session_id": "planted", "seq": seq,
-            "ts": "2026-01-01T00:00:01.000Z",
-            "message": {"id": f"m{seq}", "role": "assistant", "content": content}}
+    return {
+        "type": "assistant",
+        "session_id": "planted",
+        "seq": seq,
+        "ts": "2026-01-01T00:00:01.000Z",
+        "message": {"id": f"m{seq}", "role": "assistant", "content": content},
+    }
 
 
 def _table_input(text_cases: list[Case], tool_cases: list[tuple[str, str, str, str]]) -> bytes:
     """One stream_v1 run: an assistant line per text case, then one per tool input."""
     lines: list[dict[str, Any]] = [
-        {"type": "system", "subtype": "init", "session_id": "planted", "seq": 0,
-         "ts": "2026-01-01T00:00:00.000Z", "cwd": "/planted", "tools": ["Bash"],
-         "mcp_servers": [], "agent": {"name": "planted", "provider": "planted",
-                                      "model": "planted", "role": "primary"}}]
+        {
+            "type": "system",
+            "subtype": "init",
+            "session_id": "planted",
+            "seq": 0,
+            "ts": "2026-01-01T00:00:00.000Z",
+            "cwd": "/planted",
+            "tools": ["Bash"],
+            "mcp_servers": [],
+            "agent": {
+                "name": "planted",
+                "provider": "planted",
+                "model": "planted",
+                "role": "primary",
+            },
+        }
+    ]
     for case in text_cases:
         lines.append(_case_line(len(lines), [{"type": "text", "text": case.text}]))
     for _, _, name, value in tool_cases:
-        lines.append(_case_line(len(lines), [{"type": "tool_use", "id": f"toolu_{len(lines)}",
-                                              "name": "Bash",
-                                              "input": {"command": "deploy",
-                                                        "env": {name: value}}}]))
-    lines.append({"type": "result", "subtype": "success", "session_id": "planted",
-                  "seq": len(lines), "ts": "2026-01-01T00:00:02.000Z", "is_error": False,
-                  "duration_ms": 1, "num_turns": 1, "result": "done"})
+        lines.append(
+            _case_line(
+                len(lines),
+                [
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_{len(lines)}",
+                        "name": "Bash",
+                        "input": {"command": "deploy", "env": {name: value}},
+                    }
+                ],
+            )
+        )
+    lines.append(
+        {
+            "type": "result",
+            "subtype": "success",
+            "session_id": "planted",
+            "seq": len(lines),
+            "ts": "2026-01-01T00:00:02.000Z",
+            "is_error": False,
+            "duration_ms": 1,
+            "num_turns": 1,
+            "result": "done",
+        }
+    )
     return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
 
 @pytest.mark.parametrize("to", ["stream_v1", "claude"])
-def test_every_kind_in_every_form_through_convert(streamv1_bin: str, tmp_path: Path,
-                                                  to: str) -> None:
+def test_every_kind_in_every_form_through_convert(
+    streamv1_bin: str, tmp_path: Path, to: str
+) -> None:
     """The kinds x forms table through ``streamv1 convert``, in both shapes: every
     secret is gone, its marker (of its kind) stands where it stood, and nothing else
     of the text changed; values in the line's own JSON (a tool's input) too."""
@@ -125,16 +164,21 @@ def test_every_kind_in_every_form_through_convert(streamv1_bin: str, tmp_path: P
     tool_cases = structural_cases()
     source = tmp_path / "planted.jsonl"
     source.write_bytes(_table_input(text_cases, tool_cases))
-    proc = subprocess.run([streamv1_bin, "convert", "--source", "stream_v1", "--to", to,
-                           str(source)], capture_output=True, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", "--source", "stream_v1", "--to", to, str(source)],
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     out = [orjson.loads(line) for line in proc.stdout.splitlines()]
     blocks = [line["message"]["content"][0] for line in out if line["type"] == "assistant"]
     assert len(blocks) == len(text_cases) + len(tool_cases)
-    wrong = [(case.label, block.get("text"))
-             for case, block in zip(text_cases, blocks[:len(text_cases)], strict=True)
-             if block.get("text") != case.expected]
-    for (label, kind, name, _), block in zip(tool_cases, blocks[len(text_cases):], strict=True):
+    wrong = [
+        (case.label, block.get("text"))
+        for case, block in zip(text_cases, blocks[: len(text_cases)], strict=True)
+        if block.get("text") != case.expected
+    ]
+    for (label, kind, name, _), block in zip(tool_cases, blocks[len(text_cases) :], strict=True):
         if block["input"]["env"] != {name: f"[REDACTED:{kind}]"}:
             wrong.append((label, block["input"]))
     assert not wrong, f"{len(wrong)} cases: {wrong[:5]}"
@@ -153,7 +197,7 @@ def test_where_a_secret_may_start() -> None:
     for before in "aZ0":
         assert _scrub_text(scrub, f"x{before}{ghp}") == f"x{before}{ghp}"
     jwt = SECRETS["jwt"]
-    for before in "=/. \"":
+    for before in '=/. "':
         assert _scrub_text(scrub, f"x{before}{jwt}") == f"x{before}[REDACTED:jwt]"
     for before in "a_-":
         assert _scrub_text(scrub, f"x{before}{jwt}") == f"x{before}{jwt}"
@@ -186,19 +230,27 @@ def test_the_kinds_issue_23_item_22_found_passing_are_masked(engine: str, case: 
     assert _scrub_text(Scrubber(engine=engine), case.text) == case.expected
 
 
-def test_prose_code_ids_and_image_data_pass_through_convert(streamv1_bin: str,
-                                                            tmp_path: Path) -> None:
+def test_prose_code_ids_and_image_data_pass_through_convert(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
     """Ordinary lines (prose, code, UUIDs, git ids, base64 image data) come out of
     ``convert`` as they went in, in a tool's output too."""
-    text_cases = [Case(f"not a secret {i}", "none", text, "\x00") for i, text in
-                  enumerate(NOT_SECRETS)]
+    text_cases = [
+        Case(f"not a secret {i}", "none", text, "\x00") for i, text in enumerate(NOT_SECRETS)
+    ]
     source = tmp_path / "plain.jsonl"
     source.write_bytes(_table_input(text_cases, []))
-    proc = subprocess.run([streamv1_bin, "convert", "--source", "stream_v1", str(source)],
-                          capture_output=True, check=True)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", "--source", "stream_v1", str(source)],
+        capture_output=True,
+        check=True,
+    )
     assert b"[REDACTED:" not in proc.stdout
-    texts = [line["message"]["content"][0]["text"] for line in map(orjson.loads,
-             proc.stdout.splitlines()) if line["type"] == "assistant"]
+    texts = [
+        line["message"]["content"][0]["text"]
+        for line in map(orjson.loads, proc.stdout.splitlines())
+        if line["type"] == "assistant"
+    ]
     assert texts == NOT_SECRETS
 
 
@@ -209,8 +261,12 @@ def test_a_cut_off_private_key_is_masked_to_the_end_of_its_string() -> None:
 
 
 def test_secrets_in_keys_and_deep_values_are_masked() -> None:
-    line = {"extension": {"env": {"GITHUB_TOKEN": SECRETS["github_token"]},
-                          SECRETS["aws_access_key"]: [1, {"deep": [SECRETS["jwt"]]}]}}
+    line = {
+        "extension": {
+            "env": {"GITHUB_TOKEN": SECRETS["github_token"]},
+            SECRETS["aws_access_key"]: [1, {"deep": [SECRETS["jwt"]]}],
+        }
+    }
     out = Scrubber()(orjson.dumps(line) + b"\n")
     assert_clean(out + orjson.dumps(LOOKALIKES))  # (look-alikes are not in this line)
     assert orjson.loads(out)["extension"]["env"]["GITHUB_TOKEN"] == "[REDACTED:github_token]"
@@ -220,9 +276,12 @@ def test_the_fixtures_carry_every_secret_in_every_place() -> None:
     marker = SECRETS["aws_access_key"]
     for fixture in FIXTURES:
         records = [orjson.loads(line) for line in fixture.read_bytes().splitlines()]
-        blocks = [b for r in records if isinstance(r.get("message"), dict)
-                  and isinstance(r["message"].get("content"), list)
-                  for b in r["message"]["content"]]
+        blocks = [
+            b
+            for r in records
+            if isinstance(r.get("message"), dict) and isinstance(r["message"].get("content"), list)
+            for b in r["message"]["content"]
+        ]
         places = {b["type"] for b in blocks if marker in orjson.dumps(b).decode()}
         assert {"text", "thinking", "tool_use", "tool_result"} <= places, (fixture, places)
 
@@ -242,7 +301,8 @@ def test_no_secret_survives_convert(streamv1_bin: str, fixture: Path, to: str) -
 
 def test_no_redact_keeps_them(streamv1_bin: str) -> None:
     proc = subprocess.run(
-        [streamv1_bin, "convert", "--no-redact", str(FIXTURES[0])], capture_output=True,
+        [streamv1_bin, "convert", "--no-redact", str(FIXTURES[0])],
+        capture_output=True,
         check=True,
     )
     assert orjson.dumps(SECRETS["aws_access_key"]).decode()[1:-1].encode() in proc.stdout
@@ -259,8 +319,13 @@ def _tail_once(tmp_path: Path, to: str) -> bytes:
     watched.mkdir(parents=True)
     (watched / "0f0e0d0c-0b0a-0908-0706-050403020100.jsonl").write_bytes(FIXTURES[0].read_bytes())
     out = tmp_path / "out.jsonl"
-    daemon = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
-                        idle_close=0, encoder=lambda: encoder_for(to))
+    daemon = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(out),
+        tmp_path / "state.json",
+        idle_close=0,
+        encoder=lambda: encoder_for(to),
+    )
     daemon.start()
     daemon.stop()
     return out.read_bytes()
@@ -287,17 +352,35 @@ def test_no_secret_reaches_a_subscriber(streamv1_bin: str, tmp_path: Path) -> No
     daemon = _tail_listening(streamv1_bin, tmp_path, out, sock)
     try:
         sub_out = tmp_path / "sub.jsonl"
-        sub = subprocess.Popen([streamv1_bin, "subscribe", "--socket", str(sock)],
-                               stdout=sub_out.open("wb"))
+        sub = subprocess.Popen(
+            [streamv1_bin, "subscribe", "--socket", str(sock)], stdout=sub_out.open("wb")
+        )
         time.sleep(0.5)
         # another session's transcript (the stream's own would be suppressed)
-        durable = FIXTURES[0].read_bytes().replace(
-            b"5eccd76e-a2bd-46d3-9ac7-285807858239", b"0f0e0d0c-0b0a-0908-0706-050403020100")
+        durable = (
+            FIXTURES[0]
+            .read_bytes()
+            .replace(
+                b"5eccd76e-a2bd-46d3-9ac7-285807858239", b"0f0e0d0c-0b0a-0908-0706-050403020100"
+            )
+        )
         (projects / "0f0e0d0c-0b0a-0908-0706-050403020100.jsonl").write_bytes(durable)
         relay = subprocess.run(
-            [streamv1_bin, "relay", "--socket", str(sock), "--", sys.executable, "-c",
-             "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())",
-             str(FIXTURES[1])], capture_output=True, check=True, timeout=30)
+            [
+                streamv1_bin,
+                "relay",
+                "--socket",
+                str(sock),
+                "--",
+                sys.executable,
+                "-c",
+                "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())",
+                str(FIXTURES[1]),
+            ],
+            capture_output=True,
+            check=True,
+            timeout=30,
+        )
         assert relay.stdout == FIXTURES[1].read_bytes()  # the pass-through is the run's own
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -327,8 +410,9 @@ _PEM_LINES = [
 
 @pytest.mark.parametrize("to", ["stream_v1", "claude"])
 @pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
-def test_a_key_whose_lines_are_damaged_lines_is_masked(streamv1_bin: str, tmp_path: Path,
-                                                       to: str, crlf: bool) -> None:
+def test_a_key_whose_lines_are_damaged_lines_is_masked(
+    streamv1_bin: str, tmp_path: Path, to: str, crlf: bool
+) -> None:
     """A PEM block written raw into a transcript: each of its lines is a damaged
     line, reported with its fragment; no fragment carries a line of the key."""
     records = FIXTURES[0].parent.joinpath("print_mode_bash.jsonl").read_bytes().splitlines()
@@ -336,8 +420,11 @@ def test_a_key_whose_lines_are_damaged_lines_is_masked(streamv1_bin: str, tmp_pa
     pem = [line.encode() + end for line in _PEM_LINES]
     source = tmp_path / "pem.jsonl"
     source.write_bytes(records[0] + b"\n" + b"".join(pem) + b"\n".join(records[1:]) + b"\n")
-    proc = subprocess.run([streamv1_bin, "convert", "--lenient", "--to", to, str(source)],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [streamv1_bin, "convert", "--lenient", "--to", to, str(source)],
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     for line in _PEM_LINES[1:-1]:
         assert line.encode() not in proc.stdout and line.encode() not in proc.stderr
@@ -347,11 +434,38 @@ def test_a_key_whose_lines_are_damaged_lines_is_masked(streamv1_bin: str, tmp_pa
 
 
 #: what the patterns are tried at, again and again (bench/redact.py times them)
-_ADVERSARIAL = ["sk-", "eyJ", "-eyJ", ".eyJ", "AKIA", "ghp_", "://a:", "a://b:c@d ",
-                "-----BEGIN ", "-----BEGIN RSA PRIVATE KEY-----", "password=", "password= ",
-                '"password":"', '\\"password\\": \\"', "DB_PASSWORD=", "token=", "api_key: ",
-                "-u a:", "mysql ", "mysql -p", "mysql -u", "Bearer ", "Authorization: Basic ",
-                "AccountKey=", "&sig=", "0Q~", "1:AA", "hf_", "Private-Lines: 1\n", "@"]
+_ADVERSARIAL = [
+    "sk-",
+    "eyJ",
+    "-eyJ",
+    ".eyJ",
+    "AKIA",
+    "ghp_",
+    "://a:",
+    "a://b:c@d ",
+    "-----BEGIN ",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "password=",
+    "password= ",
+    '"password":"',
+    '\\"password\\": \\"',
+    "DB_PASSWORD=",
+    "token=",
+    "api_key: ",
+    "-u a:",
+    "mysql ",
+    "mysql -p",
+    "mysql -u",
+    "Bearer ",
+    "Authorization: Basic ",
+    "AccountKey=",
+    "&sig=",
+    "0Q~",
+    "1:AA",
+    "hf_",
+    "Private-Lines: 1\n",
+    "@",
+]
 
 
 @pytest.mark.parametrize("piece", _ADVERSARIAL)
@@ -403,8 +517,9 @@ def test_every_kind_in_every_form_through_tail_and_a_subscriber(
     sock, out, sub_out = tmp_path / "s.sock", tmp_path / "out.jsonl", tmp_path / "sub.jsonl"
     daemon = _tail_listening(streamv1_bin, tmp_path, out, sock)
     try:
-        sub = subprocess.Popen([streamv1_bin, "subscribe", "--socket", str(sock)],
-                               stdout=sub_out.open("wb"))
+        sub = subprocess.Popen(
+            [streamv1_bin, "subscribe", "--socket", str(sock)], stdout=sub_out.open("wb")
+        )
         time.sleep(0.5)
         table = _table_input(text_cases, tool_cases)
         (projects / "planted.jsonl").write_bytes(table)
@@ -422,23 +537,42 @@ def test_every_kind_in_every_form_through_tail_and_a_subscriber(
         lines = [orjson.loads(x) for x in data.splitlines()]
         blocks = [x["message"]["content"][0] for x in lines if x["type"] == "assistant"]
         assert len(blocks) == len(text_cases) + len(tool_cases)
-        wrong = [case.label for case, block in zip(text_cases, blocks, strict=False)
-                 if block.get("text") != case.expected]
+        wrong = [
+            case.label
+            for case, block in zip(text_cases, blocks, strict=False)
+            if block.get("text") != case.expected
+        ]
         assert not wrong, wrong[:5]
         for plant in PLANTS:
             assert orjson.dumps(plant.value)[1:-1] not in data, plant.kind
 
 
-def _tail_listening(streamv1_bin: str, tmp_path: Path, out: Path, sock: Path
-                    ) -> subprocess.Popen[bytes]:
+def _tail_listening(
+    streamv1_bin: str, tmp_path: Path, out: Path, sock: Path
+) -> subprocess.Popen[bytes]:
     """A real daemon on ``tmp_path/projects``, once its socket is there (15 s at most)."""
     import time
 
     daemon = subprocess.Popen(
-        [streamv1_bin, "tail", str(tmp_path / "projects"), "--output", str(out), "--state",
-         str(tmp_path / "state.json"), "--ingest-socket", str(sock), "--idle-close", "0",
-         "--commit-every", "0.05", "--log-format", "json"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            streamv1_bin,
+            "tail",
+            str(tmp_path / "projects"),
+            "--output",
+            str(out),
+            "--state",
+            str(tmp_path / "state.json"),
+            "--ingest-socket",
+            str(sock),
+            "--idle-close",
+            "0",
+            "--commit-every",
+            "0.05",
+            "--log-format",
+            "json",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 15
     while not sock.exists() and time.monotonic() < deadline:

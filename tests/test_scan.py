@@ -27,9 +27,31 @@ PATTERNS = [
 ENGINES = ["re"] + (["hyperscan"] if hyperscan is not None else [])
 
 _PIECES = st.sampled_from(
-    ["a", "Z", "0", "-", "_", " ", "\n", "\x1b", "\x9b", "[31m", "\\u001b",
-     "sk-ant-", "AKIA", "ABCDEFGH12345678", "ghp_", "x" * 36, "Bearer ", "eyJhbGciOiJIUzI1",
-     ".", "://user:", "pw@host", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----"]
+    [
+        "a",
+        "Z",
+        "0",
+        "-",
+        "_",
+        " ",
+        "\n",
+        "\x1b",
+        "\x9b",
+        "[31m",
+        "\\u001b",
+        "sk-ant-",
+        "AKIA",
+        "ABCDEFGH12345678",
+        "ghp_",
+        "x" * 36,
+        "Bearer ",
+        "eyJhbGciOiJIUzI1",
+        ".",
+        "://user:",
+        "pw@host",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+    ]
 )
 
 

@@ -14,16 +14,19 @@ from helpers import framing_violations, schema_violations
 
 DATA = ROOT / "testdata"
 LAYOUT = DATA / "claude-session" / "subagent_layout" / "7ab05073-03bd-480e-bfab-7ae89322bf51"
-INPUTS = [str(DATA / "claude-session" / "print_mode_bash.jsonl"),
-          str(DATA / "codex" / "c2_shell.rollout.jsonl"),
-          str(DATA / "gemini" / "chat_tool_error.jsonl"),
-          str(LAYOUT.with_suffix(".jsonl")),
-          str(LAYOUT / "subagents" / "agent-a4ecf0489c6080106.jsonl")]
+INPUTS = [
+    str(DATA / "claude-session" / "print_mode_bash.jsonl"),
+    str(DATA / "codex" / "c2_shell.rollout.jsonl"),
+    str(DATA / "gemini" / "chat_tool_error.jsonl"),
+    str(LAYOUT.with_suffix(".jsonl")),
+    str(LAYOUT / "subagents" / "agent-a4ecf0489c6080106.jsonl"),
+]
 
 
 def convert(bin_: str, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([bin_, "convert", *args, *INPUTS], capture_output=True, timeout=120,
-                          check=False)
+    return subprocess.run(
+        [bin_, "convert", *args, *INPUTS], capture_output=True, timeout=120, check=False
+    )
 
 
 def runs(out: bytes) -> list[list[dict[str, object]]]:
@@ -60,13 +63,18 @@ def test_each_filter_keeps_whole_runs_of_what_it_names(streamv1_bin: str) -> Non
             assert schema_violations(proc.stdout) == []
         if len(want) < len(all_runs):
             assert f"runs={len(all_runs) - len(want)}".encode() in proc.stderr, proc.stderr
-    nested = [line for r in runs(convert(streamv1_bin, "--session", "7ab05073").stdout)
-              for line in r if line.get("parent_tool_use_id")]
+    nested = [
+        line
+        for r in runs(convert(streamv1_bin, "--session", "7ab05073").stdout)
+        for line in r
+        if line.get("parent_tool_use_id")
+    ]
     assert nested  # the subagent's lines come with their parent's run
 
 
-def test_a_selection_is_refused_with_out_dir_and_a_bad_time(streamv1_bin: str,
-                                                             tmp_path: Path) -> None:
+def test_a_selection_is_refused_with_out_dir_and_a_bad_time(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
     proc = convert(streamv1_bin, "--agent", "codex", "--out-dir", str(tmp_path / "o"))
     assert proc.returncode == 2 and b"not --out-dir" in proc.stderr
     proc = convert(streamv1_bin, "--since", "whenever")
@@ -77,7 +85,8 @@ def test_a_selection_is_refused_with_out_dir_and_a_bad_time(streamv1_bin: str,
 
 
 def test_tail_writes_the_runs_convert_keeps_across_restarts_mid_run(
-        streamv1_bin: str, tmp_path: Path) -> None:
+    streamv1_bin: str, tmp_path: Path
+) -> None:
     """tail --since: the first run of a resumed session began before WHEN, the second
     after, another session's only run before. The daemon is stopped inside the first
     run (left out) and inside the second (kept), and started again each time: the
@@ -106,23 +115,35 @@ def test_tail_writes_the_runs_convert_keeps_across_restarts_mid_run(
     for part in parts:
         with target.open("ab") as fh:
             fh.write(part)
-        d = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
-                       commit_every=0, idle_close=0, selection=keep,
-                       clock=lambda: "2026-12-01T00:00:00.000Z")
+        d = TailDaemon(
+            [tmp_path / "projects"],
+            OutputSink(out),
+            tmp_path / "state.json",
+            commit_every=0,
+            idle_close=0,
+            selection=keep,
+            clock=lambda: "2026-12-01T00:00:00.000Z",
+        )
         d.start()
         d.tick(changed={str(project), str(target), str(project / other.name)})
         d.stop()
         sizes.append(out.stat().st_size if out.exists() else 0)
     assert sizes[0] == 0 < sizes[1] < sizes[2]  # nothing of the first run; the second's start
-    got = re.sub(rb',"_meta":\{"origin":"transcript"\}\}$', b"}", out.read_bytes(),
-                 flags=re.MULTILINE)
-    want = subprocess.run([streamv1_bin, "convert", "--since", when, str(resumed)],
-                          capture_output=True, timeout=60, check=True).stdout
+    got = re.sub(
+        rb',"_meta":\{"origin":"transcript"\}\}$', b"}", out.read_bytes(), flags=re.MULTILINE
+    )
+    want = subprocess.run(
+        [streamv1_bin, "convert", "--since", when, str(resumed)],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    ).stdout
     assert len(runs(want)) == 1 and got == want
 
 
 def test_a_selection_changed_between_restarts_leaves_each_open_run_whole(
-        streamv1_bin: str, tmp_path: Path) -> None:
+    streamv1_bin: str, tmp_path: Path
+) -> None:
     """A review found it: tail -o restarted with a selection dropped the rest of a
     run whose start it had written (a run with no result), and restarted without
     one wrote the rest of a run it had left out (lines with no init). A run open at
@@ -134,8 +155,9 @@ def test_a_selection_changed_between_restarts_leaves_each_open_run_whole(
 
     resumed = DATA / "claude-session" / "resumed_two_invocations.jsonl"
     lines = resumed.read_bytes().splitlines(keepends=True)
-    whole = subprocess.run([streamv1_bin, "convert", str(resumed)], capture_output=True,
-                           timeout=60, check=True).stdout
+    whole = subprocess.run(
+        [streamv1_bin, "convert", str(resumed)], capture_output=True, timeout=60, check=True
+    ).stdout
     first, second = runs(whole)
     nowhere = Filter(project="/nowhere")
     for before, after, want in [(None, nowhere, [first]), (nowhere, None, [second])]:
@@ -146,14 +168,24 @@ def test_a_selection_changed_between_restarts_leaves_each_open_run_whole(
         for part, selection in ((lines[:13], before), (lines[13:], after)):
             with target.open("ab") as fh:
                 fh.write(b"".join(part))
-            d = TailDaemon([root / "projects"], OutputSink(root / "out.jsonl"),
-                           root / "state.json", commit_every=0, idle_close=0,
-                           selection=selection, clock=lambda: "2026-12-01T00:00:00.000Z")
+            d = TailDaemon(
+                [root / "projects"],
+                OutputSink(root / "out.jsonl"),
+                root / "state.json",
+                commit_every=0,
+                idle_close=0,
+                selection=selection,
+                clock=lambda: "2026-12-01T00:00:00.000Z",
+            )
             d.start()
             d.tick(changed={str(project), str(target)})
             d.stop()
-        got = re.sub(rb',"_meta":\{"origin":"transcript"\}\}$', b"}",
-                     (root / "out.jsonl").read_bytes(), flags=re.MULTILINE)
+        got = re.sub(
+            rb',"_meta":\{"origin":"transcript"\}\}$',
+            b"}",
+            (root / "out.jsonl").read_bytes(),
+            flags=re.MULTILINE,
+        )
         assert runs(got) == want, (before, after)
 
 
@@ -173,10 +205,12 @@ def test_lines_no_selection_can_judge_pass_and_a_bad_time_is_in_no_window() -> N
 
     out = Sink()
     selected = RunFilter(out, Filter(since=parse_when("2026-01-01")))
-    bad_time = orjson.dumps({"type": "system", "subtype": "init", "session_id": "s",
-                             "seq": 0, "ts": "yesterday-ish"})
-    result = orjson.dumps({"type": "result", "session_id": "s", "seq": 1,
-                           "ts": "2026-12-01T00:00:00.000Z"})
+    bad_time = orjson.dumps(
+        {"type": "system", "subtype": "init", "session_id": "s", "seq": 0, "ts": "yesterday-ish"}
+    )
+    result = orjson.dumps(
+        {"type": "result", "session_id": "s", "seq": 1, "ts": "2026-12-01T00:00:00.000Z"}
+    )
     selected.write(b"not json\n[1,2]\n" + bad_time + b"\n" + result + b"\n")
     assert out.getvalue() == b"not json\n[1,2]\n"
     assert selected.runs_dropped == 1

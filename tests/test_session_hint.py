@@ -26,8 +26,20 @@ def _pathlib_hint(path: str) -> str | None:
 
 
 _PARTS = st.sampled_from(
-    [UUID, "subagents", "agent-a1.jsonl", f"{UUID}.jsonl", f"x-{UUID}.jsonl", f"{UUID}x.jsonl",
-     f"{UUID}.meta.json", "workflows", ".", "", "projects", "-home-user"]
+    [
+        UUID,
+        "subagents",
+        "agent-a1.jsonl",
+        f"{UUID}.jsonl",
+        f"x-{UUID}.jsonl",
+        f"{UUID}x.jsonl",
+        f"{UUID}.meta.json",
+        "workflows",
+        ".",
+        "",
+        "projects",
+        "-home-user",
+    ]
 )
 
 

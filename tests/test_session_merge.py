@@ -25,18 +25,40 @@ def _pair() -> tuple[Translation, Translation, list[bytes]]:
 
 def _spawning(owner: Translation) -> None:
     owner.push([RunStart(SID, "2026-12-01T10:00:00.000Z", "codex", "openai")])
-    owner.push([
-        Message("assistant", SID, "2026-12-01T10:00:00.100Z",
-                [{"type": "tool_use", "id": CALL, "name": "spawn_agent", "input": {}}]),
-        Spawn(CALL, SID),
-    ])
-    owner.push([Message("user", SID, "2026-12-01T10:00:00.300Z",
-                        [{"type": "tool_result", "tool_use_id": CALL, "content": "ok"}])])
+    owner.push(
+        [
+            Message(
+                "assistant",
+                SID,
+                "2026-12-01T10:00:00.100Z",
+                [{"type": "tool_use", "id": CALL, "name": "spawn_agent", "input": {}}],
+            ),
+            Spawn(CALL, SID),
+        ]
+    )
+    owner.push(
+        [
+            Message(
+                "user",
+                SID,
+                "2026-12-01T10:00:00.300Z",
+                [{"type": "tool_result", "tool_use_id": CALL, "content": "ok"}],
+            )
+        ]
+    )
 
 
 def _child_start(child: Translation) -> None:
-    events: list[Event] = [RunStart(SID, "2026-12-01T10:00:00.200Z", "codex", "openai",
-                                    parent_tool_use_id=CALL, task={"task_id": "t"})]
+    events: list[Event] = [
+        RunStart(
+            SID,
+            "2026-12-01T10:00:00.200Z",
+            "codex",
+            "openai",
+            parent_tool_use_id=CALL,
+            task={"task_id": "t"},
+        )
+    ]
     child.push(events)
 
 
@@ -82,14 +104,35 @@ def test_an_actor_begun_before_the_merge_was_made_is_not_waited_for() -> None:
     made at its answer's Spawn (the daemon makes it then) does not wait for it."""
     owner, _child, out = _pair()
     owner.push([RunStart(SID, "2026-12-01T10:00:00.000Z", "claude-code", "anthropic")])
-    owner.push([Message("assistant", SID, "2026-12-01T10:00:00.100Z",
-                        [{"type": "tool_use", "id": CALL, "name": "Task", "input": {}}])])
-    owner.push([RunStart(SID, "2026-12-01T10:00:00.200Z", "claude-code", "anthropic",
-                         parent_tool_use_id=CALL)])
+    owner.push(
+        [
+            Message(
+                "assistant",
+                SID,
+                "2026-12-01T10:00:00.100Z",
+                [{"type": "tool_use", "id": CALL, "name": "Task", "input": {}}],
+            )
+        ]
+    )
+    owner.push(
+        [
+            RunStart(
+                SID, "2026-12-01T10:00:00.200Z", "claude-code", "anthropic", parent_tool_use_id=CALL
+            )
+        ]
+    )
     merge = SessionMerge(owner)
-    owner.push([Spawn(CALL, SID),
-                Message("user", SID, "2026-12-01T10:00:00.300Z",
-                        [{"type": "tool_result", "tool_use_id": CALL, "content": "ok"}])])
+    owner.push(
+        [
+            Spawn(CALL, SID),
+            Message(
+                "user",
+                SID,
+                "2026-12-01T10:00:00.300Z",
+                [{"type": "tool_result", "tool_use_id": CALL, "content": "ok"}],
+            ),
+        ]
+    )
     merge.drain(live=True, patient=lambda part, tool: True)
     assert not merge.pending
     assert _kinds(out)[:3] == ["init", "assistant", "task_started"] and _kinds(out)[-1] == "user"

@@ -25,7 +25,7 @@ FIXTURE = ROOT / "testdata" / "claude-session" / "secrets.jsonl"
 AWS = SECRETS["aws_access_key"]
 
 # Everything a shape is: one module. It does nothing about secrets or ANSI escapes.
-TOY = '''
+TOY = """
 from streamv1.translator.encode import encode
 from streamv1.translator.shapes import Shape, Stateless
 
@@ -36,7 +36,7 @@ class ToyEncoder(Stateless):
 
 
 SHAPE = Shape("toy", "each line wrapped in a toy", lambda options: ToyEncoder())
-'''
+"""
 
 
 @pytest.fixture
@@ -86,8 +86,9 @@ def test_a_toy_shape_is_one_module_listed_and_used(toy: str, tmp_path: Path) -> 
     assert AWS.encode() not in out
     assert b"[REDACTED:aws_access_key]" in out
     # --no-redact still reaches it.
-    assert AWS.encode() in _convert(["--to", toy, "--no-redact", str(FIXTURE)],
-                                    tmp_path / "kept.jsonl")
+    assert AWS.encode() in _convert(
+        ["--to", toy, "--no-redact", str(FIXTURE)], tmp_path / "kept.jsonl"
+    )
 
 
 def test_a_toy_shape_through_the_tail_daemon_is_scrubbed(toy: str, tmp_path: Path) -> None:
@@ -98,8 +99,13 @@ def test_a_toy_shape_through_the_tail_daemon_is_scrubbed(toy: str, tmp_path: Pat
     watched.mkdir(parents=True)
     (watched / "0f0e0d0c-0b0a-0908-0706-050403020100.jsonl").write_bytes(FIXTURE.read_bytes())
     out = tmp_path / "out.jsonl"
-    daemon = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
-                        idle_close=0, encoder=lambda: encoder_for(toy))
+    daemon = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(out),
+        tmp_path / "state.json",
+        idle_close=0,
+        encoder=lambda: encoder_for(toy),
+    )
     daemon.start()
     daemon.stop()
     data = out.read_bytes()

@@ -82,9 +82,11 @@ def test_a_command_no_signal_ends_is_stopped_hard_saying_where() -> None:
     import sys
     import time
 
-    code = ("import time\nfrom streamv1.translator import fleet\n"
-            "fleet._stop_within(0.3, 2)\n"
-            "while True:\n    time.sleep(0.05)  # a wait no signal reaches\n")
+    code = (
+        "import time\nfrom streamv1.translator import fleet\n"
+        "fleet._stop_within(0.3, 2)\n"
+        "while True:\n    time.sleep(0.05)  # a wait no signal reaches\n"
+    )
     began = time.monotonic()
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
     assert time.monotonic() - began < 10

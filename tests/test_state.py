@@ -40,8 +40,14 @@ def _translate(path: Path, source: str | None, to: str, stop_every: int) -> tupl
     src = sources()[source] if source else None
 
     def fresh() -> Translation:
-        return Translation(str(path), out.write, Totals(), source=src,
-                           clock=lambda: FIXED_NOW, encoder=encoder_for(to))
+        return Translation(
+            str(path),
+            out.write,
+            Totals(),
+            source=src,
+            clock=lambda: FIXED_NOW,
+            encoder=encoder_for(to),
+        )
 
     translation = fresh()
     snaps: list[Any] = []
@@ -73,16 +79,20 @@ def _all_shapes() -> dict[str, dict[str, list[str]]]:
     for path, source in _inputs():
         for snap in _translate(path, source, "claude", 1)[1]:
             parts = {
-                "translation": {k: v for k, v in snap.items() if k not in ("adapter", "framer",
-                                                                          "encoder")},
+                "translation": {
+                    k: v for k, v in snap.items() if k not in ("adapter", "framer", "encoder")
+                },
                 f"framer@{Framer.STATE_VERSION}": snap["framer"]["state"],
             }
             if snap["adapter"] is not None:
                 name = snap["adapter"]["state"]["$o"]
                 parts[f"{name}@{snap['adapter']['version']}"] = snap["adapter"]["state"]
             enc = encoder_for("claude")
-            parts[f"{type(enc).__name__}@{enc.STATE_VERSION}"] = {"$o": "encoder", "i": 0,
-                                                                 "f": snap["encoder"]["state"]}
+            parts[f"{type(enc).__name__}@{enc.STATE_VERSION}"] = {
+                "$o": "encoder",
+                "i": 0,
+                "f": snap["encoder"]["state"],
+            }
             parts[f"translation@{STATE_VERSION}"] = parts.pop("translation")
             for part, data in parts.items():
                 got = found.setdefault(part, {})
@@ -104,7 +114,9 @@ def test_a_state_layout_never_changes_under_the_same_version() -> None:
         older = {p: v for p, v in recorded.items() if p.rpartition("@")[0] == name}
         assert part in recorded, (
             f"{part}: new layout version; record it with python tests/test_state.py"
-            if older else f"{part}: a new part; record it with python tests/test_state.py")
+            if older
+            else f"{part}: a new part; record it with python tests/test_state.py"
+        )
         for cls, fields in layout.items():
             assert fields == recorded[part].get(cls), (
                 f"{part}: {cls} now has fields {fields}, recorded "
@@ -126,8 +138,14 @@ def test_the_codec_keeps_types_and_identity() -> None:
     from streamv1.translator.events import Usage
 
     u = Usage(1, 2, 3, 4)
-    value = {"plain": [1, "a", None, 1.5, True], "$odd": 1, (1, "x"): {3, 4},
-             "c": Counter({"a": 2}), "q": deque([1, 2], 5), "same": [u, u]}
+    value = {
+        "plain": [1, "a", None, 1.5, True],
+        "$odd": 1,
+        (1, "x"): {3, 4},
+        "c": Counter({"a": 2}),
+        "q": deque([1, 2], 5),
+        "same": [u, u],
+    }
     back = load(orjson.loads(orjson.dumps(dump(value))))
     assert back == value
     assert back["same"][0] is back["same"][1]

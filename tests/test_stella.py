@@ -24,7 +24,10 @@ def test_from_a_newer_stella_reconstructs_the_run_and_reports_two_unknowns() -> 
     unknown = [x for x in lines if x.get("subtype") == "unrecognized"]
     assert [x["kind"] for x in unknown] == ["quantum_reticulation", "hyperlane_sync"]
     assert unknown[0]["extension"]["record"] == {
-        "type": "quantum_reticulation", "call_id": "q_1", "splines": ["alpha", "beta"]}
+        "type": "quantum_reticulation",
+        "call_id": "q_1",
+        "splines": ["alpha", "beta"],
+    }
     result = lines[-1]
     assert result["type"] == "result" and result["subtype"] == "success"
     assert result["is_error"] is False and result["result"] == "Done."
@@ -46,8 +49,9 @@ def test_known_type_with_bad_body_is_an_error_naming_the_line() -> None:
 
 def test_a_line_that_is_not_json_is_only_forgiven_at_the_end() -> None:
     good = (STELLA / "basic_turn.jsonl").read_bytes().splitlines(keepends=True)
-    _, totals = convert_bytes(b"".join(good[:3]) + b'{"type":"te\n' + b"".join(good[3:]),
-                              source="stella")
+    _, totals = convert_bytes(
+        b"".join(good[:3]) + b'{"type":"te\n' + b"".join(good[3:]), source="stella"
+    )
     assert totals.errors == 1
     lines, totals = _convert("killed_mid_run.jsonl")
     assert totals.errors == 0 and totals.framing.tolerated == 1  # type: ignore[attr-defined]
@@ -80,16 +84,24 @@ def test_ts_keeps_input_order_and_the_envelope_rule() -> None:
     lines, _ = _convert("ts_missing_and_backwards.jsonl")
     assert [x["seq"] for x in lines] == list(range(len(lines)))
     body = [x for x in lines if x["type"] in ("assistant", "user")]
-    assert [x["ts"] for x in body] == ["2026-11-30T11:00:01.000Z", "2026-11-30T11:00:00.400Z",
-                                       "2026-11-30T11:00:00.400Z", "2026-11-30T11:00:00.400Z"]
+    assert [x["ts"] for x in body] == [
+        "2026-11-30T11:00:01.000Z",
+        "2026-11-30T11:00:00.400Z",
+        "2026-11-30T11:00:00.400Z",
+        "2026-11-30T11:00:00.400Z",
+    ]
     assert lines[-1]["duration_ms"] == 601  # the span of the source's own times, never < 0
 
 
 def test_usage_adds_up_per_model_and_scopes_stay_apart() -> None:
     lines, _ = _convert("basic_turn.jsonl")
     result = lines[-1]
-    assert result["usage"] == {"input_tokens": 2500, "output_tokens": 52, "cache_read": 2700,
-                               "cache_creation": 100}
+    assert result["usage"] == {
+        "input_tokens": 2500,
+        "output_tokens": 52,
+        "cache_read": 2700,
+        "cache_creation": 100,
+    }
     assert result["model_usage"] == {"m-large": result["usage"]}
     stages = [(x["category"], x["value"]) for x in lines if x.get("subtype") == "stage"]
     assert stages == [("run", "plan"), ("turn", "execute"), ("turn", "done"), ("run", "report")]
@@ -119,8 +131,9 @@ def test_session_id_from_option_or_file_name(tmp_path: Path) -> None:
     from streamv1.translator.sources import sources
 
     out = io.BytesIO()
-    convert_stream(io.BytesIO(data), "-", out.write, Totals(), source=sources()["stella"],
-                   session_id="given")
+    convert_stream(
+        io.BytesIO(data), "-", out.write, Totals(), source=sources()["stella"], session_id="given"
+    )
     assert lines_of(out.getvalue())[0]["session_id"] == "given"
 
 

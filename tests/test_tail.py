@@ -68,7 +68,8 @@ def by_actor(data: bytes) -> dict[tuple[str, str | None], list[bytes]]:
     for raw in data.splitlines():
         line = orjson.loads(raw)
         groups[(line["session_id"], line.get("parent_tool_use_id"))].append(
-            _SEQ.sub(b"", raw, count=1))
+            _SEQ.sub(b"", raw, count=1)
+        )
     return dict(groups)
 
 
@@ -90,8 +91,15 @@ def expected(files: list[Path]) -> dict[tuple[str, str | None], list[bytes]]:
 
 
 def daemon(tmp: Path, clock: Clock, **kw: Any) -> TailDaemon:
-    d = TailDaemon([tmp / "projects"], OutputSink(tmp / "out.jsonl"), tmp / "state.json",
-                   clock=fixed, now=clock, commit_every=0, **kw)
+    d = TailDaemon(
+        [tmp / "projects"],
+        OutputSink(tmp / "out.jsonl"),
+        tmp / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0,
+        **kw,
+    )
     d.start()
     return d
 
@@ -147,8 +155,9 @@ def test_new_subagent_file_mid_run(tmp_path: Path) -> None:
     proj.mkdir(parents=True)
     main = proj / f"{SID}.jsonl"
     src = (LAYOUT / f"{SID}.jsonl").read_bytes().splitlines(keepends=True)
-    cut = next(i for i, x in enumerate(src) if b'"type":"tool_result"' in x
-               and b'"toolUseResult"' in x)
+    cut = next(
+        i for i, x in enumerate(src) if b'"type":"tool_result"' in x and b'"toolUseResult"' in x
+    )
     main.write_bytes(b"".join(src[:cut]))
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=5)
@@ -256,27 +265,50 @@ WRITES: list[tuple[Path, str, str | None, bool]] = [
     (SESSION / "thinking.jsonl", "p/thinking.jsonl", None, False),
     (SESSION / "interactive_four_turns.jsonl", "p/interactive_four_turns.jsonl", None, False),
     (LAYOUT / f"{SID}.jsonl", f"q/{SID}.jsonl", None, False),
-    (LAYOUT / SID / "subagents" / f"{_AGENT}.jsonl", f"q/{SID}/subagents/{_AGENT}.jsonl", None,
-     True),
+    (
+        LAYOUT / SID / "subagents" / f"{_AGENT}.jsonl",
+        f"q/{SID}/subagents/{_AGENT}.jsonl",
+        None,
+        True,
+    ),
     # A subagent with no sidecar: it finds its parent only when the parent names it.
     (LAYOUT / f"{SID}.jsonl", f"r/{OTHER_SID}.jsonl", OTHER_SID, False),
-    (LAYOUT / SID / "subagents" / f"{_AGENT}.jsonl",
-     f"r/{OTHER_SID}/subagents/{_AGENT}.jsonl", OTHER_SID, False),
+    (
+        LAYOUT / SID / "subagents" / f"{_AGENT}.jsonl",
+        f"r/{OTHER_SID}/subagents/{_AGENT}.jsonl",
+        OTHER_SID,
+        False,
+    ),
     # A subagent that spawns its own (a tree two deep), and a turn the source ends
     # with max_turns_reached and a cost-state (no idle-close needed).
-    *[(p, "n/" + str(p.relative_to(NESTED)), None, p.name.startswith("agent-"))
-      for p in sorted(NESTED.rglob("*.jsonl"))],
+    *[
+        (p, "n/" + str(p.relative_to(NESTED)), None, p.name.startswith("agent-"))
+        for p in sorted(NESTED.rglob("*.jsonl"))
+    ],
     (SESSION / "max_turns.jsonl", "p/max_turns.jsonl", None, False),
 ]
 #: (parent, its subagent, the spawning call): the subagent's file begins after the
 #: call is written and is whole before the parent answers it.
-SPAWNS = [(3, 4, _TOOL), (5, 6, _TOOL), *[
-    (next(i for i, w in enumerate(WRITES) if f'"id":"{tool}"'.encode() in w[0].read_bytes()
-          and w[0] != agent), k, tool)
-    for k, (agent, _, _, meta) in enumerate(WRITES) if meta and k not in (4, 6)
-    for tool in [orjson.loads(agent.with_name(agent.stem + ".meta.json").read_bytes())
-                 ["toolUseId"]]
-]]
+SPAWNS = [
+    (3, 4, _TOOL),
+    (5, 6, _TOOL),
+    *[
+        (
+            next(
+                i
+                for i, w in enumerate(WRITES)
+                if f'"id":"{tool}"'.encode() in w[0].read_bytes() and w[0] != agent
+            ),
+            k,
+            tool,
+        )
+        for k, (agent, _, _, meta) in enumerate(WRITES)
+        if meta and k not in (4, 6)
+        for tool in [
+            orjson.loads(agent.with_name(agent.stem + ".meta.json").read_bytes())["toolUseId"]
+        ]
+    ],
+]
 CRASHES = 22
 
 
@@ -332,10 +364,14 @@ def plan_chunks(rng: random.Random) -> list[tuple[int, bytes]]:
     return chunks
 
 
-def write_with_kills(targets: list[Path], chunks: list[tuple[int, bytes]], kills: set[int],
-                     rng: random.Random, proc: subprocess.Popen[bytes],
-                     start: Callable[[], subprocess.Popen[bytes]]
-                     ) -> tuple[subprocess.Popen[bytes], int]:
+def write_with_kills(
+    targets: list[Path],
+    chunks: list[tuple[int, bytes]],
+    kills: set[int],
+    rng: random.Random,
+    proc: subprocess.Popen[bytes],
+    start: Callable[[], subprocess.Popen[bytes]],
+) -> tuple[subprocess.Popen[bytes], int]:
     """Write ``chunks``, SIGKILLing the daemon after each chunk numbered in ``kills``
     (anywhere: mid-read, mid-write, mid-commit) and starting it again. Returns the
     daemon running at the end and how many kills there were."""
@@ -411,16 +447,32 @@ def _wait_started(tmp: Path, proc: subprocess.Popen[bytes], limit: float = 30.0)
 
 def _spawn(bin_: str, tmp: Path, *extra: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [bin_, "tail", str(tmp / "projects"), "--output", str(tmp / "out.jsonl"),
-         "--state", str(tmp / "state.json"), "--idle-close", "4", "--rescan-every", "1",
-         "--commit-every", "0.05", "--log-format", "json",
-         "--ingest-socket", str(tmp / "ingest.sock"), *extra],
-        stdout=subprocess.DEVNULL, stderr=open(tmp / "daemon.log", "ab"),
+        [
+            bin_,
+            "tail",
+            str(tmp / "projects"),
+            "--output",
+            str(tmp / "out.jsonl"),
+            "--state",
+            str(tmp / "state.json"),
+            "--idle-close",
+            "4",
+            "--rescan-every",
+            "1",
+            "--commit-every",
+            "0.05",
+            "--log-format",
+            "json",
+            "--ingest-socket",
+            str(tmp / "ingest.sock"),
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp / "daemon.log", "ab"),
     )
 
 
-def lost_and_doubled(got: dict[Any, list[bytes]], want: dict[Any, list[bytes]]
-                     ) -> tuple[int, int]:
+def lost_and_doubled(got: dict[Any, list[bytes]], want: dict[Any, list[bytes]]) -> tuple[int, int]:
     """Lines ``convert`` makes that the daemon's output lacks, and lines it holds more
     often than ``convert`` makes them, over all sessions and actors."""
     lost = doubled = 0
@@ -443,8 +495,9 @@ def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
     kills = set(rng.sample(range(1, len(chunks)), min(CRASHES // 2 + 1, len(chunks) - 1)))
     proc = _start(streamv1_bin, tmp_path)
     time.sleep(rng.uniform(0, 0.6))  # a first kill may come before the first checkpoint
-    proc, crashes = write_with_kills(targets, chunks, kills, rng, proc,
-                                     lambda: _start(streamv1_bin, tmp_path))
+    proc, crashes = write_with_kills(
+        targets, chunks, kills, rng, proc, lambda: _start(streamv1_bin, tmp_path)
+    )
     assert crashes >= CRASHES // 2
     out = tmp_path / "out.jsonl"
     settle(out)
@@ -457,8 +510,18 @@ def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
     if report:
         with open(report, "a") as fh:
             made = sum(map(len, want.values()))
-            fh.write(json.dumps({"seed": seed, "kills": crashes, "lines": made,
-                                 "lost": lost, "doubled": doubled}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "seed": seed,
+                        "kills": crashes,
+                        "lines": made,
+                        "lost": lost,
+                        "doubled": doubled,
+                    }
+                )
+                + "\n"
+            )
     assert set(got) == set(want)
     assert (lost, doubled) == (0, 0), [k for k in want if got[k] != want[k]]
     for key in want:
@@ -469,13 +532,18 @@ def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
     assert framing_violations(tail_output(out)) == []
 
 
-def test_a_quiet_round_waits_only_until_written_lines_are_due_a_checkpoint(
-        tmp_path: Path) -> None:
+def test_a_quiet_round_waits_only_until_written_lines_are_due_a_checkpoint(tmp_path: Path) -> None:
     """Lines written just after a checkpoint are checkpointed (and so published by
     ``--publish``) when their commit falls due, not a quiet second later."""
     clock = Clock()
-    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
-                   tmp_path / "state.json", clock=fixed, now=clock, commit_every=0.5)
+    d = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0.5,
+    )
     d.start()
     assert d._quiet_wait() == 1.0  # nothing waits: the old pace
     target = tmp_path / "projects" / "p" / "s.jsonl"
@@ -493,8 +561,9 @@ def test_a_quiet_round_waits_only_until_written_lines_are_due_a_checkpoint(
 
 
 @pytest.mark.parametrize("reader", ["head -c 100", "sleep 1"])
-def test_tail_to_stdout_ends_when_its_reader_goes(streamv1_bin: str, tmp_path: Path,
-                                                 reader: str) -> None:
+def test_tail_to_stdout_ends_when_its_reader_goes(
+    streamv1_bin: str, tmp_path: Path, reader: str
+) -> None:
     """#23 item 14: ``tail ... | head -c 100``, or a reader that quits without
     reading while the daemon is quiet: a closed stdout is the end of the job, exit
     141 as a SIGPIPE would, no traceback, not a retry with backoff for ever."""
@@ -502,11 +571,12 @@ def test_tail_to_stdout_ends_when_its_reader_goes(streamv1_bin: str, tmp_path: P
     proj.mkdir(parents=True)
     for name in ("print_mode_bash.jsonl", "thinking.jsonl", "interactive_four_turns.jsonl"):
         shutil.copy(SESSION / name, proj / name)
-    script = (f"{streamv1_bin} tail {tmp_path / 'projects'} --state {tmp_path / 'state.json'} "
-              f"--no-ingest 2>{tmp_path / 'err'}; echo $? > {tmp_path / 'rc'}")
+    script = (
+        f"{streamv1_bin} tail {tmp_path / 'projects'} --state {tmp_path / 'state.json'} "
+        f"--no-ingest 2>{tmp_path / 'err'}; echo $? > {tmp_path / 'rc'}"
+    )
     started = time.monotonic()
-    subprocess.run(["bash", "-c", f"({script}) | {reader} > /dev/null"], timeout=30,
-                   check=False)
+    subprocess.run(["bash", "-c", f"({script}) | {reader} > /dev/null"], timeout=30, check=False)
     while not (tmp_path / "rc").exists() and time.monotonic() - started < 20:
         time.sleep(0.1)
     assert (tmp_path / "rc").read_text().strip() == "141"
@@ -514,8 +584,7 @@ def test_tail_to_stdout_ends_when_its_reader_goes(streamv1_bin: str, tmp_path: P
     assert "Traceback" not in (tmp_path / "err").read_text()
 
 
-def test_two_daemons_on_one_output_the_second_is_refused(streamv1_bin: str,
-                                                         tmp_path: Path) -> None:
+def test_two_daemons_on_one_output_the_second_is_refused(streamv1_bin: str, tmp_path: Path) -> None:
     """#23 item 1: two tails with different state files (the default when their
     folders differ) and one --output: the output is locked, the second refused in
     one line, the first writes on and keeps every line."""
@@ -524,17 +593,39 @@ def test_two_daemons_on_one_output_the_second_is_refused(streamv1_bin: str,
         folder.mkdir(parents=True)
     out = tmp_path / "out.jsonl"
     first = subprocess.Popen(
-        [streamv1_bin, "tail", str(a.parent), "-o", str(out), "--state",
-         str(tmp_path / "a.json"), "--no-ingest", "--commit-every", "0.05"],
-        stderr=subprocess.PIPE)
+        [
+            streamv1_bin,
+            "tail",
+            str(a.parent),
+            "-o",
+            str(out),
+            "--state",
+            str(tmp_path / "a.json"),
+            "--no-ingest",
+            "--commit-every",
+            "0.05",
+        ],
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 10
         while not (tmp_path / "a.json").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         second = subprocess.run(
-            [streamv1_bin, "tail", str(b.parent), "-o", str(out), "--state",
-             str(tmp_path / "b.json"), "--no-ingest"], capture_output=True, timeout=30,
-            check=False)
+            [
+                streamv1_bin,
+                "tail",
+                str(b.parent),
+                "-o",
+                str(out),
+                "--state",
+                str(tmp_path / "b.json"),
+                "--no-ingest",
+            ],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
         assert second.returncode == 1
         err = second.stderr.decode().strip().splitlines()
         assert len(err) == 1 and "another streamv1 tail writes this output" in err[0]
@@ -558,8 +649,15 @@ def test_an_output_inside_a_watched_folder_is_never_read_back(tmp_path: Path) ->
     shutil.copy(SESSION / "print_mode_bash.jsonl", proj / "print_mode_bash.jsonl")
     out = tmp_path / "projects" / "stream.jsonl"
     clock = Clock()
-    d = TailDaemon([tmp_path / "projects" / "." ], OutputSink(out), tmp_path / "state.json",
-                   clock=fixed, now=clock, commit_every=0, idle_close=0)
+    d = TailDaemon(
+        [tmp_path / "projects" / "."],
+        OutputSink(out),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0,
+        idle_close=0,
+    )
     d.start()
     for _ in range(5):
         d.tick(rescan=True)
@@ -569,8 +667,9 @@ def test_an_output_inside_a_watched_folder_is_never_read_back(tmp_path: Path) ->
     assert tail_output(out) == convert_file(proj / "print_mode_bash.jsonl", "claude-session")[0]
 
 
-def test_a_file_name_that_is_not_utf8_is_followed_and_said(streamv1_bin: str,
-                                                          tmp_path: Path) -> None:
+def test_a_file_name_that_is_not_utf8_is_followed_and_said(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
     """#23 item 10: a non-UTF-8 file name anywhere in the tree made tail exit 1 with
     a traceback at every start (its log line could not be encoded), and the file
     watcher's thread died on its events. Now the file is followed, its name shown
@@ -582,9 +681,24 @@ def test_a_file_name_that_is_not_utf8_is_followed_and_said(streamv1_bin: str,
     shutil.copy(SESSION / "thinking.jsonl", bad)
     out = tmp_path / "out.jsonl"
     proc = subprocess.Popen(
-        [streamv1_bin, "tail", str(tmp_path / "projects"), "-o", str(out), "--state",
-         str(tmp_path / "state.json"), "--no-ingest", "--commit-every", "0.05",
-         "--rescan-every", "600", "--log-format", "json"], stderr=subprocess.PIPE)
+        [
+            streamv1_bin,
+            "tail",
+            str(tmp_path / "projects"),
+            "-o",
+            str(out),
+            "--state",
+            str(tmp_path / "state.json"),
+            "--no-ingest",
+            "--commit-every",
+            "0.05",
+            "--rescan-every",
+            "600",
+            "--log-format",
+            "json",
+        ],
+        stderr=subprocess.PIPE,
+    )
     try:
         time.sleep(1.5)
         shutil.copy(SESSION / "print_mode_bash.jsonl", proj / "later.jsonl")
@@ -606,20 +720,39 @@ def test_a_new_users_small_traps(streamv1_bin: str, tmp_path: Path) -> None:
     not a daemon running for ever with a warning; --claude-extra-types without
     --to claude is refused, not silently accepted; start-up says one summary line
     for all files (details at debug), and stdout is named 'stdout', not 'None'."""
-    gone = subprocess.run([streamv1_bin, "tail", str(tmp_path / "does" / "not" / "exist")],
-                          capture_output=True, timeout=30, check=False)
+    gone = subprocess.run(
+        [streamv1_bin, "tail", str(tmp_path / "does" / "not" / "exist")],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     assert gone.returncode == 2 and b"no such folder" in gone.stderr
     for cmd in (["convert", str(SESSION / "thinking.jsonl")], ["tail", str(tmp_path)]):
-        proc = subprocess.run([streamv1_bin, *cmd, "--claude-extra-types"],
-                              capture_output=True, timeout=30, check=False)
+        proc = subprocess.run(
+            [streamv1_bin, *cmd, "--claude-extra-types"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
         assert proc.returncode == 2 and b"add --to claude" in proc.stderr, cmd
     proj = tmp_path / "projects" / "p"
     proj.mkdir(parents=True)
     for k in range(30):
         shutil.copy(SESSION / "thinking.jsonl", proj / f"s{k}.jsonl")
-    proc = subprocess.Popen([streamv1_bin, "tail", str(tmp_path / "projects"), "--state",
-                             str(tmp_path / "state.json"), "--no-ingest", "--log-format",
-                             "json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            streamv1_bin,
+            "tail",
+            str(tmp_path / "projects"),
+            "--state",
+            str(tmp_path / "state.json"),
+            "--no-ingest",
+            "--log-format",
+            "json",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     time.sleep(2)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=20)
@@ -679,7 +812,8 @@ def _peak_rss_kb(cmd: list[str]) -> int:
 
 
 def test_a_catch_up_stops_at_once_and_goes_on_from_inside_the_file(
-        streamv1_bin: str, tmp_path: Path) -> None:
+    streamv1_bin: str, tmp_path: Path
+) -> None:
     """#23 item 3: SIGTERM during the catch-up of a big file waited until the file
     was read to its end, with no checkpoint inside it. Now the read stops between
     two chunks (under a second, whatever the size), the checkpoint is inside the
@@ -689,8 +823,18 @@ def test_a_catch_up_stops_at_once_and_goes_on_from_inside_the_file(
     big = proj / "big.jsonl"
     _big_session(big, 60_000_000)
     out, state = tmp_path / "out.jsonl", tmp_path / "state.json"
-    cmd = [streamv1_bin, "tail", str(tmp_path / "projects"), "-o", str(out), "--state",
-           str(state), "--no-ingest", "--idle-close", "1"]
+    cmd = [
+        streamv1_bin,
+        "tail",
+        str(tmp_path / "projects"),
+        "-o",
+        str(out),
+        "--state",
+        str(state),
+        "--no-ingest",
+        "--idle-close",
+        "1",
+    ]
     proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
     while not (out.exists() and out.stat().st_size > 0):
@@ -708,13 +852,13 @@ def test_a_catch_up_stops_at_once_and_goes_on_from_inside_the_file(
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
-    want = subprocess.run([streamv1_bin, "convert", str(big)], capture_output=True,
-                          check=True).stdout
+    want = subprocess.run(
+        [streamv1_bin, "convert", str(big)], capture_output=True, check=True
+    ).stdout
     assert tail_output(out) == want
 
 
-def test_a_catch_up_holds_no_more_memory_than_convert(streamv1_bin: str,
-                                                     tmp_path: Path) -> None:
+def test_a_catch_up_holds_no_more_memory_than_convert(streamv1_bin: str, tmp_path: Path) -> None:
     """#23 item 2: catching up one file held its whole output in memory (735 MiB
     RSS for 72 MB). Its lines now go out each chunk: the daemon's peak RSS over a
     40 MB catch-up is within 1.5x of convert's for the same file (measured in the
@@ -723,15 +867,31 @@ def test_a_catch_up_holds_no_more_memory_than_convert(streamv1_bin: str,
     proj.mkdir(parents=True)
     big = proj / "big.jsonl"
     _big_session(big, 40_000_000)
-    convert_kb = _peak_rss_kb([streamv1_bin, "convert", str(big), "-o",
-                               str(tmp_path / "c.jsonl")])
+    convert_kb = _peak_rss_kb([streamv1_bin, "convert", str(big), "-o", str(tmp_path / "c.jsonl")])
     out = tmp_path / "out.jsonl"
-    proc = subprocess.Popen([streamv1_bin, "tail", str(tmp_path / "projects"), "-o", str(out),
-                             "--state", str(tmp_path / "state.json"), "--no-ingest",
-                             "--idle-close", "1"], stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            streamv1_bin,
+            "tail",
+            str(tmp_path / "projects"),
+            "-o",
+            str(out),
+            "--state",
+            str(tmp_path / "state.json"),
+            "--no-ingest",
+            "--idle-close",
+            "1",
+        ],
+        stderr=subprocess.DEVNULL,
+    )
     settle(out, quiet=3.0)
-    peak = int(next(x for x in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
-                    if x.startswith("VmHWM:")).split()[1])
+    peak = int(
+        next(
+            x
+            for x in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+            if x.startswith("VmHWM:")
+        ).split()[1]
+    )
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=20)
     assert tail_output(out) == (tmp_path / "c.jsonl").read_bytes()
@@ -772,7 +932,8 @@ def test_a_renamed_project_folder_is_the_same_files(tmp_path: Path, when: str) -
 
 @pytest.mark.parametrize("descriptor", ["held", "given back"])
 def test_a_file_seen_gone_before_its_new_path_is_the_same_file(
-        tmp_path: Path, descriptor: str) -> None:
+    tmp_path: Path, descriptor: str
+) -> None:
     """The model test's find (#23): a file moved while the daemon was busy, and the
     daemon looked at its old path (gone) before it heard of the new one: it was
     forgotten there and read again from byte 0 at the new path, its lines twice.
@@ -801,7 +962,8 @@ def test_a_file_seen_gone_before_its_new_path_is_the_same_file(
 
 @pytest.mark.parametrize("at", [0, 1, 2])
 def test_a_folder_renamed_while_the_daemon_starts_is_the_same_files(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at: int) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at: int
+) -> None:
     """The model test's find, under load (seed 3: 10 lines twice): a project folder
     renamed while the daemon starts, after its scan listed the folder and before
     (or while) it resumed the files from their marks. A file gone at its old path
@@ -843,7 +1005,8 @@ def test_a_folder_renamed_while_the_daemon_starts_is_the_same_files(
 
 
 def test_folders_inotify_does_not_watch_are_said_and_polled(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """#23 item 5: when inotify's watches ran out, folders went unwatched in silence
     and their appends waited for the 30 s rescan. What the kernel watches is read
     from /proc (watches.watched); a folder it does not is said once with what to do,
@@ -857,13 +1020,22 @@ def test_folders_inotify_does_not_watch_are_said_and_polled(
     (a / "one.jsonl").write_bytes(b"".join(src[:6]))
     (b / "two.jsonl").write_bytes(b"".join(src[:6]))
     st = os.stat(a)
-    watched = {(st.st_dev, st.st_ino), (os.stat(tmp_path / "projects").st_dev,
-                                        os.stat(tmp_path / "projects").st_ino)}
+    watched = {
+        (st.st_dev, st.st_ino),
+        (os.stat(tmp_path / "projects").st_dev, os.stat(tmp_path / "projects").st_ino),
+    }
     monkeypatch.setattr(watching_mod.watches, "watched", lambda: set(watched))  # b is not
     clock = Clock()
-    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
-                   tmp_path / "state.json", clock=fixed, now=clock, commit_every=0,
-                   idle_close=0, rescan_every=1e9)
+    d = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0,
+        idle_close=0,
+        rescan_every=1e9,
+    )
     d.events.watcher = object()  # watching (the kernel's answer is the patched one)
     d.start()
     assert d.status()["unwatched_folders"] == 1
@@ -888,8 +1060,9 @@ def _rename_in(targets: list[Path], old: Path, new: Path) -> None:
 @pytest.mark.parametrize(
     "seed", [int(s) for s in os.environ.get("STREAMV1_MODEL_SEEDS", "1,2").split(",")]
 )
-def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path,
-                                               seed: int) -> None:
+def test_random_operations_end_as_convert_does(
+    streamv1_bin: str, tmp_path: Path, seed: int
+) -> None:
     """The model test (Vector's way: random operations, the result checked against
     a model), #23: the session files written in random chunks, and between them at
     random: SIGKILL or SIGTERM and a restart; a project folder renamed (live, or
@@ -906,8 +1079,7 @@ def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path
     chunks = plan_chunks(rng)
     out = tmp_path / "out.jsonl"
     parts: list[Path] = []
-    standalone = [i for i, (_, rel, _, meta) in enumerate(WRITES)
-                  if rel.startswith("p/")]
+    standalone = [i for i, (_, rel, _, meta) in enumerate(WRITES) if rel.startswith("p/")]
     proc = _start(streamv1_bin, tmp_path)
     done: Counter[str] = Counter()
     journal: list[str] = []  # chunk, operation, output size: what a failure ran
@@ -924,8 +1096,17 @@ def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path
         parts.append(part)
         return part
 
-    ops = ["kill", "term", "folder", "folder_down", "file", "rotate_output", "delete_output",
-           "copytruncate", "truncate_live"]
+    ops = [
+        "kill",
+        "term",
+        "folder",
+        "folder_down",
+        "file",
+        "rotate_output",
+        "delete_output",
+        "copytruncate",
+        "truncate_live",
+    ]
     for k, (i, chunk) in enumerate(chunks):
         with targets[i].open("ab") as fh:
             fh.write(chunk)
@@ -956,8 +1137,11 @@ def test_random_operations_end_as_convert_does(streamv1_bin: str, tmp_path: Path
                 continue
             j = rng.choice(written)
             old = targets[j]
-            new = (old.parent.with_name(old.parent.name + "f") / old.name if rng.random() < 0.5
-                   else old.with_name(old.stem + "-r.jsonl"))
+            new = (
+                old.parent.with_name(old.parent.name + "f") / old.name
+                if rng.random() < 0.5
+                else old.with_name(old.stem + "-r.jsonl")
+            )
             new.parent.mkdir(exist_ok=True)
             old.rename(new)
             targets[j] = new

@@ -44,10 +44,13 @@ class Write:
 
 
 def _gemini_child(parent: int) -> Write:
-    child = next(p for p in (GEMINI_SUB / GEMINI_SID).glob("*.jsonl")
-                 if ".expected." not in p.name)
-    return Write(child, f".gemini/tmp/project/chats/{GEMINI_SID}/{child.name}", parent=parent,
-                 marker=f'"agentId":"{child.stem}"'.encode())
+    child = next(p for p in (GEMINI_SUB / GEMINI_SID).glob("*.jsonl") if ".expected." not in p.name)
+    return Write(
+        child,
+        f".gemini/tmp/project/chats/{GEMINI_SID}/{child.name}",
+        parent=parent,
+        marker=f'"agentId":"{child.stem}"'.encode(),
+    )
 
 
 CODEX_DAY = DATA / "codex" / "c10_subagent" / "sessions" / "2026" / "12" / "01"
@@ -62,24 +65,38 @@ WRITES: list[Write] = [
     Write(CODEX_DAY / CODEX_PARENT, f".codex/sessions/2026/12/01/{CODEX_PARENT}"),
     # The child rollout is written while its parent waits before its spawn
     # call's output (or, ``late``, just after it: the daemon waits for it then).
-    Write(CODEX_DAY / CODEX_CHILD, f".codex/sessions/2026/12/01/{CODEX_CHILD}", parent=0,
-          marker=b'"function_call_output"'),
+    Write(
+        CODEX_DAY / CODEX_CHILD,
+        f".codex/sessions/2026/12/01/{CODEX_CHILD}",
+        parent=0,
+        marker=b'"function_call_output"',
+    ),
     # A new day's folder, made while the daemon runs.
-    Write(DATA / "codex" / "c2_shell.rollout.jsonl",
-          ".codex/sessions/2026/12/02/rollout-2026-12-02T09-00-00-c2.jsonl"),
-    Write(GEMINI_SUB / "session-2026-12-01T19-50-6cf9178a.jsonl",
-          ".gemini/tmp/project/chats/session-2026-12-01T19-50-6cf9178a.jsonl"),
+    Write(
+        DATA / "codex" / "c2_shell.rollout.jsonl",
+        ".codex/sessions/2026/12/02/rollout-2026-12-02T09-00-00-c2.jsonl",
+    ),
+    Write(
+        GEMINI_SUB / "session-2026-12-01T19-50-6cf9178a.jsonl",
+        ".gemini/tmp/project/chats/session-2026-12-01T19-50-6cf9178a.jsonl",
+    ),
     _gemini_child(3),
-    Write(DATA / "gemini" / "chat_shell.jsonl",
-          ".gemini/tmp/other/chats/session-2026-12-01T19-47-9d89fbee.jsonl"),
+    Write(
+        DATA / "gemini" / "chat_shell.jsonl",
+        ".gemini/tmp/other/chats/session-2026-12-01T19-47-9d89fbee.jsonl",
+    ),
     Write(CLAUDE_SUB / f"{CLAUDE_SID}.jsonl", f".claude/projects/-home-u-q/{CLAUDE_SID}.jsonl"),
-    Write(CLAUDE_SUB / CLAUDE_SID / "subagents" / "agent-a4ecf0489c6080106.jsonl",
-          f".claude/projects/-home-u-q/{CLAUDE_SID}/subagents/agent-a4ecf0489c6080106.jsonl",
-          parent=6, marker=b'"agentId":"a4ecf0489c6080106"'),
-    Write(DATA / "claude-session" / "print_mode_bash.jsonl",
-          ".claude/projects/-home-u-p/print_mode_bash.jsonl"),
-    Write(DATA / "claude-session" / "thinking.jsonl",
-          ".claude/projects/-home-u-p/thinking.jsonl"),
+    Write(
+        CLAUDE_SUB / CLAUDE_SID / "subagents" / "agent-a4ecf0489c6080106.jsonl",
+        f".claude/projects/-home-u-q/{CLAUDE_SID}/subagents/agent-a4ecf0489c6080106.jsonl",
+        parent=6,
+        marker=b'"agentId":"a4ecf0489c6080106"',
+    ),
+    Write(
+        DATA / "claude-session" / "print_mode_bash.jsonl",
+        ".claude/projects/-home-u-p/print_mode_bash.jsonl",
+    ),
+    Write(DATA / "claude-session" / "thinking.jsonl", ".claude/projects/-home-u-p/thinking.jsonl"),
 ]
 
 
@@ -95,8 +112,9 @@ def plan(rng: random.Random, late: bool = False) -> list[tuple[int, bytes]]:
     for k, w in enumerate(WRITES):
         if w.parent is not None:
             at = data[w.parent].index(w.marker)
-            cut = (data[w.parent].index(b"\n", at) if late
-                   else data[w.parent].rindex(b"\n", 0, at)) + 1
+            cut = (
+                data[w.parent].index(b"\n", at) if late else data[w.parent].rindex(b"\n", 0, at)
+            ) + 1
             hold[w.parent] = (k, cut)
 
     def room(k: int) -> int:
@@ -118,10 +136,14 @@ def plan(rng: random.Random, late: bool = False) -> list[tuple[int, bytes]]:
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")}
-    env.update(HOME=str(tmp / "home"), XDG_STATE_HOME=str(tmp / "state"),
-               XDG_RUNTIME_DIR=str(tmp / "run"))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")
+    }
+    env.update(
+        HOME=str(tmp / "home"), XDG_STATE_HOME=str(tmp / "state"), XDG_RUNTIME_DIR=str(tmp / "run")
+    )
     return env
 
 
@@ -147,18 +169,34 @@ def _start(bin_: str, tmp: Path) -> subprocess.Popen[bytes]:
 
 def _spawn(bin_: str, tmp: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [bin_, "tail", "--output", str(tmp / "out.jsonl"), "--idle-close", "4",
-         "--rescan-every", "1", "--commit-every", "0.05", "--log-format", "json",
-         "--no-ingest"],
-        env=_env(tmp), stdout=subprocess.DEVNULL, stderr=open(tmp / "daemon.log", "ab"),
+        [
+            bin_,
+            "tail",
+            "--output",
+            str(tmp / "out.jsonl"),
+            "--idle-close",
+            "4",
+            "--rescan-every",
+            "1",
+            "--commit-every",
+            "0.05",
+            "--log-format",
+            "json",
+            "--no-ingest",
+        ],
+        env=_env(tmp),
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp / "daemon.log", "ab"),
     )
 
 
 @pytest.mark.parametrize("late", [False, True], ids=["actors_in_time", "actors_late"])
-@pytest.mark.parametrize("seed", [int(s) for s in
-                                  os.environ.get("STREAMV1_AGENTS_SEEDS", "1").split(",")])
-def test_tail_with_no_folder_follows_every_agent(streamv1_bin: str, tmp_path: Path,
-                                                 seed: int, late: bool) -> None:
+@pytest.mark.parametrize(
+    "seed", [int(s) for s in os.environ.get("STREAMV1_AGENTS_SEEDS", "1").split(",")]
+)
+def test_tail_with_no_folder_follows_every_agent(
+    streamv1_bin: str, tmp_path: Path, seed: int, late: bool
+) -> None:
     rng = random.Random(seed)
     home = tmp_path / "home"
     (tmp_path / "run").mkdir(mode=0o700)
@@ -198,8 +236,9 @@ def test_tail_with_no_folder_follows_every_agent(streamv1_bin: str, tmp_path: Pa
     assert (lost_and_doubled(got, want)) == (0, 0), first_mismatch(got, want)
     assert got == want, first_mismatch(got, want)
     assert framing_violations(data) == []
-    agents = {orjson.loads(x)["agent"]["name"] for x in data.splitlines()
-              if b'"subtype":"init"' in x}
+    agents = {
+        orjson.loads(x)["agent"]["name"] for x in data.splitlines() if b'"subtype":"init"' in x
+    }
     assert agents == {"claude-code", "codex", "gemini-cli"}
     for sid in (GEMINI_SID, CODEX_SID, CLAUDE_SID):  # each subagent inside its parent's
         assert (sid, None) in got and any(k[0] == sid and k[1] for k in got), sid

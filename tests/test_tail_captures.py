@@ -94,8 +94,15 @@ def test_tail_equals_convert_on_every_capture(tmp_path: Path, scenario: str) -> 
             dst = root / meta.relative_to(_projects(meta))
             dst.write_bytes(meta.read_bytes())
     clock = Clock()
-    daemon = TailDaemon([root], OutputSink(tmp_path / "out.jsonl"), tmp_path / "state.json",
-                        clock=fixed, now=clock, commit_every=0, idle_close=600)
+    daemon = TailDaemon(
+        [root],
+        OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0,
+        idle_close=600,
+    )
     daemon.start()
     changed: set[str] = set()
     for dst, piece in writes:

@@ -115,7 +115,8 @@ def test_the_sweep_takes_each_file_once_an_interval_in_slices() -> None:
 
 
 def test_unwatched_folders_are_said_once_and_polled_fast(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
@@ -144,8 +145,9 @@ def test_one_writer_per_output_file(tmp_path: Path) -> None:
     OutputSink(tmp_path / "out.jsonl").close()
 
 
-def test_a_failed_write_leaves_whole_lines_only(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_write_leaves_whole_lines_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sink = OutputSink(tmp_path / "out.jsonl")
     sink.write(b'{"a":1}\n')
     real = os.write
@@ -167,8 +169,9 @@ def test_a_failed_write_leaves_whole_lines_only(tmp_path: Path,
     sink.close()
 
 
-def test_the_default_job_keeps_its_earlier_state_file(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_job_keeps_its_earlier_state_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """tail with no folder followed Claude Code's projects alone before #24, its
     state file keyed by that folder and the output: now that it follows every
     agent's home, it keeps that state file (an upgrade goes on from its
@@ -183,8 +186,12 @@ def test_the_default_job_keeps_its_earlier_state_file(tmp_path: Path,
     roots = serve.watched_roots([])
     assert roots[0] == (tmp_path / "claude" / "projects").resolve()
     old_key = "\n".join([str(roots[0]), str(out.resolve())])
-    old = tmp_path / "state" / "streamv1" / (
-        f"tail-{hashlib.sha256(old_key.encode()).hexdigest()[:12]}.json")
+    old = (
+        tmp_path
+        / "state"
+        / "streamv1"
+        / (f"tail-{hashlib.sha256(old_key.encode()).hexdigest()[:12]}.json")
+    )
     assert serve.default_state_path(roots, out, defaults=True) == old
     if len(roots) > 1:
         assert serve.default_state_path(roots, out) != old

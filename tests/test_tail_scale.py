@@ -36,9 +36,11 @@ def archive(root: Path, n: int) -> list[Path]:
 
 
 def turn(path: Path, k: int) -> bytes:
-    return (b'{"type":"user","sessionId":"%s","uuid":"u-%d","parentUuid":null,'
-            b'"timestamp":"2026-11-30T11:00:00.000Z","message":{"role":"user",'
-            b'"content":"again %d"}}\n' % (path.stem.encode(), k, k))
+    return (
+        b'{"type":"user","sessionId":"%s","uuid":"u-%d","parentUuid":null,'
+        b'"timestamp":"2026-11-30T11:00:00.000Z","message":{"role":"user",'
+        b'"content":"again %d"}}\n' % (path.stem.encode(), k, k)
+    )
 
 
 def wal_bytes(state: Path) -> int:
@@ -48,14 +50,23 @@ def wal_bytes(state: Path) -> int:
 
 def start(tmp: Path, n: int, clock: Clock, **kw: Any) -> tuple[TailDaemon, list[Path]]:
     paths = archive(tmp / "projects", n)
-    d = TailDaemon([tmp / "projects"], OutputSink(tmp / "out.jsonl"), tmp / "state.json",
-                   clock=fixed, now=clock, commit_every=0, idle_close=0, **kw)
+    d = TailDaemon(
+        [tmp / "projects"],
+        OutputSink(tmp / "out.jsonl"),
+        tmp / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0,
+        idle_close=0,
+        **kw,
+    )
     d.start()
     return d, paths
 
 
-def test_a_commit_writes_the_files_that_changed_only(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_commit_writes_the_files_that_changed_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     commits: list[tuple[int, int]] = []
     real = cp.Store.commit
 
@@ -84,7 +95,8 @@ def test_a_commit_writes_the_files_that_changed_only(tmp_path: Path,
 
 @pytest.mark.parametrize("n", [20, 400])
 def test_what_an_append_writes_to_the_state_does_not_grow_with_the_files(
-        tmp_path: Path, n: int) -> None:
+    tmp_path: Path, n: int
+) -> None:
     """The database's log grows by the pages of one row and the output's: the
     same few KB whether 20 or 400 files are followed (the JSON checkpoint
     rewrote all of them: ~1.3 KB per file per commit)."""
@@ -116,8 +128,15 @@ def test_a_json_checkpoint_becomes_the_database_in_place(tmp_path: Path) -> None
         stale.unlink()
     (tmp_path / "state.json").write_text(__import__("json").dumps(doc))
     out_before = tail_output(tmp_path / "out.jsonl")
-    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
-                   tmp_path / "state.json", clock=fixed, now=clock, commit_every=0, idle_close=0)
+    d = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0,
+        idle_close=0,
+    )
     d.start()
     d.stop()
     assert (tmp_path / "state.json").read_bytes().startswith(cp.SQLITE_MAGIC)
@@ -135,8 +154,13 @@ def test_a_damaged_database_is_one_clear_error(tmp_path: Path) -> None:
     db.execute("UPDATE files SET mark = '{\"offset\": -3}'")
     db.commit()
     db.close()
-    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
-                   tmp_path / "state.json", clock=fixed, now=clock)
+    d = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+    )
     with pytest.raises(cp.CheckpointError, match=r"state\.json: damaged checkpoint entry"):
         d.start()
     d.lock.release()
@@ -197,7 +221,5 @@ def test_a_follower_keeps_no_copy_of_the_bytes_it_read(tmp_path: Path) -> None:
     d, _ = start(tmp_path, 2, clock)
     for f in d.followers.values():
         assert not hasattr(f, "__dict__")  # slots: one follower per file, 10,000 of them
-        assert all(not isinstance(getattr(f, a), bytes) for a in type(f).__slots__
-                   if hasattr(f, a))
+        assert all(not isinstance(getattr(f, a), bytes) for a in type(f).__slots__ if hasattr(f, a))
     d.stop()
-

@@ -93,8 +93,15 @@ def test_killed_before_the_first_checkpoint_repeats_nothing(
 
     monkeypatch.setattr(cp.Store, "commit", commit_then_die)
     clock = Clock()
-    doomed = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
-                        clock=fixed, now=clock, commit_every=0, idle_close=0)
+    doomed = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(out),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0,
+        idle_close=0,
+    )
     with pytest.raises(Killed):
         doomed.start()
     lock = getattr(doomed, "lock", None)
@@ -120,13 +127,21 @@ def test_killed_while_writing_a_checkpoint_repeats_nothing(
     main, agent = layout(proj, main_lines=10)
     out = tmp_path / "out.jsonl"
     clock = Clock()
-    doomed = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
-                        clock=fixed, now=clock, commit_every=0, idle_close=5)
+    doomed = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(out),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0,
+        idle_close=5,
+    )
     doomed.start()
     real_write = cp.Store._write
 
-    def write_then_die(store: cp.Store, db: Any, head: cp.Checkpoint, changed: Any,
-                       gone: Any) -> None:
+    def write_then_die(
+        store: cp.Store, db: Any, head: cp.Checkpoint, changed: Any, gone: Any
+    ) -> None:
         if at == "committed":
             real_write(store, db, head, changed, gone)
             raise Killed
@@ -254,10 +269,25 @@ def test_out_of_descriptors_is_not_a_file_gone(streamv1_bin: str, tmp_path: Path
     want = expected(files)
     size = sum(len(b"".join(v)) for v in want.values())
     proc = subprocess.Popen(
-        [streamv1_bin, "tail", str(tmp_path / "projects"), "--output", str(out),
-         "--state", str(tmp_path / "state.json"), "--no-ingest", "--idle-close", "2",
-         "--rescan-every", "1", "--log-format", "json"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_limit_fds(40),
+        [
+            streamv1_bin,
+            "tail",
+            str(tmp_path / "projects"),
+            "--output",
+            str(out),
+            "--state",
+            str(tmp_path / "state.json"),
+            "--no-ingest",
+            "--idle-close",
+            "2",
+            "--rescan-every",
+            "1",
+            "--log-format",
+            "json",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=_limit_fds(40),
     )
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -334,8 +364,11 @@ def small_disk(tmp_path: Path) -> Any:
         pytest.skip("needs root to mount a small tmpfs (the disk-full case)")
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+        capture_output=True,
+        check=False,
+    )
     if proc.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
     yield mnt
@@ -351,8 +384,9 @@ def _fill(mnt: Path, leave: int) -> Path:
 
 
 @pytest.mark.parametrize("restart", [False, True], ids=["in-process", "restart"])
-def test_disk_full_loses_nothing_and_recovers(small_disk: Path, tmp_path: Path,
-                                               restart: bool) -> None:
+def test_disk_full_loses_nothing_and_recovers(
+    small_disk: Path, tmp_path: Path, restart: bool
+) -> None:
     proj = tmp_path / "projects" / "p"
     main, agent = layout(proj)
     out = small_disk / "out.jsonl"
@@ -361,8 +395,15 @@ def test_disk_full_loses_nothing_and_recovers(small_disk: Path, tmp_path: Path,
     clock = Clock()
 
     def start() -> TailDaemon:
-        d = TailDaemon([tmp_path / "projects"], OutputSink(out), state, clock=fixed, now=clock,
-                       commit_every=0, idle_close=5)
+        d = TailDaemon(
+            [tmp_path / "projects"],
+            OutputSink(out),
+            state,
+            clock=fixed,
+            now=clock,
+            commit_every=0,
+            idle_close=5,
+        )
         d.start()
         return d
 
@@ -412,8 +453,14 @@ def test_a_write_during_the_first_scan_is_seen_at_once(
 
     monkeypatch.setattr(daemon_mod, "walk_paths", walk_then_write)
     stop = threading.Event()
-    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
-                   tmp_path / "state.json", clock=fixed, rescan_every=3600, idle_close=0)
+    d = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        clock=fixed,
+        rescan_every=3600,
+        idle_close=0,
+    )
     d.start(stop)
     loop = threading.Thread(target=d.run, args=(stop,))
     loop.start()
@@ -435,16 +482,31 @@ def test_a_second_daemon_on_the_same_state_says_so_and_exits_1(
     streamv1_bin: str, tmp_path: Path
 ) -> None:
     (tmp_path / "projects").mkdir()
-    args = [streamv1_bin, "tail", str(tmp_path / "projects"), "--state",
-            str(tmp_path / "state.json"), "--no-ingest", "--log-format", "json"]
-    first = subprocess.Popen([*args, "--output", str(tmp_path / "a.jsonl")],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    args = [
+        streamv1_bin,
+        "tail",
+        str(tmp_path / "projects"),
+        "--state",
+        str(tmp_path / "state.json"),
+        "--no-ingest",
+        "--log-format",
+        "json",
+    ]
+    first = subprocess.Popen(
+        [*args, "--output", str(tmp_path / "a.jsonl")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 20
         while not (tmp_path / "state.json").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        second = subprocess.run([*args, "--output", str(tmp_path / "b.jsonl")],
-                                capture_output=True, timeout=20, check=False)
+        second = subprocess.run(
+            [*args, "--output", str(tmp_path / "b.jsonl")],
+            capture_output=True,
+            timeout=20,
+            check=False,
+        )
     finally:
         first.terminate()
         assert first.wait(timeout=20) == 0
@@ -482,9 +544,17 @@ def test_a_subagent_run_ends_when_its_parent_answers(tmp_path: Path) -> None:
 
 def test_the_daemon_and_convert_take_the_same_files(tmp_path: Path) -> None:
     root = tmp_path / "projects"
-    names = ["p/a.jsonl", "p/workflows/w.jsonl", "p/s/subagents/agent-1.jsonl",
-             "p/s/subagents/workflows/agent-2.jsonl", "p/tool-results/t.jsonl",
-             "p/journal.jsonl", "p/x.json", "p/.git/g.jsonl", "workflows/a/b.jsonl"]
+    names = [
+        "p/a.jsonl",
+        "p/workflows/w.jsonl",
+        "p/s/subagents/agent-1.jsonl",
+        "p/s/subagents/workflows/agent-2.jsonl",
+        "p/tool-results/t.jsonl",
+        "p/journal.jsonl",
+        "p/x.json",
+        "p/.git/g.jsonl",
+        "workflows/a/b.jsonl",
+    ]
     for name in names:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_bytes(BASH.read_bytes())
@@ -497,8 +567,14 @@ def test_the_daemon_and_convert_take_the_same_files(tmp_path: Path) -> None:
     d.tick(changed={str(root / n) for n in names})
     assert set(d.followers) == listed
     d.stop()
-    assert listed == {str(root / n) for n in ("p/a.jsonl", "p/s/subagents/agent-1.jsonl",
-                                             "p/s/subagents/workflows/agent-2.jsonl")}
+    assert listed == {
+        str(root / n)
+        for n in (
+            "p/a.jsonl",
+            "p/s/subagents/agent-1.jsonl",
+            "p/s/subagents/workflows/agent-2.jsonl",
+        )
+    }
 
 
 # -- found in review -----------------------------------------------------------------------
@@ -567,9 +643,16 @@ def test_runs_of_followers_over_the_descriptor_budget_still_idle_close(tmp_path:
     for f in files:
         f.write_bytes(b"".join(lines(f)[:14]))  # every run open
     clock = Clock()
-    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
-                   tmp_path / "state.json", clock=fixed, now=clock, commit_every=0,
-                   idle_close=60, max_fds=16)
+    d = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0,
+        idle_close=60,
+        max_fds=16,
+    )
     d.start()
     assert sum(f.fd is not None for f in d.followers.values()) <= 16
     clock.t += 61
@@ -607,12 +690,18 @@ def test_no_file_watching_is_not_fatal(tmp_path: Path, monkeypatch: pytest.Monke
     proj = tmp_path / "projects" / "p"
     proj.mkdir(parents=True)
     (proj / BASH_NAME).write_bytes(BASH.read_bytes())
-    d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
-                   tmp_path / "state.json", clock=fixed, idle_close=0)
+    d = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        clock=fixed,
+        idle_close=0,
+    )
     d.start(threading.Event())  # logs, goes on with rescans
     d.stop()
-    assert tail_output(tmp_path / "out.jsonl") == convert_file(proj / BASH_NAME,
-                                                               "claude-session")[0]
+    assert (
+        tail_output(tmp_path / "out.jsonl") == convert_file(proj / BASH_NAME, "claude-session")[0]
+    )
 
 
 def test_a_file_no_source_reads_is_left_alone(tmp_path: Path) -> None:
@@ -626,8 +715,9 @@ def test_a_file_no_source_reads_is_left_alone(tmp_path: Path) -> None:
         fh.write(b'{"x": 2}\n')
     d.tick(rescan=True)
     d.stop()
-    assert tail_output(tmp_path / "out.jsonl") == convert_file(proj / BASH_NAME,
-                                                               "claude-session")[0]
+    assert (
+        tail_output(tmp_path / "out.jsonl") == convert_file(proj / BASH_NAME, "claude-session")[0]
+    )
 
 
 def test_a_failed_fsync_stops_without_a_checkpoint_past_it(
@@ -683,8 +773,15 @@ def test_copytruncate_then_a_crash_never_cuts_a_line(tmp_path: Path) -> None:
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=0)
     d.stop()
-    doomed = TailDaemon([tmp_path / "projects"], OutputSink(out), tmp_path / "state.json",
-                        clock=fixed, now=clock, commit_every=1e9, idle_close=0)
+    doomed = TailDaemon(
+        [tmp_path / "projects"],
+        OutputSink(out),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=1e9,
+        idle_close=0,
+    )
     doomed.start()
     with out.open("r+b") as fh:
         fh.truncate(0)  # rotated
@@ -812,7 +909,8 @@ def test_a_crafted_state_builds_nothing_and_is_replayed(tmp_path: Path) -> None:
     state = state_doc(tmp_path / "state.json")
     for k, mark in enumerate(state["files"].values()):
         mark["state"]["adapter"]["state"] = (
-            {"$o": "os.system", "i": 0, "f": {}} if k % 2 == 0 else {"$t": [1]})
+            {"$o": "os.system", "i": 0, "f": {}} if k % 2 == 0 else {"$t": [1]}
+        )
         mark["state"]["held"] = "DEEP"
     deep = "[" * 600 + "]" * 600  # JSON reads it; the state loader refuses it
     write_state_doc(tmp_path / "state.json", state)
@@ -830,13 +928,30 @@ def test_a_crafted_state_builds_nothing_and_is_replayed(tmp_path: Path) -> None:
 def test_a_damaged_checkpoint_is_one_line_and_exit_1(streamv1_bin: str, tmp_path: Path) -> None:
     (tmp_path / "projects").mkdir()
     state = tmp_path / "state.json"
-    for bad in ("{not json", '{"version": 9}', '{"version": 2, "files": {"x": {"offset": "a"}}}',
-                "[" * 100_000):
+    for bad in (
+        "{not json",
+        '{"version": 9}',
+        '{"version": 2, "files": {"x": {"offset": "a"}}}',
+        "[" * 100_000,
+    ):
         state.write_text(bad)
         proc = subprocess.run(
-            [streamv1_bin, "tail", str(tmp_path / "projects"), "--state", str(state),
-             "--output", str(tmp_path / "out.jsonl"), "--no-ingest", "--log-format", "json"],
-            capture_output=True, timeout=30, check=False)
+            [
+                streamv1_bin,
+                "tail",
+                str(tmp_path / "projects"),
+                "--state",
+                str(state),
+                "--output",
+                str(tmp_path / "out.jsonl"),
+                "--no-ingest",
+                "--log-format",
+                "json",
+            ],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
         assert proc.returncode == 1, bad
         err = proc.stderr.decode().strip().splitlines()
         assert len(err) == 1 and str(state) in err[0] and "Traceback" not in err[0], err
@@ -891,9 +1006,11 @@ def test_going_on_from_an_old_release_checkpoint(tmp_path: Path, release: str) -
     if state["output"].get("ino") is not None:
         state["output"]["ino"] = (tmp_path / "out.jsonl").stat().st_ino
     write_state_doc(tmp_path / "state.json", state)
-    full = {f"p/{SID}.jsonl": LAYOUT / f"{SID}.jsonl",
-            f"p/{SID}/subagents/{AGENT}.jsonl": LAYOUT / SID / "subagents" / f"{AGENT}.jsonl",
-            f"p/{BASH_NAME}": BASH}
+    full = {
+        f"p/{SID}.jsonl": LAYOUT / f"{SID}.jsonl",
+        f"p/{SID}/subagents/{AGENT}.jsonl": LAYOUT / SID / "subagents" / f"{AGENT}.jsonl",
+        f"p/{BASH_NAME}": BASH,
+    }
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=5)
     for rel, src in full.items():
@@ -922,8 +1039,10 @@ def test_going_on_from_an_old_release_checkpoint(tmp_path: Path, release: str) -
 
 def _messages(actors: dict[Any, list[bytes]]) -> dict[Any, list[bytes]]:
     """The assistant and user lines of each actor (what no framing change moves)."""
-    return {k: [x for x in v if x.startswith((b'{"type":"assistant"', b'{"type":"user"'))]
-            for k, v in actors.items()}
+    return {
+        k: [x for x in v if x.startswith((b'{"type":"assistant"', b'{"type":"user"'))]
+        for k, v in actors.items()
+    }
 
 
 def test_state_files_are_the_users_own(tmp_path: Path) -> None:
@@ -961,13 +1080,35 @@ def test_rotation_by_rename_then_reopen_is_exactly_once(tmp_path: Path) -> None:
     same_as_convert(both, [main, agent])
 
 
-_MARK_FIELDS = ["offset", "line_no", "ino", "head_len", "head_hash", "tail_len", "tail_hash",
-                "closes", "framed", "start", "start_line"]
+_MARK_FIELDS = [
+    "offset",
+    "line_no",
+    "ino",
+    "head_len",
+    "head_hash",
+    "tail_len",
+    "tail_hash",
+    "closes",
+    "framed",
+    "start",
+    "start_line",
+]
 _BAD_VALUES = [-1, 1.5, True, "x", None, [], {}]
 
 
-@pytest.mark.parametrize("field", [*_MARK_FIELDS, "output.length", "output.ino", "output.reopened",
-                                   "output.path", "output.tail_len", "scanned", "files"])
+@pytest.mark.parametrize(
+    "field",
+    [
+        *_MARK_FIELDS,
+        "output.length",
+        "output.ino",
+        "output.reopened",
+        "output.path",
+        "output.tail_len",
+        "scanned",
+        "files",
+    ],
+)
 def test_a_checkpoint_with_a_wrong_value_is_one_clear_error(tmp_path: Path, field: str) -> None:
     """#23 item 13: wrong-typed or negative checkpoint values (9 of 32 mutations
     tried made a traceback): each either reads as a value it may be, or is a
@@ -987,8 +1128,14 @@ def test_a_checkpoint_with_a_wrong_value_is_one_clear_error(tmp_path: Path, fiel
             for mark in state["files"].values():
                 mark[field] = value
         write_state_doc(tmp_path / "state.json", state)
-        d = TailDaemon([tmp_path / "projects"], OutputSink(tmp_path / "out.jsonl"),
-                       tmp_path / "state.json", clock=fixed, now=clock, commit_every=0)
+        d = TailDaemon(
+            [tmp_path / "projects"],
+            OutputSink(tmp_path / "out.jsonl"),
+            tmp_path / "state.json",
+            clock=fixed,
+            now=clock,
+            commit_every=0,
+        )
         try:
             d.start()
         except cp.CheckpointError as exc:
@@ -1004,9 +1151,21 @@ def test_a_damaged_checkpoint_is_one_line_at_start(streamv1_bin: str, tmp_path: 
     state = tmp_path / "state.json"
     (tmp_path / "projects").mkdir()
     state.write_text(json.dumps({"version": 2, "files": {"/x.jsonl": {"offset": -1}}}))
-    proc = subprocess.run([streamv1_bin, "tail", str(tmp_path / "projects"), "--state",
-                           str(state), "--no-ingest", "--log-format", "console"],
-                          capture_output=True, timeout=30, check=False)
+    proc = subprocess.run(
+        [
+            streamv1_bin,
+            "tail",
+            str(tmp_path / "projects"),
+            "--state",
+            str(state),
+            "--no-ingest",
+            "--log-format",
+            "console",
+        ],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     assert proc.returncode == 1
     err = proc.stderr.decode().strip().splitlines()
     assert len(err) == 1 and "damaged checkpoint entry" in err[0] and "Traceback" not in err[0]
@@ -1028,9 +1187,15 @@ def _checkpointed_start(tmp_path: Path, n: int) -> tuple[Path, list[bytes], Path
 
 def _doomed(tmp_path: Path, clock: Clock, sink: OutputSink | None = None) -> TailDaemon:
     """A daemon that never checkpoints after its start (until killed by _kill)."""
-    d = TailDaemon([tmp_path / "projects"], sink or OutputSink(tmp_path / "out.jsonl"),
-                   tmp_path / "state.json", clock=fixed, now=clock, commit_every=1e9,
-                   idle_close=0)
+    d = TailDaemon(
+        [tmp_path / "projects"],
+        sink or OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=1e9,
+        idle_close=0,
+    )
     d.start()
     return d
 
@@ -1043,7 +1208,8 @@ def _kill(d: TailDaemon) -> None:
 
 @pytest.mark.parametrize("kept", ["renamed", "linked", "copied", "deleted"])
 def test_output_rotated_then_a_kill_before_the_checkpoint_is_exactly_once(
-        tmp_path: Path, kept: str) -> None:
+    tmp_path: Path, kept: str
+) -> None:
     """The model test's find (#23, CI): lines written, the output renamed away
     (logrotate's create mode, or kept as a hard link), copied and truncated
     (copytruncate), or deleted, the daemon killed before it checkpointed them or
@@ -1168,14 +1334,14 @@ def test_copytruncate_while_running_then_a_kill_is_exactly_once(tmp_path: Path) 
     checkpointed = out.read_bytes()
     doomed = _doomed(tmp_path, clock)
     with target.open("ab") as fh:
-        fh.write(b"".join(src[third:2 * third]))
+        fh.write(b"".join(src[third : 2 * third]))
     doomed.tick(changed={str(target)})
     copy = tmp_path / "out.jsonl.1"
     shutil.copy(out, copy)
     with out.open("r+b") as fh:
         fh.truncate(0)
     with target.open("ab") as fh:
-        fh.write(b"".join(src[2 * third:]))
+        fh.write(b"".join(src[2 * third :]))
     doomed.tick(changed={str(target)})
     assert copy.stat().st_size > len(checkpointed) and out.stat().st_size > 0
     _kill(doomed)
@@ -1211,9 +1377,15 @@ def test_a_new_output_is_named_before_a_line_goes_in(tmp_path: Path, rotated: bo
         out.unlink()
     with target.open("ab") as fh:
         fh.write(b"".join(src[8:]))
-    doomed = TailDaemon([tmp_path / "projects"], _DiesAfterWriting(out),
-                        tmp_path / "state.json", clock=fixed, now=clock,
-                        commit_every=1e9, idle_close=0)
+    doomed = TailDaemon(
+        [tmp_path / "projects"],
+        _DiesAfterWriting(out),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=1e9,
+        idle_close=0,
+    )
     with pytest.raises(Killed):
         doomed.start()
     _kill(doomed)
@@ -1226,8 +1398,7 @@ def test_a_new_output_is_named_before_a_line_goes_in(tmp_path: Path, rotated: bo
 
 
 @pytest.mark.parametrize("made", ["meta only", "both tables", "empty file"])
-def test_a_state_database_never_committed_to_is_no_checkpoint(tmp_path: Path,
-                                                              made: str) -> None:
+def test_a_state_database_never_committed_to_is_no_checkpoint(tmp_path: Path, made: str) -> None:
     """A daemon killed while it made its state file (the model test: killed
     between the two CREATEs, "no such table: files" at every restart after) left
     a database with no checkpoint in it: the next start reads the files from

@@ -44,11 +44,17 @@ def _reference_millis(value: float) -> str | None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.one_of(
-    st.integers(min_value=-62135596800000, max_value=253402300799999),
-    st.integers(min_value=1796036400000, max_value=1796036500000),  # seconds met again
-    st.floats(min_value=-1e14, max_value=2.5e14, allow_nan=False),
-), min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(min_value=-62135596800000, max_value=253402300799999),
+            st.integers(min_value=1796036400000, max_value=1796036500000),  # seconds met again
+            st.floats(min_value=-1e14, max_value=2.5e14, allow_nan=False),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_epoch_millis_are_the_reference_in_any_order(values: list[float]) -> None:
     # Each second's prefix is cached: the cache must never give another second's.
     for value in values:

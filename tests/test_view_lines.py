@@ -15,19 +15,62 @@ from hypothesis import strategies as st
 from streamv1.translator.view import PrettyWriter
 
 _VALUE = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**63), max_value=2**63 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                max_size=4),
-    max_leaves=20)
-_KEYS = st.sampled_from([
-    "type", "subtype", "session_id", "message", "content", "result", "usage",
-    "total_cost_usd", "num_turns", "duration_ms", "parent_tool_use_id", "agent", "cwd",
-    "extension", "task", "event", "is_error", "ts", "role", "input", "name", "text",
-    "tool_use_id", "model_usage", "prompt"])
-_WORDS = st.sampled_from(["system", "assistant", "user", "result", "stream_event", "init",
-                          "error", "task_started", "task_notification", "tool_use",
-                          "tool_result", "text", "thinking"])
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+_KEYS = st.sampled_from(
+    [
+        "type",
+        "subtype",
+        "session_id",
+        "message",
+        "content",
+        "result",
+        "usage",
+        "total_cost_usd",
+        "num_turns",
+        "duration_ms",
+        "parent_tool_use_id",
+        "agent",
+        "cwd",
+        "extension",
+        "task",
+        "event",
+        "is_error",
+        "ts",
+        "role",
+        "input",
+        "name",
+        "text",
+        "tool_use_id",
+        "model_usage",
+        "prompt",
+    ]
+)
+_WORDS = st.sampled_from(
+    [
+        "system",
+        "assistant",
+        "user",
+        "result",
+        "stream_event",
+        "init",
+        "error",
+        "task_started",
+        "task_notification",
+        "tool_use",
+        "tool_result",
+        "text",
+        "thinking",
+    ]
+)
 
 
 @settings(max_examples=1500, deadline=None)
@@ -56,7 +99,7 @@ def test_each_line_is_shown_once() -> None:
 def test_a_line_that_is_no_json_object_is_shown_as_its_text() -> None:
     out = io.StringIO()
     view = PrettyWriter(out)
-    view.write(b"not json\n[1,2]\n\"a string\"\n\xff\xfe broken utf-8\n")
+    view.write(b'not json\n[1,2]\n"a string"\n\xff\xfe broken utf-8\n')
     view.flush()
     shown = out.getvalue().splitlines()
     assert shown[:3] == ["? not json", "? [1,2]", '? "a string"']
@@ -64,7 +107,8 @@ def test_a_line_that_is_no_json_object_is_shown_as_its_text() -> None:
 
 
 def test_a_run_ended_before_its_first_file_gives_the_terminal_back(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A review found it: the progress display began before the inputs were
     grouped by session (seconds, for thousands of files), outside the run's
     try: a Ctrl-C then left the cursor hidden and stderr replaced by the
@@ -87,7 +131,13 @@ def test_a_run_ended_before_its_first_file_gives_the_terminal_back(
 
     monkeypatch.setattr(batch, "sessions", interrupted)
     with pytest.raises(Interrupted):
-        batch.run([batch.Job(str(tmp_path / "a.jsonl")), batch.Job(str(tmp_path / "b.jsonl"))],
-                  io.BytesIO(), batch.Options(), 1, progress=True, console=console)
+        batch.run(
+            [batch.Job(str(tmp_path / "a.jsonl")), batch.Job(str(tmp_path / "b.jsonl"))],
+            io.BytesIO(),
+            batch.Options(),
+            1,
+            progress=True,
+            console=console,
+        )
     assert sys.stderr is before
     assert screen.getvalue().endswith("\x1b[?25h")  # the cursor shown again

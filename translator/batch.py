@@ -108,8 +108,13 @@ def _regular(path: str) -> bool:
         return True  # the open says what is wrong
 
 
-def convert_one(job: Job, sink: Writer, options: Options, totals: Totals,
-                read: Callable[[int], None] | None = None) -> None:
+def convert_one(
+    job: Job,
+    sink: Writer,
+    options: Options,
+    totals: Totals,
+    read: Callable[[int], None] | None = None,
+) -> None:
     """One input into ``sink``; a bad input is one clear log line, never a traceback.
     ``read`` hears how many bytes of the input were read, as they are (progress)."""
     log = logs.get()
@@ -159,8 +164,13 @@ def convert_one(job: Job, sink: Writer, options: Options, totals: Totals,
         log.error(exc.strerror or str(exc), path=job.path)
 
 
-def convert_unit(unit: list[Job], sink: Writer, options: Options, totals: Totals,
-                 read: Callable[[int], None] | None = None) -> None:
+def convert_unit(
+    unit: list[Job],
+    sink: Writer,
+    options: Options,
+    totals: Totals,
+    read: Callable[[int], None] | None = None,
+) -> None:
     """One session's inputs (see :func:`sessions`) into ``sink``: a lone file as
     :func:`convert_one` converts it, several merged into one stream by
     :func:`convert.convert_session`. A file that cannot be read is one log line and
@@ -225,8 +235,9 @@ def sessions(jobs: list[Job]) -> list[list[Job]]:
             alone.append([job])
         else:
             keyed.setdefault(place[0], []).append((place[1], job))
-    groups = alone + [[job for _, job in sorted(g, key=lambda m: (not m[0], m[1].path))]
-                      for g in keyed.values()]
+    groups = alone + [
+        [job for _, job in sorted(g, key=lambda m: (not m[0], m[1].path))] for g in keyed.values()
+    ]
     stdin = [g for g in groups if g[0].path == "-"]
     files = [g for g in groups if g[0].path != "-"]
     for group in files:
@@ -305,13 +316,13 @@ def _looks_like_another(head: bytes, named: Source, path: str) -> bool:
         return False
     logs.get().warning(
         f"these records look like {best.name}, not {named.name}; converting as "
-        f"{named.name} (--source auto tells by itself)", path=path,
+        f"{named.name} (--source auto tells by itself)",
+        path=path,
     )
     return True
 
 
-def _worker(group: list[list[Job]], options: Options, spool: str
-            ) -> tuple[Totals, str | None]:
+def _worker(group: list[list[Job]], options: Options, spool: str) -> tuple[Totals, str | None]:
     """In a worker process: convert a group of inputs, each to its own target or,
     in input order, to the group's one spool file (a group, not one input a task,
     and one spool a group: small files would otherwise cost more in hand-offs and
@@ -480,8 +491,14 @@ def run(
         bar.close()
 
 
-def _run(jobs: list[Job], shared: Writer | None, options: Options, workers: int,
-         totals: Totals, bar: Progress) -> Totals:
+def _run(
+    jobs: list[Job],
+    shared: Writer | None,
+    options: Options,
+    workers: int,
+    totals: Totals,
+    bar: Progress,
+) -> Totals:
     units = sessions(jobs)
     if workers <= 1 or len(units) <= 1 or any(j.path == "-" for j in jobs):
         try:
@@ -607,8 +624,10 @@ def describe(totals: Totals) -> dict[str, Any]:
         named = ", ".join(f"{kind} {n}" for kind, n in top)
         others = len(f.dropped) - len(top)
         more = f" and {others} more kinds" if others > 0 else ""
-        fields["dropped_kinds"] = (f"{named}{more} (metadata dropped on purpose, "
-                                   "docs/mapping.md; every kind: --log-level debug)")
+        fields["dropped_kinds"] = (
+            f"{named}{more} (metadata dropped on purpose, "
+            "docs/mapping.md; every kind: --log-level debug)"
+        )
     fields |= {
         "unrecognized": sum(f.unrecognized.values()),
         "errors": totals.errors,
@@ -617,8 +636,12 @@ def describe(totals: Totals) -> dict[str, Any]:
     if totals.source_mismatch:
         fields["source_mismatch"] = totals.source_mismatch
     u = f.usage
-    fields |= {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
-               "cache_read": u.cache_read, "cache_creation": u.cache_creation}
+    fields |= {
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cache_read": u.cache_read,
+        "cache_creation": u.cache_creation,
+    }
     if f.costed_runs:
         # The sources' own figure (print mode's total_cost_usd), never computed here.
         fields["stated_cost_usd"] = round(f.stated_cost_usd, 6)

@@ -76,8 +76,7 @@ class BusConfig:
 
     def filter(self, host: str | None, session: str | None) -> str:
         """The subject filter for one host and/or session (``*`` for any)."""
-        return (f"{self.prefix}.{token(host) if host else '*'}."
-                f"{token(session) if session else '*'}")
+        return f"{self.prefix}.{token(host) if host else '*'}.{token(session) if session else '*'}"
 
 
 def servers(value: str) -> tuple[str, ...]:
@@ -97,35 +96,78 @@ def bus_options(publishing: bool) -> Callable[[Any], Any]:
 
     def add(command: Any) -> Any:
         opts = [
-            click.option("--nats-creds", type=click.Path(dir_okay=False, exists=True),
-                         help="NATS credentials file (JWT and seed) for this host."),
-            click.option("--nats-tls-ca", type=click.Path(dir_okay=False, exists=True),
-                         help="CA certificate(s) that sign the servers' certificates."),
-            click.option("--nats-tls-cert", type=click.Path(dir_okay=False, exists=True),
-                         help="Client certificate, for servers that verify clients."),
-            click.option("--nats-tls-key", type=click.Path(dir_okay=False, exists=True),
-                         help="The client certificate's key."),
-            click.option("--nats-stream", default="STREAMV1", show_default=True,
-                         help="JetStream stream name."),
-            click.option("--nats-prefix", default="streamv1", show_default=True,
-                         help="Subject prefix: subjects are PREFIX.<host>.<session_id>."),
+            click.option(
+                "--nats-creds",
+                type=click.Path(dir_okay=False, exists=True),
+                help="NATS credentials file (JWT and seed) for this host.",
+            ),
+            click.option(
+                "--nats-tls-ca",
+                type=click.Path(dir_okay=False, exists=True),
+                help="CA certificate(s) that sign the servers' certificates.",
+            ),
+            click.option(
+                "--nats-tls-cert",
+                type=click.Path(dir_okay=False, exists=True),
+                help="Client certificate, for servers that verify clients.",
+            ),
+            click.option(
+                "--nats-tls-key",
+                type=click.Path(dir_okay=False, exists=True),
+                help="The client certificate's key.",
+            ),
+            click.option(
+                "--nats-stream",
+                default="STREAMV1",
+                show_default=True,
+                help="JetStream stream name.",
+            ),
+            click.option(
+                "--nats-prefix",
+                default="streamv1",
+                show_default=True,
+                help="Subject prefix: subjects are PREFIX.<host>.<session_id>.",
+            ),
         ]
         if publishing:
             opts += [
-                click.option("--host", "host_name", metavar="NAME",
-                             default=hostname(), show_default="this host's name",
-                             help="The name this machine publishes as (its subjects' "
-                             "second token)."),
-                click.option("--nats-replicas", type=click.IntRange(1, 5), default=1,
-                             show_default=True, help="Replicas, when the stream is made."),
-                click.option("--nats-max-age", type=float, default=0.0, metavar="SECONDS",
-                             help="Age limit, when the stream is made (default: none)."),
-                click.option("--nats-max-bytes", type=int, default=-1, metavar="BYTES",
-                             help="Size limit, when the stream is made (default: none)."),
-                click.option("--nats-duplicate-window", type=float, default=600.0,
-                             show_default=True, metavar="SECONDS",
-                             help="How long the server remembers message ids, when the "
-                             "stream is made."),
+                click.option(
+                    "--host",
+                    "host_name",
+                    metavar="NAME",
+                    default=hostname(),
+                    show_default="this host's name",
+                    help="The name this machine publishes as (its subjects' second token).",
+                ),
+                click.option(
+                    "--nats-replicas",
+                    type=click.IntRange(1, 5),
+                    default=1,
+                    show_default=True,
+                    help="Replicas, when the stream is made.",
+                ),
+                click.option(
+                    "--nats-max-age",
+                    type=float,
+                    default=0.0,
+                    metavar="SECONDS",
+                    help="Age limit, when the stream is made (default: none).",
+                ),
+                click.option(
+                    "--nats-max-bytes",
+                    type=int,
+                    default=-1,
+                    metavar="BYTES",
+                    help="Size limit, when the stream is made (default: none).",
+                ),
+                click.option(
+                    "--nats-duplicate-window",
+                    type=float,
+                    default=600.0,
+                    show_default=True,
+                    metavar="SECONDS",
+                    help="How long the server remembers message ids, when the stream is made.",
+                ),
             ]
         for opt in reversed(opts):
             command = opt(command)

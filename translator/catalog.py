@@ -220,4 +220,3 @@ def mcp_servers(raw: Iterable[Any]) -> tuple[list[JSON], list[Any]]:
 def system_fields(raw: JSON) -> tuple[JSON, JSON]:
     """Catalog fields a system line may carry; the rest goes to extension."""
     return split_fields(raw, SYSTEM_FIELDS)
-

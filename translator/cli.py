@@ -55,6 +55,7 @@ def _source_choice(name: str) -> Source | None:
 
 if TYPE_CHECKING:
     from streamv1.translator import ledger
+
     _StrChoice = click.Choice[str]
 else:
     _StrChoice = click.Choice  # (not subscriptable before click 8.4)
@@ -115,28 +116,49 @@ def selection_options(what: str, when: str = "active") -> Callable[[Any], Any]:
     sessions (``sessions``) or runs (``convert``) are shown."""
 
     def add(command: Any) -> Any:
-        for option in reversed([
-            click.option("--since", metavar="WHEN",
-                         help=f"{what} {when} at or after WHEN: a date or time (2026-12-01, "
-                         "2026-12-01T10:00Z), today, yesterday, or a span ago (30m, 2h, 3d, "
-                         "1w)."),
-            click.option("--until", metavar="WHEN",
-                         help=f"{what} {when} at or before WHEN (as --since)."),
-            click.option("--project", metavar="TEXT",
-                         help=f"{what} whose project folder (cwd) holds TEXT."),
-            click.option("--agent", metavar="NAME",
-                         help=f"{what} of this agent: claude-code, codex, gemini-cli, stella, ..."),
-            click.option("--session", "session_prefix", metavar="ID",
-                         help=f"{what} whose session id begins with ID."),
-        ]):
+        for option in reversed(
+            [
+                click.option(
+                    "--since",
+                    metavar="WHEN",
+                    help=f"{what} {when} at or after WHEN: a date or time (2026-12-01, "
+                    "2026-12-01T10:00Z), today, yesterday, or a span ago (30m, 2h, 3d, "
+                    "1w).",
+                ),
+                click.option(
+                    "--until", metavar="WHEN", help=f"{what} {when} at or before WHEN (as --since)."
+                ),
+                click.option(
+                    "--project",
+                    metavar="TEXT",
+                    help=f"{what} whose project folder (cwd) holds TEXT.",
+                ),
+                click.option(
+                    "--agent",
+                    metavar="NAME",
+                    help=f"{what} of this agent: claude-code, codex, gemini-cli, stella, ...",
+                ),
+                click.option(
+                    "--session",
+                    "session_prefix",
+                    metavar="ID",
+                    help=f"{what} whose session id begins with ID.",
+                ),
+            ]
+        ):
             command = option(command)
         return command
 
     return add
 
 
-def _selection(since: str | None, until: str | None, project: str | None,
-               agent: str | None, session_prefix: str | None) -> ledger.Filter | None:
+def _selection(
+    since: str | None,
+    until: str | None,
+    project: str | None,
+    agent: str | None,
+    session_prefix: str | None,
+) -> ledger.Filter | None:
     """The filter the selection options ask for; None when none is given."""
     if not any((since, until, project, agent, session_prefix)):
         return None
@@ -146,7 +168,10 @@ def _selection(since: str | None, until: str | None, project: str | None,
         return ledger.Filter(
             since=ledger.parse_when(since) if since else None,
             until=ledger.parse_when(until) if until else None,
-            project=project, agent=agent, session=session_prefix)
+            project=project,
+            agent=agent,
+            session=session_prefix,
+        )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -263,8 +288,10 @@ def run() -> None:
         # with the way to get it for a report. 70 is sysexits' EX_SOFTWARE.
         if os.environ.get("STREAMV1_TRACEBACK"):
             raise
-        logs.get().error(f"internal error: {type(exc).__name__}: {exc} (a bug: please "
-                         "report it; STREAMV1_TRACEBACK=1 shows where)")
+        logs.get().error(
+            f"internal error: {type(exc).__name__}: {exc} (a bug: please "
+            "report it; STREAMV1_TRACEBACK=1 shows where)"
+        )
         sys.exit(EXIT_INTERNAL)
     if isinstance(code, int) and code:
         sys.exit(code)  # ctx.exit(n), --help's 0 aside
@@ -303,11 +330,16 @@ def _refuse_dash_paths(args: list[str]) -> None:
     for arg in args:
         if arg == "--":
             return
-        if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2 and (
-            os.path.lexists(arg)
+        if (
+            arg.startswith("-")
+            and not arg.startswith("--")
+            and len(arg) > 2
+            and (os.path.lexists(arg))
         ):
-            _fail(f"{arg}: a name that starts with '-' reads as options; write ./{arg}, "
-                  f"or put -- before it (streamv1 convert -- {arg})")
+            _fail(
+                f"{arg}: a name that starts with '-' reads as options; write ./{arg}, "
+                f"or put -- before it (streamv1 convert -- {arg})"
+            )
 
 
 @main.command()
@@ -427,14 +459,20 @@ def convert(
         max_line=max_line_bytes,
     )
     pretty = view_format == "pretty" or (
-        view_format == "auto" and output is None and out_dir is None and to == DEFAULT
-        and sys.stdout.isatty())
+        view_format == "auto"
+        and output is None
+        and out_dir is None
+        and to == DEFAULT
+        and sys.stdout.isatty()
+    )
     if pretty and (output is not None or out_dir is not None):
         raise click.UsageError("--format pretty is for stdout; -o and --out-dir get stream_v1")
     keep = _selection(since, until, project, agent, session_prefix)
     if keep is not None and out_dir is not None:
-        raise click.UsageError("--since, --until, --project, --agent and --session select runs "
-                               "of one stream: use them with stdout or -o, not --out-dir")
+        raise click.UsageError(
+            "--since, --until, --project, --agent and --session select runs "
+            "of one stream: use them with stdout or -o, not --out-dir"
+        )
     try:
         totals = _convert(paths, output, out_dir, options, jobs, log, pretty, keep)
         if bus_config is not None and output is not None:
@@ -447,8 +485,10 @@ def convert(
                 sys.exit(1)
             log.info("published", stream=bus_config.stream, **sent)
             if sent["too_large"]:
-                log.error(f"{sent['too_large']} line(s) larger than the servers' max_payload "
-                          "not published")
+                log.error(
+                    f"{sent['too_large']} line(s) larger than the servers' max_payload "
+                    "not published"
+                )
                 sys.exit(1)
     except Interrupted as exc:
         # Ctrl-C or SIGTERM: the open run was ended (stdout), -o left as it was (its
@@ -464,32 +504,42 @@ def convert(
         _exit_now(stopped)
     log.info("summary", **batch.describe(totals))
     if totals.framing.dropped:
-        log.debug("dropped record kinds", kinds=", ".join(
-            f"{kind} {n}" for kind, n in sorted(totals.framing.dropped.items())))
+        log.debug(
+            "dropped record kinds",
+            kinds=", ".join(f"{kind} {n}" for kind, n in sorted(totals.framing.dropped.items())),
+        )
     if totals.framing.unrecognized:
         log.debug("unrecognized record types", **dict(totals.framing.unrecognized))
     fatal = totals.failed_inputs or (totals.framing.errors and not lenient)
     sys.exit(1 if fatal else 0)
 
 
-def _publishing(urls: str | None, bus: dict[str, Any], to: str,
-                out_dir: Path | None) -> BusConfig | None:
+def _publishing(
+    urls: str | None, bus: dict[str, Any], to: str, out_dir: Path | None
+) -> BusConfig | None:
     """The bus to publish to, if asked (the fleet stream is stream_v1, one stream)."""
     if urls is None:
         return None
     if to != "stream_v1":
-        raise click.UsageError("--publish sends stream_v1 lines; it cannot be used with --to "
-                               f"{to}")
+        raise click.UsageError(f"--publish sends stream_v1 lines; it cannot be used with --to {to}")
     if out_dir is not None:
-        raise click.UsageError("--publish sends one stream: use it with -o FILE or alone, "
-                               "not with --out-dir")
+        raise click.UsageError(
+            "--publish sends one stream: use it with -o FILE or alone, not with --out-dir"
+        )
     check_token("--host", bus["host_name"])
     return configured_bus(urls, bus)
 
 
-def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
-             options: batch.Options, jobs: int | None, log: logs.Logger,
-             pretty: bool = False, keep: ledger.Filter | None = None) -> Totals:
+def _convert(
+    paths: tuple[Path, ...],
+    output: Path | None,
+    out_dir: Path | None,
+    options: batch.Options,
+    jobs: int | None,
+    log: logs.Logger,
+    pretty: bool = False,
+    keep: ledger.Filter | None = None,
+) -> Totals:
     """The inputs, checked, through ``batch.run`` into the chosen sink."""
     failed = 0
     with ExitStack() as stack:
@@ -532,9 +582,14 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
                 view = getattr(shared if selected is None else selected.inner, "console", None)
                 on_stdout = output is None and out_dir is None and view is None
                 try:
-                    totals = batch.run(work, shared, options, workers,
-                                       progress=_progress_wanted(json_on_stdout=on_stdout),
-                                       console=view if _stdout_is_stderr() else None)
+                    totals = batch.run(
+                        work,
+                        shared,
+                        options,
+                        workers,
+                        progress=_progress_wanted(json_on_stdout=on_stdout),
+                        console=view if _stdout_is_stderr() else None,
+                    )
                 except Interrupted:
                     if view is not None and shared is not None:
                         with contextlib.suppress(OSError, ValueError):
@@ -545,8 +600,9 @@ def _convert(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None,
             if selected is not None:
                 log.info("runs the selection left out", runs=selected.runs_dropped)
         except batch.OutputWriteError as exc:
-            log.error(f"cannot write the output ({exc.reason}); the inputs are fine",
-                      path=exc.where)
+            log.error(
+                f"cannot write the output ({exc.reason}); the inputs are fine", path=exc.where
+            )
             sys.exit(1)
         except OSError as exc:
             if exc.errno == errno.EPIPE:
@@ -586,8 +642,10 @@ def _refuse_output_among_inputs(output: Path, work: list[batch.Job]) -> None:
         with contextlib.suppress(OSError):
             st = os.stat(job.path)
             if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
-                _fail(f"{output}: the output is also an input ({job.path}); "
-                      "write the output elsewhere")
+                _fail(
+                    f"{output}: the output is also an input ({job.path}); "
+                    "write the output elsewhere"
+                )
 
 
 def _refuse_clashing_targets(work: list[batch.Job]) -> None:
@@ -599,8 +657,10 @@ def _refuse_clashing_targets(work: list[batch.Job]) -> None:
             continue
         target = os.path.normpath(job.target)
         if target in seen and os.path.realpath(seen[target]) != os.path.realpath(job.path):
-            _fail(f"--out-dir: {seen[target]} and {job.path} would both be written to "
-                  f"{target}; convert them into separate folders")
+            _fail(
+                f"--out-dir: {seen[target]} and {job.path} would both be written to "
+                f"{target}; convert them into separate folders"
+            )
         seen[target] = job.path
 
 
@@ -616,8 +676,9 @@ def _fail(message: str) -> NoReturn:
     sys.exit(1)
 
 
-def _inputs(paths: tuple[Path, ...], log: logs.Logger, stack: ExitStack,
-            out_dir: Path | None = None) -> Iterator[tuple[Any, str]]:
+def _inputs(
+    paths: tuple[Path, ...], log: logs.Logger, stack: ExitStack, out_dir: Path | None = None
+) -> Iterator[tuple[Any, str]]:
     """(path or "-", relative output name) per input; (None, "") for a bad path.
     A folder's walk leaves out what is under ``out_dir`` (#23 item 18: an
     ``--out-dir`` inside its input folder was read back as input the next run)."""
@@ -635,8 +696,11 @@ def _inputs(paths: tuple[Path, ...], log: logs.Logger, stack: ExitStack,
             converted = True
             # Named below the home's own path from the user's folder, so two
             # agents' files never share an --out-dir name.
-            tag = os.path.relpath(home, user) if home.startswith(os.path.join(user, "")) \
+            tag = (
+                os.path.relpath(home, user)
+                if home.startswith(os.path.join(user, ""))
                 else home.lstrip(os.sep)
+            )
             tag = os.path.join(*(part.lstrip(".") or part for part in tag.split(os.sep)))
             for path, rel in _relative(found, home):
                 yield path, os.path.join(tag, rel)
@@ -646,8 +710,8 @@ def _inputs(paths: tuple[Path, ...], log: logs.Logger, stack: ExitStack,
 
         sample = resources.files("streamv1.translator").joinpath(SAMPLE)
         log.info(
-            "no PATH given and no agent's home holds transcripts: converting the bundled "
-            "sample", path=str(sample),
+            "no PATH given and no agent's home holds transcripts: converting the bundled sample",
+            path=str(sample),
         )
         yield Path(str(sample)), Path(SAMPLE).name
         return
@@ -677,8 +741,11 @@ def _outside(files: list[str], out_dir: Path, root: str, log: logs.Logger) -> li
     inside = os.path.join(os.path.realpath(out_dir), "")
     kept = [f for f in files if not os.path.realpath(f).startswith(inside)]
     if len(kept) < len(files):
-        log.info("--out-dir is inside this folder; what it holds is output, not input",
-                 path=root, skipped=len(files) - len(kept))
+        log.info(
+            "--out-dir is inside this folder; what it holds is output, not input",
+            path=root,
+            skipped=len(files) - len(kept),
+        )
     return kept
 
 
@@ -690,8 +757,10 @@ def _walk(root: str, log: logs.Logger) -> tuple[list[str], int]:
     def unreadable(folder: str, exc: OSError) -> None:
         nonlocal skipped
         skipped += 1
-        log.error(f"cannot read this folder ({exc.strerror or exc}); its sessions are not "
-                  "converted", path=folder)
+        log.error(
+            f"cannot read this folder ({exc.strerror or exc}); its sessions are not converted",
+            path=folder,
+        )
 
     return walk_paths(root, unreadable=unreadable), skipped
 
@@ -776,18 +845,34 @@ def _relative(files: list[str], root: str) -> Iterator[tuple[str, str]]:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
-@click.option("--json", "as_json", is_flag=True,
-              help="One JSON object per session (session_id, agent, project, started, ended, "
-              "runs, turns, tool_calls, errors, usage, cost_usd, cost_source), not a table.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON object per session (session_id, agent, project, started, ended, "
+    "runs, turns, tool_calls, errors, usage, cost_usd, cost_source), not a table.",
+)
 @selection_options("Sessions")
 @_SOURCE_OPTION
-@click.option("--jobs", "-j", type=click.IntRange(1), metavar="N",
-              help="Read N inputs at a time (default: one per core once the inputs hold "
-              "24 MB or more).")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1),
+    metavar="N",
+    help="Read N inputs at a time (default: one per core once the inputs hold 24 MB or more).",
+)
 @quiet_on_closed_stdout
-def sessions(paths: tuple[Path, ...], as_json: bool, since: str | None, until: str | None,
-             project: str | None, agent: str | None, session_prefix: str | None,
-             source_name: str, jobs: int | None) -> None:
+def sessions(
+    paths: tuple[Path, ...],
+    as_json: bool,
+    since: str | None,
+    until: str | None,
+    project: str | None,
+    agent: str | None,
+    session_prefix: str | None,
+    source_name: str,
+    jobs: int | None,
+) -> None:
     """One row per session of PATHs: agent, project, start, duration, runs, turns,
     tool calls, errors, tokens and cost.
 
@@ -830,6 +915,7 @@ def sessions(paths: tuple[Path, ...], as_json: bool, since: str | None, until: s
         click.echo("\n".join(ledger.table(rows)))
     sys.exit(1 if totals.failed_inputs else 0)
 
+
 @main.command()
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing; the exit status tells.")
@@ -869,8 +955,11 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
             continue
         with stream if name != "-" else nullcontext(stream):
             if name != "-" and (kind := _not_stream_v1(stream)):
-                log.error(f"this looks like {kind}, not stream_v1: convert it first "
-                          f"(streamv1 convert {name})", path=name)
+                log.error(
+                    f"this looks like {kind}, not stream_v1: convert it first "
+                    f"(streamv1 convert {name})",
+                    path=name,
+                )
                 bad += 1
                 checked += 1
                 continue
@@ -1020,24 +1109,32 @@ def tail(
     if dirs and len(missing) == len(dirs):
         # Named folders, none there: a typo, most likely. (A default folder may not
         # exist yet on a machine where its agent has not run: those are waited for.)
-        raise click.UsageError(f"{', '.join(map(str, missing))}: no such folder; name one "
-                               "that exists (a folder made later is found if one named does)")
+        raise click.UsageError(
+            f"{', '.join(map(str, missing))}: no such folder; name one "
+            "that exists (a folder made later is found if one named does)"
+        )
     bus_config = _publishing(publish, bus, to, None)
     published: tuple[Path, BusConfig] | None = None  # the file sent, and where
     if bus_config is not None:
         if output is None:
-            raise click.UsageError("--publish needs -o/--output FILE: the file is what is "
-                                   "sent, and holds the lines while the bus is down")
+            raise click.UsageError(
+                "--publish needs -o/--output FILE: the file is what is "
+                "sent, and holds the lines while the bus is down"
+            )
         published = (output.resolve(), bus_config)
     level = ctx.parent.params.get("log_level", "info") if ctx.parent else "info"
     if log_format == "auto":
         log_format = "console" if sys.stderr.isatty() else "json"
     logs.configure(level, log_format)
-    pretty = output is None and to == DEFAULT and (
-        view_format == "pretty" or (view_format == "auto" and sys.stdout.isatty()))
+    pretty = (
+        output is None
+        and to == DEFAULT
+        and (view_format == "pretty" or (view_format == "auto" and sys.stdout.isatty()))
+    )
     if view_format == "pretty" and not pretty:
-        raise click.UsageError("--format pretty is for stream_v1 on stdout: not with -o or "
-                               "--to claude")
+        raise click.UsageError(
+            "--format pretty is for stream_v1 on stdout: not with -o or --to claude"
+        )
     view = None
     if pretty:
         from streamv1.translator.view import PrettyWriter
@@ -1071,8 +1168,6 @@ def tail(
     )
 
 
-
-
 _SOCKET_OPTION = click.option(
     "--socket",
     "socket_path",
@@ -1081,8 +1176,7 @@ _SOCKET_OPTION = click.option(
 )
 
 
-@main.command(context_settings={"ignore_unknown_options": True,
-                                "allow_interspersed_args": False})
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @_SOCKET_OPTION
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
@@ -1107,24 +1201,44 @@ def relay(socket_path: Path | None, command: tuple[str, ...]) -> None:
     metavar="nats://HOST:PORT[,...]",
     help="Read the fleet's stream from NATS JetStream instead of the local daemon.",
 )
-@click.option("--durable", metavar="NAME",
-              help="With --from: a durable consumer; a restart goes on where it stopped.")
+@click.option(
+    "--durable",
+    metavar="NAME",
+    help="With --from: a durable consumer; a restart goes on where it stopped.",
+)
 @click.option("--host", "host_filter", metavar="HOST", help="With --from: only this host's lines.")
 @selection_options("Runs", "begun")
-@click.option("--catch-up", is_flag=True,
-              help="With --from: print what the stream holds now, then exit.")
-@click.option("--ack-window", type=click.IntRange(1, FETCH), default=ACK_WINDOW,
-              show_default=True, metavar="N",
-              help="With --from: lines printed between two confirmed acks. A killed "
-              "subscriber's next run prints at most N lines again; each confirmation "
-              "is a round trip, so a larger N is faster over a slow link.")
+@click.option(
+    "--catch-up", is_flag=True, help="With --from: print what the stream holds now, then exit."
+)
+@click.option(
+    "--ack-window",
+    type=click.IntRange(1, FETCH),
+    default=ACK_WINDOW,
+    show_default=True,
+    metavar="N",
+    help="With --from: lines printed between two confirmed acks. A killed "
+    "subscriber's next run prints at most N lines again; each confirmation "
+    "is a round trip, so a larger N is faster over a slow link.",
+)
 @_FORMAT_OPTION
 @bus_options(publishing=False)
 @quiet_on_closed_stdout
-def subscribe(socket_path: Path | None, source_url: str | None, durable: str | None,
-              host_filter: str | None, since: str | None, until: str | None,
-              project: str | None, agent: str | None, session_prefix: str | None,
-              catch_up: bool, ack_window: int, view_format: str, **bus: Any) -> None:
+def subscribe(
+    socket_path: Path | None,
+    source_url: str | None,
+    durable: str | None,
+    host_filter: str | None,
+    since: str | None,
+    until: str | None,
+    project: str | None,
+    agent: str | None,
+    session_prefix: str | None,
+    catch_up: bool,
+    ack_window: int,
+    view_format: str,
+    **bus: Any,
+) -> None:
     """Print the daemon's unified stream live, until it stops. A reader too slow
     for it loses lines (counted; a system/warning line says how many).
 
@@ -1143,10 +1257,10 @@ def subscribe(socket_path: Path | None, source_url: str | None, durable: str | N
       streamv1 subscribe --project myrepo --agent codex
       streamv1 subscribe --from nats://bus:4222 --since 2h --catch-up > today.jsonl
     """
-    if source_url is None and (durable or host_filter or catch_up
-                               or ack_window != ACK_WINDOW):
-        raise click.UsageError("--durable, --host, --catch-up and --ack-window go with "
-                               "--from nats://…")
+    if source_url is None and (durable or host_filter or catch_up or ack_window != ACK_WINDOW):
+        raise click.UsageError(
+            "--durable, --host, --catch-up and --ack-window go with --from nats://…"
+        )
     keep = _selection(since, until, project, agent, session_prefix)
     out = _stdout_for(view_format)
     if keep is not None:
@@ -1162,9 +1276,16 @@ def subscribe(socket_path: Path | None, source_url: str | None, durable: str | N
     whole = session_prefix if session_prefix and _WHOLE_ID.fullmatch(session_prefix) else None
     try:
         with _signals_interrupt():
-            fleet.subscribe(bus_config, out, host=host_filter, session=whole,
-                            durable=durable, since=keep.since if keep else None,
-                            catch_up=catch_up, ack_window=ack_window)
+            fleet.subscribe(
+                bus_config,
+                out,
+                host=host_filter,
+                session=whole,
+                durable=durable,
+                since=keep.since if keep else None,
+                catch_up=catch_up,
+                ack_window=ack_window,
+            )
     except Interrupted as exc:
         sys.exit(128 + exc.signum)
     except BusError as exc:
@@ -1175,8 +1296,10 @@ def subscribe(socket_path: Path | None, source_url: str | None, durable: str | N
 #: A whole session id (every agent we read names sessions by UUID): with --from it
 #: is the stream's subject for the session, so the server filters (a prefix cannot be
 #: a subject, so a shorter --session is matched here, on every line of the stream).
-_WHOLE_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-                       r"[0-9a-fA-F]{12}")
+_WHOLE_ID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+    r"[0-9a-fA-F]{12}"
+)
 
 
 def _subscribe_local(socket_path: Path | None, out: IO[bytes]) -> None:
@@ -1194,8 +1317,12 @@ def _subscribe_local(socket_path: Path | None, out: IO[bytes]) -> None:
 
 @main.command()
 @_SOCKET_OPTION
-@click.option("--json", "as_json", is_flag=True,
-              help="One JSON object even at a terminal (piped, it is always JSON).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON object even at a terminal (piped, it is always JSON).",
+)
 def status(socket_path: Path | None, as_json: bool) -> None:
     """The daemon's counters: at a terminal a readable summary (files followed,
     bytes behind, output, lines per origin, live streams, subscribers, publisher,
@@ -1253,7 +1380,7 @@ def service(action: str, force: bool) -> None:
     logs.get().info("unit written", path=str(target), exec=exe)
     sys.stderr.write(
         "next:\n  systemctl --user daemon-reload && systemctl --user enable --now streamv1\n"
-        "  loginctl enable-linger \"$USER\"   # keep it running while you are logged out\n"
+        '  loginctl enable-linger "$USER"   # keep it running while you are logged out\n'
     )
 
 
@@ -1282,13 +1409,15 @@ def _systemd_version() -> int | None:
     import subprocess
 
     try:
-        proc = subprocess.run(["systemctl", "--version"], capture_output=True, text=True,
-                              timeout=5, check=False)
+        proc = subprocess.run(
+            ["systemctl", "--version"], capture_output=True, text=True, timeout=5, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     words = proc.stdout.split()
-    return int(words[1]) if len(words) > 1 and words[0] == "systemd" and words[1].isdigit() \
-        else None
+    return (
+        int(words[1]) if len(words) > 1 and words[0] == "systemd" and words[1].isdigit() else None
+    )
 
 
 #: Each command's --help ends with the two or three commands people run.

@@ -21,7 +21,12 @@ from streamv1.translator.sources import Source
 from streamv1.translator.timefmt import now_ts
 
 __all__ = [
-    "InputError", "Interrupted", "SessionInput", "Totals", "convert_session", "convert_stream",
+    "InputError",
+    "Interrupted",
+    "SessionInput",
+    "Totals",
+    "convert_session",
+    "convert_stream",
 ]
 
 
@@ -43,8 +48,9 @@ def convert_stream(
     # A live input (``flush`` given) writes each line as it is framed; a file's
     # lines are gathered and scrubbed and written a buffer at a time.
     gather = GATHER if flush is None else 0
-    translation = Translation(path, write, totals, source, clock, session_id, encoder, redact,
-                              gather)
+    translation = Translation(
+        path, write, totals, source, clock, session_id, encoder, redact, gather
+    )
     any_text = False
     try:
         for parsed in read_parsed(stream, path, max_line=max_line):
@@ -102,16 +108,31 @@ def convert_session(
     that cannot be read is said through ``on_error`` (its path, why) and left out;
     the others go on."""
     if len(inputs) == 1:
-        convert_stream(inputs[0].stream, inputs[0].path, write, totals, source, None, clock,
-                       session_id, encoder, max_line, redact)
+        convert_stream(
+            inputs[0].stream,
+            inputs[0].path,
+            write,
+            totals,
+            source,
+            None,
+            clock,
+            session_id,
+            encoder,
+            max_line,
+            redact,
+        )
         return
-    translations = [Translation(given.path, write, totals, source, clock, session_id, encoder,
-                                redact, GATHER) for given in inputs]
+    translations = [
+        Translation(given.path, write, totals, source, clock, session_id, encoder, redact, GATHER)
+        for given in inputs
+    ]
     merge = SessionMerge(translations[0])
     for translation in translations[1:]:
         merge.join(translation)
-    readers = {id(part): _Reader(read_parsed(given.stream, given.path, max_line=max_line))
-               for part, given in zip(merge.parts, inputs, strict=True)}
+    readers = {
+        id(part): _Reader(read_parsed(given.stream, given.path, max_line=max_line))
+        for part, given in zip(merge.parts, inputs, strict=True)
+    }
 
     def may_bring(part: Part) -> bool:
         return not readers[id(part)].ended

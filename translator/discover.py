@@ -30,7 +30,8 @@ def _skipped(parts: Sequence[str]) -> bool:
 def _read(parts: Sequence[str]) -> bool:
     """Is this file (its path below the walked folder) a transcript some source reads?"""
     return parts[-1].endswith(".jsonl") or any(
-        source.files.reads(parts) for source in sources().values())
+        source.files.reads(parts) for source in sources().values()
+    )
 
 
 def skips_dir(parts: Sequence[str]) -> bool:
@@ -57,9 +58,12 @@ def stays_inside(path: str, root: str, follow_symlinks: bool = False) -> bool:
     return real == base or real.startswith(os.path.join(base, ""))
 
 
-def walk_paths(root: str, follow_symlinks: bool = False,
-               unreadable: Callable[[str, OSError], None] | None = None,
-               inside: str | None = None) -> list[str]:
+def walk_paths(
+    root: str,
+    follow_symlinks: bool = False,
+    unreadable: Callable[[str, OSError], None] | None = None,
+    inside: str | None = None,
+) -> list[str]:
     """The transcript files below ``root`` as strings, sorted (cheap: no Path objects,
     so the tail daemon can rescan thousands of files often). Only regular files (a
     FIFO named ``x.jsonl`` would hang a reader); folders reached by symlinks are not
@@ -73,8 +77,9 @@ def walk_paths(root: str, follow_symlinks: bool = False,
         given = os.path.relpath(inside, root).split(os.sep)
         if given == ["."]:
             given = []
-        if given and (given[0] == ".." or any(skips_dir(given[: i + 1])
-                                             for i in range(len(given)))):
+        if given and (
+            given[0] == ".." or any(skips_dir(given[: i + 1]) for i in range(len(given)))
+        ):
             return []
         start = tuple(given)
     stack = [(inside if inside is not None else root, start)]
@@ -100,8 +105,7 @@ def walk_paths(root: str, follow_symlinks: bool = False,
                     and not _skipped(parts)
                     and entry.is_file()  # through a symlink: what it points at
                     # (is_symlink: known from the listing, no lstat per file)
-                    and (not entry.is_symlink() or stays_inside(entry.path, root,
-                                                                follow_symlinks))
+                    and (not entry.is_symlink() or stays_inside(entry.path, root, follow_symlinks))
                 ):
                     found.append(entry.path)
             except OSError:

@@ -58,8 +58,11 @@ def _stop_within(seconds: float, signum: int) -> None:
         with contextlib.suppress(Exception):
             sys.stderr.flush()
         with contextlib.suppress(OSError):
-            os.write(2, f"streamv1: warning: signal {signum} did not end the command in "
-                        f"{seconds:g} s; stopped hard (it was at {where})\n".encode())
+            os.write(
+                2,
+                f"streamv1: warning: signal {signum} did not end the command in "
+                f"{seconds:g} s; stopped hard (it was at {where})\n".encode(),
+            )
         os._exit(128 + signum)
 
     timer = threading.Timer(seconds, end)
@@ -68,9 +71,12 @@ def _stop_within(seconds: float, signum: int) -> None:
     timer.start()
 
 
-def _run_noting_signals(work: Callable[[list[int]], Awaitable[T]], *,
-                        cancel: bool | Callable[[], bool] = False,
-                        stop_within: float | None = None) -> T:
+def _run_noting_signals(
+    work: Callable[[list[int]], Awaitable[T]],
+    *,
+    cancel: bool | Callable[[], bool] = False,
+    stop_within: float | None = None,
+) -> T:
     """Run ``work(stopped)`` in an event loop where SIGINT and SIGTERM are noted in
     ``stopped`` (the work ends itself at its next step, raising Interrupted) from
     before anything else runs in the loop. An exception raised by a signal handler
@@ -174,9 +180,12 @@ async def _publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
                 await sender.send(batch, fresh=False)
                 batch = []
         await sender.send(batch, fresh=False)
-        return {"published": sender.stored,
-                "already_stored": skipped + sender.duplicates + sender.skipped,
-                "too_large": sender.too_large, "lines": lines}
+        return {
+            "published": sender.stored,
+            "already_stored": skipped + sender.duplicates + sender.skipped,
+            "too_large": sender.too_large,
+            "lines": lines,
+        }
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(nc.close(), 2)
@@ -234,9 +243,17 @@ LOOK = 0.25
 RESET_SINCE = (2, 14)
 
 
-def subscribe(bus: BusConfig, out: IO[bytes], *, host: str | None, session: str | None,
-              durable: str | None, since: datetime | None, catch_up: bool,
-              ack_window: int = ACK_WINDOW) -> int:
+def subscribe(
+    bus: BusConfig,
+    out: IO[bytes],
+    *,
+    host: str | None,
+    session: str | None,
+    durable: str | None,
+    since: datetime | None,
+    catch_up: bool,
+    ack_window: int = ACK_WINDOW,
+) -> int:
     """Print the stream's lines (a pull consumer, each acked after it is written).
     Returns how many were written."""
     # Until the fetches begin, a signal cancels what it waits for (the connect,
@@ -244,14 +261,27 @@ def subscribe(bus: BusConfig, out: IO[bytes], *, host: str | None, session: str 
     # creation): nothing is printed or acked yet. From the first fetch on, the loop
     # ends between two fetches, so nothing fetched is left unacked.
     connecting = [True]
-    return _run_noting_signals(lambda stopped: _subscribe(
-        bus, out, host, session, durable, since, catch_up, ack_window, stopped, connecting),
-        cancel=lambda: connecting[0], stop_within=STOP_WITHIN)
+    return _run_noting_signals(
+        lambda stopped: _subscribe(
+            bus, out, host, session, durable, since, catch_up, ack_window, stopped, connecting
+        ),
+        cancel=lambda: connecting[0],
+        stop_within=STOP_WITHIN,
+    )
 
 
-async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: str | None,
-                     durable: str | None, since: datetime | None, catch_up: bool,
-                     ack_window: int, stopped: list[int], connecting: list[bool]) -> int:
+async def _subscribe(
+    bus: BusConfig,
+    out: IO[bytes],
+    host: str | None,
+    session: str | None,
+    durable: str | None,
+    since: datetime | None,
+    catch_up: bool,
+    ack_window: int,
+    stopped: list[int],
+    connecting: list[bool],
+) -> int:
     from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
     nc = await jetstream.connect(bus, "streamv1-subscribe", wait=False)
@@ -270,8 +300,9 @@ async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: 
             filter_subject=subject,
             inactive_threshold=None if durable else 300.0,
         )
-        sub = await _bounded(js.pull_subscribe(subject, durable=durable, stream=bus.stream,
-                                               config=cfg))
+        sub = await _bounded(
+            js.pull_subscribe(subject, durable=durable, stream=bus.stream, config=cfg)
+        )
         if durable:
             await _take_back(nc, sub, bus, durable, stopped)
         said_held = False
@@ -305,7 +336,8 @@ async def _subscribe(bus: BusConfig, out: IO[bytes], host: str | None, session: 
                         f"waiting for {info.num_ack_pending} lines another subscriber of "
                         f"durable {durable} holds (fetched, not acked): they come when it "
                         "acks them, or after their ack wait "
-                        f"({_seconds(info.config.ack_wait)} s)")
+                        f"({_seconds(info.config.ack_wait)} s)"
+                    )
         raise Interrupted(stopped[0])
     finally:
         with contextlib.suppress(Exception):
@@ -330,8 +362,10 @@ async def _confirm(nc: Any, window: list[Any], stopped: list[int]) -> None:
         except Exception as exc:
             tries += 1
             if stopped or (tries >= 3 and nc.is_connected):
-                logs.get().warning(f"ack not confirmed ({jetstream._reason(exc)}): up to "
-                                   f"{len(window)} lines may be printed again by the next run")
+                logs.get().warning(
+                    f"ack not confirmed ({jetstream._reason(exc)}): up to "
+                    f"{len(window)} lines may be printed again by the next run"
+                )
                 return
             await asyncio.sleep(delay)
             delay = min(delay * 2, jetstream.RETRY_MAX)
@@ -344,12 +378,15 @@ def _activity(info: Any) -> tuple[object, ...]:
     """What changes when any reader of a consumer is at work: a delivery, an ack.
     (Not num_pending: that grows with the stream, whoever reads.)"""
     delivered, floor = info.delivered, info.ack_floor
-    return (delivered and delivered.stream_seq, delivered and delivered.consumer_seq,
-            floor and floor.stream_seq, info.num_ack_pending)
+    return (
+        delivered and delivered.stream_seq,
+        delivered and delivered.consumer_seq,
+        floor and floor.stream_seq,
+        info.num_ack_pending,
+    )
 
 
-async def _take_back(nc: Any, sub: Any, bus: BusConfig, durable: str,
-                     stopped: list[int]) -> None:
+async def _take_back(nc: Any, sub: Any, bus: BusConfig, durable: str, stopped: list[int]) -> None:
     """Deliver again, first and in order, the lines a dead subscriber of this durable
     fetched and never acked. The server holds them until their ack wait ends (30 s
     by default) and meanwhile a fetch brings newer lines: #23 item 12, where
@@ -373,9 +410,11 @@ async def _take_back(nc: Any, sub: Any, bus: BusConfig, durable: str,
         if stopped:
             return
         if loop.time() - start > QUIET_LIMIT:
-            log.warning(f"durable {durable}: {held} lines held (fetched, not acked) by "
-                        "another subscriber that is still reading; left to it (they "
-                        "come here after their ack wait if it dies)")
+            log.warning(
+                f"durable {durable}: {held} lines held (fetched, not acked) by "
+                "another subscriber that is still reading; left to it (they "
+                "come here after their ack wait if it dies)"
+            )
             return
         await asyncio.sleep(LOOK)
         info = await _bounded(sub.consumer_info())
@@ -391,26 +430,35 @@ async def _take_back(nc: Any, sub: Any, bus: BusConfig, durable: str,
     except (ValueError, TypeError):
         old = True
     if old:
-        log.warning(f"durable {durable}: {held} lines a stopped subscriber fetched and "
-                    "never acked come after their ack wait, after newer lines: this "
-                    "nats-server cannot reset a consumer (2.14 can)")
+        log.warning(
+            f"durable {durable}: {held} lines a stopped subscriber fetched and "
+            "never acked come after their ack wait, after newer lines: this "
+            "nats-server cannot reset a consumer (2.14 can)"
+        )
         return
     try:
-        reply = await nc.request(f"$JS.API.CONSUMER.RESET.{bus.stream}.{durable}", b"",
-                                 timeout=5.0)
+        reply = await nc.request(f"$JS.API.CONSUMER.RESET.{bus.stream}.{durable}", b"", timeout=5.0)
         answer = orjson.loads(reply.data)
     except Exception as exc:
-        log.warning(f"durable {durable}: reset refused ({jetstream._reason(exc)}); the "
-                    f"{held} lines a stopped subscriber held come after their ack wait")
+        log.warning(
+            f"durable {durable}: reset refused ({jetstream._reason(exc)}); the "
+            f"{held} lines a stopped subscriber held come after their ack wait"
+        )
         return
     if not isinstance(answer, dict) or answer.get("error"):
         error = answer.get("error") if isinstance(answer, dict) else answer
-        log.warning(f"durable {durable}: reset refused ({error}); the {held} lines a "
-                    "stopped subscriber held come after their ack wait")
+        log.warning(
+            f"durable {durable}: reset refused ({error}); the {held} lines a "
+            "stopped subscriber held come after their ack wait"
+        )
         return
-    log.info("lines a stopped subscriber fetched and never acked: delivered again "
-             "first (consumer reset to its ack floor)", durable=durable, lines=held,
-             from_seq=answer.get("reset_seq"))
+    log.info(
+        "lines a stopped subscriber fetched and never acked: delivered again "
+        "first (consumer reset to its ack floor)",
+        durable=durable,
+        lines=held,
+        from_seq=answer.get("reset_seq"),
+    )
 
 
 def _seconds(value: object) -> str:

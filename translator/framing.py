@@ -110,7 +110,13 @@ class _Run:
 
 #: The framer's checkpointed fields; their layout is ``Framer.STATE_VERSION``.
 _STATE_FIELDS = (
-    "_session_hint", "_run", "_last_ts", "_pending", "_anon", "_runs_here", "_last_session",
+    "_session_hint",
+    "_run",
+    "_last_ts",
+    "_pending",
+    "_anon",
+    "_runs_here",
+    "_last_session",
 )
 
 
@@ -181,8 +187,12 @@ class Framer:
             return out + self._close(event)
         if run is None:
             if isinstance(event, Message | Delta):
-                out += self._open_synthetic(event.session_id, event.ts, event.parent_tool_use_id,
-                                            getattr(event, "actor", None))
+                out += self._open_synthetic(
+                    event.session_id,
+                    event.ts,
+                    event.parent_tool_use_id,
+                    getattr(event, "actor", None),
+                )
             else:
                 self._note_time(event)
                 self._pending.append(event)
@@ -192,8 +202,10 @@ class Framer:
     def finish(self) -> list[JSON]:
         """The input is over: flush what waits, and close the open runs."""
         out: list[JSON] = []
-        if self._pending and self._runs_here and all(
-            isinstance(e, Dropped | Note) for e in self._pending
+        if (
+            self._pending
+            and self._runs_here
+            and all(isinstance(e, Dropped | Note) for e in self._pending)
         ):
             # After the input's last run, status lines with no run to go to (a state
             # change to idle, a host's echo): counted, never a run made for them.
@@ -300,14 +312,32 @@ class Framer:
         owner = run.tool_owner.get(parent) or run.parent_tool_use_id
         task_id = task_id if isinstance(task_id, str) else None
         run.actors[parent] = task_id
-        return self._task_line(run, start.ts, "task_started", owner, task_id, task,
-                               extension=ext or None)
+        return self._task_line(
+            run, start.ts, "task_started", owner, task_id, task, extension=ext or None
+        )
 
-    def _task_line(self, run: _Run, ts: str | None, subtype: str, parent: str | None,
-                   task_id: str | None, task: JSON, **more: JSON | None) -> JSON:
+    def _task_line(
+        self,
+        run: _Run,
+        ts: str | None,
+        subtype: str,
+        parent: str | None,
+        task_id: str | None,
+        task: JSON,
+        **more: JSON | None,
+    ) -> JSON:
         """A nested actor's start or end: a system line of ``run``, in its seq."""
-        line = catalog.envelope("system", run.session_id, run.seq, self._ts(ts), subtype=subtype,
-                                parent_tool_use_id=parent, task_id=task_id, task=task, **more)
+        line = catalog.envelope(
+            "system",
+            run.session_id,
+            run.seq,
+            self._ts(ts),
+            subtype=subtype,
+            parent_tool_use_id=parent,
+            task_id=task_id,
+            task=task,
+            **more,
+        )
         return self._emit(run, line)
 
     def _ended_actors(self, run: _Run, msg: Message) -> list[JSON]:
@@ -322,14 +352,25 @@ class Framer:
             tool = block.get("tool_use_id")
             if not isinstance(tool, str) or tool not in run.actors:
                 continue
-            out.append(self._task_line(run, msg.ts, "task_notification",
-                                       msg.parent_tool_use_id or run.parent_tool_use_id,
-                                       run.actors.pop(tool), {"tool_use_id": tool}))
+            out.append(
+                self._task_line(
+                    run,
+                    msg.ts,
+                    "task_notification",
+                    msg.parent_tool_use_id or run.parent_tool_use_id,
+                    run.actors.pop(tool),
+                    {"tool_use_id": tool},
+                )
+            )
         return out
 
     def _open(self, start: RunStart) -> list[JSON]:
-        run = _Run(start.session_id, start.parent_tool_use_id, synthetic=False,
-                   actor=start.parent_tool_use_id or start.actor)
+        run = _Run(
+            start.session_id,
+            start.parent_tool_use_id,
+            synthetic=False,
+            actor=start.parent_tool_use_id or start.actor,
+        )
         self._run = run
         self._runs_here += 1
         self.stats.runs += 1
@@ -362,8 +403,9 @@ class Framer:
         )
         return [self._emit(run, line)]
 
-    def _open_synthetic(self, session_id: str, ts: str | None, parent: str | None,
-                        actor: str | None = None) -> list[JSON]:
+    def _open_synthetic(
+        self, session_id: str, ts: str | None, parent: str | None, actor: str | None = None
+    ) -> list[JSON]:
         run = _Run(session_id, parent, synthetic=True, actor=parent or actor)
         self._run = run
         self._runs_here += 1
@@ -532,8 +574,9 @@ class Framer:
             return [self._emit(run, line)]
         raise TypeError(f"not a line event: {event!r}")  # pragma: no cover
 
-    def _head(self, run: _Run, line_type: str, subtype: str | None, ts: str | None,
-              parent: str | None) -> JSON:
+    def _head(
+        self, run: _Run, line_type: str, subtype: str | None, ts: str | None, parent: str | None
+    ) -> JSON:
         """The envelope of a line built in place (the hot path, instead of
         catalog.envelope's keyword arguments), in its key order; the event's time
         counted in the run's."""

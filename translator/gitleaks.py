@@ -74,8 +74,15 @@ _DIGITS = frozenset(b"0123456789")
 #: bytes that never stand raw inside an encoded JSON string (or end it)
 _NOT_RAW = frozenset(range(0x20)) | {ord('"'), ord("\\")}
 #: a byte inside a JSON string written as an escape: its letter
-_ESCAPES = {ord('"'): b'"', ord("\\"): b"\\\\", 0x08: b"b", 0x0C: b"f", 0x0A: b"n", 0x0D: b"r",
-            0x09: b"t"}
+_ESCAPES = {
+    ord('"'): b'"',
+    ord("\\"): b"\\\\",
+    0x08: b"b",
+    0x0C: b"f",
+    0x0A: b"n",
+    0x0D: b"r",
+    0x09: b"t",
+}
 
 # -- RE2 → a tree of byte sets ---------------------------------------------------
 
@@ -124,9 +131,16 @@ class Unsupported(ValueError):
     """A rule's regex uses what this translation does not take."""
 
 
-_POSIX = {"alnum": _ALNUM, "alpha": _ALNUM - _DIGITS, "digit": _DIGITS, "word": _WORD,
-          "space": _SPACE, "upper": frozenset(range(65, 91)), "lower": frozenset(range(97, 123)),
-          "xdigit": frozenset(b"0123456789abcdefABCDEF")}
+_POSIX = {
+    "alnum": _ALNUM,
+    "alpha": _ALNUM - _DIGITS,
+    "digit": _DIGITS,
+    "word": _WORD,
+    "space": _SPACE,
+    "upper": frozenset(range(65, 91)),
+    "lower": frozenset(range(97, 123)),
+    "xdigit": frozenset(b"0123456789abcdefABCDEF"),
+}
 _CLASS_ESC = {"d": _DIGITS, "w": _WORD, "s": _SPACE}
 _CHAR_ESC = {"n": 0x0A, "r": 0x0D, "t": 0x09, "f": 0x0C, "v": 0x0B, "a": 0x07}
 
@@ -251,10 +265,10 @@ class _Parser:
         if c == "x":
             if self.peek() == "{":
                 end = self.s.index("}", self.i)
-                value = int(self.s[self.i + 1:end], 16)
+                value = int(self.s[self.i + 1 : end], 16)
                 self.i = end + 1
             else:
-                value = int(self.s[self.i:self.i + 2], 16)
+                value = int(self.s[self.i : self.i + 2], 16)
                 self.i += 2
             return value
         if c in _CHAR_ESC:
@@ -279,7 +293,7 @@ class _Parser:
             first = False
             if self.s.startswith("[:", self.i):
                 end = self.s.index(":]", self.i)
-                chars |= _POSIX[self.s[self.i + 2:end]]
+                chars |= _POSIX[self.s[self.i + 2 : end]]
                 self.i = end + 2
                 continue
             self.i += 1
@@ -451,8 +465,11 @@ def charset(chars: frozenset[int]) -> bytes:
         if c == prev + 1:
             prev = c
             continue
-        out.append(_byte(start) if start == prev else
-                   _byte(start) + (b"" if prev == start + 1 else b"-") + _byte(prev))
+        out.append(
+            _byte(start)
+            if start == prev
+            else _byte(start) + (b"" if prev == start + 1 else b"-") + _byte(prev)
+        )
         start = prev = c
     return b"[" + b"".join(out) + b"]"
 
@@ -472,12 +489,12 @@ def emit(node: Node, follow: frozenset[int], keep: bool = False, hs: bool = Fals
         escaped = [_ESCAPES[c] for c in sorted(node.set) if c in _ESCAPES]
         if not escaped:
             return charset(raw)
-        alts = ([charset(raw)] if raw else []) + [b"\\\\" + b"[" + b"".join(
-            b"\\x%02x" % e[-1] for e in escaped) + b"]"]
+        alts = ([charset(raw)] if raw else []) + [
+            b"\\\\" + b"[" + b"".join(b"\\x%02x" % e[-1] for e in escaped) + b"]"
+        ]
         return b"(?:" + b"|".join(alts) + b")"
     if isinstance(node, Anchor):
-        return {"b": b"\\b", "B": b"\\B", "^": b"^", "$": b"$", "A": b"\\A", "z": b"\\Z"}[
-            node.kind]
+        return {"b": b"\\b", "B": b"\\B", "^": b"^", "$": b"$", "A": b"\\A", "z": b"\\Z"}[node.kind]
     if isinstance(node, Cap):
         return emit(node.body, follow, keep, hs)
     if isinstance(node, Seq):
@@ -487,9 +504,16 @@ def emit(node: Node, follow: frozenset[int], keep: bool = False, hs: bool = Fals
             nxt = items[n + 1]
             after[n] = firsts(nxt) | (after[n + 1] if nullable(nxt) else frozenset())
         return b"".join(
-            emit(item, frozenset() if n + 1 < len(items) and _gives_nothing(
-                item, items[n + 1], after[n + 1]) else after[n], keep, hs)
-            for n, item in enumerate(items))
+            emit(
+                item,
+                frozenset()
+                if n + 1 < len(items) and _gives_nothing(item, items[n + 1], after[n + 1])
+                else after[n],
+                keep,
+                hs,
+            )
+            for n, item in enumerate(items)
+        )
     if isinstance(node, Alt):
         return b"(?:" + b"|".join(emit(b, follow, keep, hs) for b in node.branches) + b")"
     if node.lazy:
@@ -501,8 +525,11 @@ def emit(node: Node, follow: frozenset[int], keep: bool = False, hs: bool = Fals
         body = b"(?:" + body + b")"
     if node.lo == node.hi:
         return body + (b"" if node.lo == 1 else b"{%d}" % node.lo)
-    quant = b"?" if (node.lo, node.hi) == (0, 1) else b"{%d,%s}" % (
-        node.lo, b"" if node.hi is None else b"%d" % node.hi)
+    quant = (
+        b"?"
+        if (node.lo, node.hi) == (0, 1)
+        else b"{%d,%s}" % (node.lo, b"" if node.hi is None else b"%d" % node.hi)
+    )
     if isinstance(item, Chars) and not item.set & follow:
         return body + quant + (b"" if hs else b"+")
     if node.hi is None and not hs:
@@ -515,9 +542,15 @@ def _gives_nothing(item: Node, nxt: Node, after: frozenset[int]) -> bool:
     the two share (gitleaks' ``[ \\t\\w.-]{0,20}[\\s'"]{0,3}=``, sharing spaces): what the
     first gave back the second could take, and no more, so the first may be
     possessive when none of its bytes may come after the second (``after``)."""
-    return (isinstance(item, Rep) and isinstance(item.item, Chars) and isinstance(nxt, Rep)
-            and nxt.lo == 0 and isinstance(nxt.item, Chars)
-            and item.item.set & firsts(nxt) <= nxt.item.set and not item.item.set & after)
+    return (
+        isinstance(item, Rep)
+        and isinstance(item.item, Chars)
+        and isinstance(nxt, Rep)
+        and nxt.lo == 0
+        and isinstance(nxt.item, Chars)
+        and item.item.set & firsts(nxt) <= nxt.item.set
+        and not item.item.set & after
+    )
 
 
 # -- rules → kinds ---------------------------------------------------------------------
@@ -579,35 +612,35 @@ COVERED = {
 #: rules left out by choice (they translate): why
 LEFT_OUT = {
     "generic-api-key": "any value bound to a name holding access, auth, key, secret, token, "
-                       "password… (1,400 stopwords keep its false positives down in "
-                       "source trees); the named kinds (`password`, `api_key`, "
-                       "`secret_key`, `token`) do this with stand-in rules made for prose "
-                       "and code",
-    "jwt": "every JWT starts `eyJ` (base64 of `{\"`), and the hand-written `jwt` masks "
-           "those, unsigned ones too, where a run of their characters starts; this rule's "
-           "`ey` and any other byte is no JWT, and it would also start inside an identifier",
+    "password… (1,400 stopwords keep its false positives down in "
+    "source trees); the named kinds (`password`, `api_key`, "
+    "`secret_key`, `token`) do this with stand-in rules made for prose "
+    "and code",
+    "jwt": 'every JWT starts `eyJ` (base64 of `{"`), and the hand-written `jwt` masks '
+    "those, unsigned ones too, where a run of their characters starts; this rule's "
+    "`ey` and any other byte is no JWT, and it would also start inside an identifier",
 }
 
 #: rules the translation refuses (tests/test_gitleaks.py checks it does): why that is
 #: right, or what masks their secrets instead
 REFUSED = {
     "private-key": "the hand-written `private_key` is stronger: it masks a block cut off "
-                   "before its END line, escaped newlines, YAML blocks and key lines "
-                   "arriving one by one; this rule reads lazily to the END line "
-                   "(`[\\s\\S-]{64,}?`: not linear)",
+    "before its END line, escaped newlines, YAML blocks and key lines "
+    "arriving one by one; this rule reads lazily to the END line "
+    "(`[\\s\\S-]{64,}?`: not linear)",
     "curl-auth-header": "reads `.*?` over up to five lines to find `-H`: not linear; the "
-                        "header itself is masked by `bearer_token`, `http_auth` and "
-                        "`api_key`",
+    "header itself is masked by `bearer_token`, `http_auth` and "
+    "`api_key`",
     "curl-auth-user": "reads `.*` over up to five lines to find `-u`: not linear; "
-                      "`curl -u user:…` and `--user` are masked by `password`",
+    "`curl -u user:…` and `--user` are masked by `password`",
     "aws-amazon-bedrock-api-key-short-lived": "matches only the token's fixed prefix "
-                                              "(`bedrock-api-key-YmVkcm9jay5hbWF6b25hd3Mu"
-                                              "Y29t`): masking it would leave the secret",
+    "(`bedrock-api-key-YmVkcm9jay5hbWF6b25hd3Mu"
+    "Y29t`): masking it would leave the secret",
     "facebook-access-token": "no literal in it (15 digits, `|` or `%`, then 27–40 of a "
-                             "class): `re` would try it at every byte; and any such run "
-                             "would be masked, `facebook` or not",
+    "class): `re` would try it at every byte; and any such run "
+    "would be masked, `facebook` or not",
     "sourcegraph-access-token": "its third alternative is any 40 hex digits (no literal to "
-                                "start from): every git commit id would be masked",
+    "start from): every git commit id would be masked",
 }
 
 _CORE_BYTES = 24
@@ -632,9 +665,13 @@ class Kind:
     least: int = 0  # the fewest bytes the secret has (not written: it orders the kinds)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"rule": self.rule, "name": self.name,
-                               "core": self.core.decode("latin-1"),
-                               "source": self.source.decode("latin-1"), "example": self.example}
+        out: dict[str, Any] = {
+            "rule": self.rule,
+            "name": self.name,
+            "core": self.core.decode("latin-1"),
+            "source": self.source.decode("latin-1"),
+            "example": self.example,
+        }
         if self.head:
             out["head"] = self.head
             out["head_chars"] = self.head_chars.decode("latin-1")
@@ -659,17 +696,26 @@ def _is_terminator(node: Node) -> bool:
     if isinstance(node, Cap):
         return False
     if isinstance(node, Alt):
-        return all(isinstance(b, Anchor | Chars) or (
-            isinstance(b, Seq) and len(b.items) == 2
-            and b.items[0] == Chars(frozenset({0x5C}), 0x5C)) for b in node.branches)
+        return all(
+            isinstance(b, Anchor | Chars)
+            or (
+                isinstance(b, Seq)
+                and len(b.items) == 2
+                and b.items[0] == Chars(frozenset({0x5C}), 0x5C)
+            )
+            for b in node.branches
+        )
     return False
 
 
 def _skippable(node: Node) -> bool:
     """What may stand before a rule's start and is not kept: ``\\b``, a lazy
     ``[\\w.-]{0,50}?``, a choice of single bytes (gitleaks' left boundary)."""
-    return (isinstance(node, Anchor) or (isinstance(node, Rep) and node.lazy)
-            or (isinstance(node, Alt) and _is_terminator(node)))
+    return (
+        isinstance(node, Anchor)
+        or (isinstance(node, Rep) and node.lazy)
+        or (isinstance(node, Alt) and _is_terminator(node))
+    )
 
 
 def _expand(node: Node) -> list[Seq]:
@@ -685,12 +731,15 @@ def _expand(node: Node) -> list[Seq]:
         return [Seq(tuple(items))]
     first = items[i]
     if isinstance(first, Alt):
-        return [x for b in first.branches
-                for x in _expand(Seq((*items[:i], *_flatten(_items(b)), *items[i + 1:])))]
+        return [
+            x
+            for b in first.branches
+            for x in _expand(Seq((*items[:i], *_flatten(_items(b)), *items[i + 1 :])))
+        ]
     if isinstance(first, Cap):
         inner = _expand(first.body)
         if len(inner) > 1:
-            return [Seq((*items[:i], Cap(first.index, body), *items[i + 1:])) for body in inner]
+            return [Seq((*items[:i], Cap(first.index, body), *items[i + 1 :])) for body in inner]
     return [Seq(tuple(items))]
 
 
@@ -742,13 +791,21 @@ def _variants(items: list[Node], named: bool) -> list[list[Node]]:
     while run < len(items) and isinstance(items[run], Chars):
         run += 1
     head = [i for i in items[:run] if isinstance(i, Chars)]
-    folded = [c for c in head if c.lit is not None and len(c.set) == 2 and _fold(
-        frozenset({c.lit})) == c.set]
+    folded = [
+        c
+        for c in head
+        if c.lit is not None and len(c.set) == 2 and _fold(frozenset({c.lit})) == c.set
+    ]
     if not folded:
         return [items]
     if not named:
-        return [[Chars(frozenset({c.lit}), c.lit) if c in folded and c.lit is not None else c
-                 for c in head] + items[run:]]
+        return [
+            [
+                Chars(frozenset({c.lit}), c.lit) if c in folded and c.lit is not None else c
+                for c in head
+            ]
+            + items[run:]
+        ]
     lower: list[Node] = []
     upper: list[Node] = []
     for n, c in enumerate(head):
@@ -804,8 +861,15 @@ def _lead(width_: int, before: frozenset[int] = _ALNUM) -> bytes:
     just read do not follow a byte of ``before`` (ASCII letters and digits), or
     follow a JSON escape."""
     n = b"{%d}" % width_
-    return (b"(?:(?<!" + charset(before) + rb"[\x00-\xff]" + n + rb")|(?<=\\[nrtbf][\x00-\xff]"
-            + n + rb"))")
+    return (
+        b"(?:(?<!"
+        + charset(before)
+        + rb"[\x00-\xff]"
+        + n
+        + rb")|(?<=\\[nrtbf][\x00-\xff]"
+        + n
+        + rb"))"
+    )
 
 
 def _before(start: _Start) -> frozenset[int]:
@@ -823,8 +887,7 @@ def _core(start: _Start, rest: list[Node]) -> bytes:
     holds no ``s.`` token), the literal and up to _CORE_BYTES of its shape after it
     (no look-arounds: Hyperscan takes it). The more of the shape, the fewer lines
     whose core hits for nothing (a ``https://`` that is no Teams webhook)."""
-    lead = b"" if start.fixed else (
-        b"(?:" + charset(ALL - _before(start)) + rb"|\\[nrtbf])")
+    lead = b"" if start.fixed else (b"(?:" + charset(ALL - _before(start)) + rb"|\\[nrtbf])")
     return lead + b"".join(_byte(c) for c in start.literal) + _shape(rest)
 
 
@@ -846,7 +909,8 @@ def _shape(items: list[Node] | tuple[Node, ...]) -> bytes:
             if take < item.lo:
                 break
         elif isinstance(item, Alt) and all(
-                all(isinstance(c, Chars) for c in _items(b)) for b in item.branches):
+            all(isinstance(c, Chars) for c in _items(b)) for b in item.branches
+        ):
             out += emit(item, ALL, hs=True)  # (a choice of words: live|test)
             room -= width(item)[0]
         else:
@@ -900,7 +964,11 @@ def _translate_branch(branch: Seq, rule: dict[str, Any]) -> list[_Pattern]:
     else:
         cap = items[at]
         assert isinstance(cap, Cap)
-        before, secret_items, after = items[:at], _flatten(_items(_uncap(cap.body))), items[at + 1:]
+        before, secret_items, after = (
+            items[:at],
+            _flatten(_items(_uncap(cap.body))),
+            items[at + 1 :],
+        )
     # gitleaks' start and end of a secret become the boundary rule
     while before and _skippable(before[0]):
         before = before[1:]
@@ -912,9 +980,10 @@ def _translate_branch(branch: Seq, rule: dict[str, Any]) -> list[_Pattern]:
         ended = True
     while secret_items and _skippable(secret_items[0]):
         secret_items = secret_items[1:]
-    while secret_items and (isinstance(secret_items[-1], Anchor) or (
-            at is None and isinstance(secret_items[-1], Alt)
-            and _is_terminator(secret_items[-1]))):
+    while secret_items and (
+        isinstance(secret_items[-1], Anchor)
+        or (at is None and isinstance(secret_items[-1], Alt) and _is_terminator(secret_items[-1]))
+    ):
         secret_items = secret_items[:-1]
         ended = True
     if not before:  # an optional part before a prefix: the secret is what follows
@@ -942,19 +1011,50 @@ def _translate_branch(branch: Seq, rule: dict[str, Any]) -> list[_Pattern]:
         for variant in _variants([_uncap(i) for i in before], named=True):
             start = _start(variant)
             keep = emit(Seq(tuple(start.rest)), firsts(secret), keep=True) if start.rest else b""
-            source = (b"(?P<keep>" + _literal(start.literal) + start.behind + keep
-                      + b")(?P<secret>" + _MARKER_GUARD + body + b")" + guard + look)
-            out.append(_Pattern(_keep_core(variant, secret), source, 0, b"",
-                                (Seq(tuple(variant)), secret, Seq(tuple(after_nodes)))))
+            source = (
+                b"(?P<keep>"
+                + _literal(start.literal)
+                + start.behind
+                + keep
+                + b")(?P<secret>"
+                + _MARKER_GUARD
+                + body
+                + b")"
+                + guard
+                + look
+            )
+            out.append(
+                _Pattern(
+                    _keep_core(variant, secret),
+                    source,
+                    0,
+                    b"",
+                    (Seq(tuple(variant)), secret, Seq(tuple(after_nodes))),
+                )
+            )
         return out
     (variant,) = _variants(secret_items, named=False)
     start = _start(variant)
     rest = emit(Seq(tuple(start.rest)), follow) if start.rest else b""
-    source = (b"(?P<secret>" + _literal(start.literal) + start.behind
-              + _lead(len(start.literal) + start.fixed, _before(start)) + rest + b")" + guard
-              + look)
-    return [_Pattern(_core(start, start.rest), source, start.fixed, bytes(sorted(start.back)),
-                     (Seq(()), Seq(tuple(variant)), Seq(tuple(after_nodes))))]
+    source = (
+        b"(?P<secret>"
+        + _literal(start.literal)
+        + start.behind
+        + _lead(len(start.literal) + start.fixed, _before(start))
+        + rest
+        + b")"
+        + guard
+        + look
+    )
+    return [
+        _Pattern(
+            _core(start, start.rest),
+            source,
+            start.fixed,
+            bytes(sorted(start.back)),
+            (Seq(()), Seq(tuple(variant)), Seq(tuple(after_nodes))),
+        )
+    ]
 
 
 def _literal(text: bytes) -> bytes:
@@ -1014,7 +1114,7 @@ class Translation:
     def to_json(self) -> bytes:
         doc = {
             "generated": "by python -m streamv1.translator.gitleaks from gitleaks.toml: "
-                         "do not edit",
+            "do not edit",
             "source": self.source,
             "global_allow": [p.decode("latin-1") for p in self.global_allow],
             "global_stopwords": list(self.global_stopwords),
@@ -1054,8 +1154,9 @@ def _checks(rule: dict[str, Any]) -> tuple[tuple[bytes, ...], tuple[bytes, ...],
     match: list[bytes] = []
     stop: list[str] = []
     for allow in rule.get("allowlists", []):
-        if allow.get("paths") and (allow.get("condition") == "AND" or not (
-                allow.get("regexes") or allow.get("stopwords"))):
+        if allow.get("paths") and (
+            allow.get("condition") == "AND" or not (allow.get("regexes") or allow.get("stopwords"))
+        ):
             continue
         target = allow.get("regexTarget", "secret")
         if target == "line":
@@ -1066,8 +1167,9 @@ def _checks(rule: dict[str, Any]) -> tuple[tuple[bytes, ...], tuple[bytes, ...],
     return tuple(secret), tuple(match), tuple(stop)
 
 
-def _example(pattern: _Pattern, kind: Kind, seed: int, globals_: tuple[tuple[bytes, ...],
-             tuple[str, ...]]) -> str | None:
+def _example(
+    pattern: _Pattern, kind: Kind, seed: int, globals_: tuple[tuple[bytes, ...], tuple[str, ...]]
+) -> str | None:
     """A made-up match of a pattern (a name, ``=``, the secret; or the secret): one
     its core finds, its pattern matches and its checks pass. None if no try does."""
     from streamv1.translator import redact  # (the SecretKind it becomes)
@@ -1075,8 +1177,11 @@ def _example(pattern: _Pattern, kind: Kind, seed: int, globals_: tuple[tuple[byt
     before, secret, after = pattern.shape
     for attempt in range(_EXAMPLE_TRIES):
         rng = random.Random(seed * 1000 + attempt)
-        text = (generate(before, rng, least=True) + generate(secret, rng)
-                + generate(after, rng, least=True))
+        text = (
+            generate(before, rng, least=True)
+            + generate(secret, rng)
+            + generate(after, rng, least=True)
+        )
         try:
             example = text.decode("ascii")
         except UnicodeDecodeError:
@@ -1094,8 +1199,9 @@ def _rule_seed(rule_id: str) -> int:
     return int.from_bytes(hashlib.sha256(rule_id.encode()).digest()[:4], "big")
 
 
-def translate_rule(rule: dict[str, Any], globals_: tuple[tuple[bytes, ...], tuple[str, ...]]
-                   = ((), ())) -> list[Kind]:
+def translate_rule(
+    rule: dict[str, Any], globals_: tuple[tuple[bytes, ...], tuple[str, ...]] = ((), ())
+) -> list[Kind]:
     """Every alternative of a rule as a kind (:class:`Unsupported` when one does not
     fit)."""
     regex = rule.get("regex")
@@ -1108,9 +1214,20 @@ def translate_rule(rule: dict[str, Any], globals_: tuple[tuple[bytes, ...], tupl
     for branch in _expand(parse(regex)):
         for pattern in _translate_branch(branch, rule):
             re.compile(pattern.source)
-            kind = Kind(rule["id"], name, pattern.core, pattern.source, "", pattern.head,
-                        pattern.head_chars, rule.get("entropy"), allow, allow_match, stopwords,
-                        pattern.least)
+            kind = Kind(
+                rule["id"],
+                name,
+                pattern.core,
+                pattern.source,
+                "",
+                pattern.head,
+                pattern.head_chars,
+                rule.get("entropy"),
+                allow,
+                allow_match,
+                stopwords,
+                pattern.least,
+            )
             example = _example(pattern, kind, seed + len(kinds), globals_)
             if example is None:
                 raise Unsupported("no made-up example passes its own pattern and checks")
@@ -1134,12 +1251,17 @@ def translate(toml: bytes, source: dict[str, str]) -> Translation:
             left.append((rid, LEFT_OUT[rid]))
             continue
         if rid in COVERED:
-            left.append((rid, f"covered: the hand-written `{COVERED[rid]}` masks it in more "
-                              "forms"))
+            left.append((rid, f"covered: the hand-written `{COVERED[rid]}` masks it in more forms"))
             continue
         if rule.get("path"):
-            left.append((rid, "applies only to files at a path (`" + rule["path"]
-                         + "`); a transcript line has none"))
+            left.append(
+                (
+                    rid,
+                    "applies only to files at a path (`"
+                    + rule["path"]
+                    + "`); a transcript line has none",
+                )
+            )
             continue
         try:
             kinds = translate_rule(rule, (global_allow, global_stop))
@@ -1149,8 +1271,14 @@ def translate(toml: bytes, source: dict[str, str]) -> Translation:
             continue
         first = {owner.get(k.source) for k in kinds}
         if None not in first:
-            left.append((rid, "the same pattern as `" + "`, `".join(sorted(first))  # type: ignore[arg-type]
-                         + "` (a match is masked as that)"))
+            left.append(
+                (
+                    rid,
+                    "the same pattern as `"
+                    + "`, `".join(sorted(first))  # type: ignore[arg-type]
+                    + "` (a match is masked as that)",
+                )
+            )
             continue
         for kind in kinds:
             owner.setdefault(kind.source, rid)
@@ -1173,8 +1301,10 @@ def made_up(rule: dict[str, Any], seed: int = 0) -> list[str]:
         if at is None:
             while items and _skippable(items[0]):
                 items = items[1:]
-            while items and (isinstance(items[-1], Anchor) or (
-                    isinstance(items[-1], Alt) and _is_terminator(items[-1]))):
+            while items and (
+                isinstance(items[-1], Anchor)
+                or (isinstance(items[-1], Alt) and _is_terminator(items[-1]))
+            ):
                 items = items[:-1]
         secret = items[at] if at is not None else Seq(tuple(items))
         out.append(generate(_sanitize(_uncap(secret)), random.Random(seed)).decode("latin-1"))
@@ -1197,8 +1327,10 @@ def render_kinds(t: Translation) -> str:
         rules, example = rows.setdefault(kind.name, ([], kind.example))
         if kind.rule not in rules:
             rules.append(kind.rule)
-    lines = ["| kind (the marker) | gitleaks rule | example (made up, cut short) |",
-             "|---|---|---|"]
+    lines = [
+        "| kind (the marker) | gitleaks rule | example (made up, cut short) |",
+        "|---|---|---|",
+    ]
     for name in sorted(rows):
         rules, example = rows[name]
         lines.append(f"| `{name}` | {', '.join(rules)} | {_cell(example)} |")
@@ -1207,8 +1339,9 @@ def render_kinds(t: Translation) -> str:
 
 def render_left_out(t: Translation) -> str:
     lines = ["| gitleaks rule | why it is left out |", "|---|---|"]
-    lines += ["| " + rule + " | " + why.replace("|", "\\|") + " |"
-              for rule, why in sorted(t.left_out)]
+    lines += [
+        "| " + rule + " | " + why.replace("|", "\\|") + " |" for rule, why in sorted(t.left_out)
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -1268,31 +1401,42 @@ def main(argv: list[str]) -> int:
     docs = Path(next((a for a in argv if not a.startswith("--")), "docs/security.md"))
     data, source = load()
     if hashlib.sha256(data).hexdigest() != source.get("sha256"):
-        print(f"{RULES}: its sha256 is not the one in {SOURCE} (edited by hand? fetch it "
-              "with scripts/update-secret-rules)", file=sys.stderr)
+        print(
+            f"{RULES}: its sha256 is not the one in {SOURCE} (edited by hand? fetch it "
+            "with scripts/update-secret-rules)",
+            file=sys.stderr,
+        )
         return 1
     t = translate(data, source)
     out = t.to_json()
     doc = docs.read_text("utf-8") if docs.exists() else None
     new_doc = rewrite_docs(doc, t) if doc is not None else None
     if doc is not None and set(doc_blocks(doc)) != set(BLOCKS):
-        print(f"{docs}: no <!-- BEGIN gitleaks:… --> block for "
-              f"{', '.join(sorted(set(BLOCKS) - set(doc_blocks(doc))))}", file=sys.stderr)
+        print(
+            f"{docs}: no <!-- BEGIN gitleaks:… --> block for "
+            f"{', '.join(sorted(set(BLOCKS) - set(doc_blocks(doc))))}",
+            file=sys.stderr,
+        )
         return 1
     if check:
         stale = [str(folder() / KINDS)] if (folder() / KINDS).read_bytes() != out else []
         stale += [str(docs)] if new_doc != doc else []
         if stale:
-            print(f"not {RULES} translated: {', '.join(stale)}; run python -m "
-                  "streamv1.translator.gitleaks", file=sys.stderr)
+            print(
+                f"not {RULES} translated: {', '.join(stale)}; run python -m "
+                "streamv1.translator.gitleaks",
+                file=sys.stderr,
+            )
             return 1
         return 0
     (folder() / KINDS).write_bytes(out)
     if new_doc is not None and new_doc != doc:
         docs.write_text(new_doc, "utf-8")
     rules = {k.rule for k in t.kinds}
-    print(f"{KINDS}: {len(rules)} rules kept as {len(t.kinds)} patterns, "
-          f"{len(t.left_out)} left out", file=sys.stderr)
+    print(
+        f"{KINDS}: {len(rules)} rules kept as {len(t.kinds)} patterns, {len(t.left_out)} left out",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -60,11 +60,18 @@ def line_for(config: BusConfig, data: bytes) -> Line:
     # Every part a token: a crafted line's seq ("1\n") would otherwise be an id the
     # client changes on the way (CR and LF as spaces), never the one compared.
     msg_id = f"{token(config.host)}.{token(session)}.{token(seq) if seq else ''}.{digest}"
-    headers = {"Nats-Msg-Id": msg_id, "Streamv1-Host": config.host,
-               "Streamv1-Session": session, "Streamv1-Seq": seq, "Streamv1-Type": kind}
-    head = (f"Nats-Msg-Id: {msg_id}\r\nStreamv1-Host: {_value(config.host)}\r\n"
-            f"Streamv1-Session: {_value(session)}\r\nStreamv1-Seq: {_value(seq)}\r\n"
-            f"Streamv1-Type: {_value(kind)}\r\n").encode()
+    headers = {
+        "Nats-Msg-Id": msg_id,
+        "Streamv1-Host": config.host,
+        "Streamv1-Session": session,
+        "Streamv1-Seq": seq,
+        "Streamv1-Type": kind,
+    }
+    head = (
+        f"Nats-Msg-Id: {msg_id}\r\nStreamv1-Host: {_value(config.host)}\r\n"
+        f"Streamv1-Session: {_value(session)}\r\nStreamv1-Seq: {_value(seq)}\r\n"
+        f"Streamv1-Type: {_value(kind)}\r\n"
+    ).encode()
     return Line(config.subject(session), msg_id, data, headers, head)
 
 
@@ -90,8 +97,7 @@ def _fields(data: bytes) -> tuple[str, str, str]:
         return "", "", ""
     if not isinstance(obj, dict):
         return "", "", ""
-    return (str(obj.get("session_id") or ""), str(obj.get("seq", "")),
-            str(obj.get("type") or ""))
+    return (str(obj.get("session_id") or ""), str(obj.get("seq", "")), str(obj.get("type") or ""))
 
 
 def _tls(config: BusConfig) -> ssl.SSLContext | None:
@@ -103,8 +109,13 @@ def _tls(config: BusConfig) -> ssl.SSLContext | None:
     return context
 
 
-async def connect(config: BusConfig, name: str, *, wait: bool = True,
-                  on_state: Callable[[str], None] | None = None) -> Any:
+async def connect(
+    config: BusConfig,
+    name: str,
+    *,
+    wait: bool = True,
+    on_state: Callable[[str], None] | None = None,
+) -> Any:
     """A connection that reconnects for ever. With ``wait``, a server that is down at
     start is waited for (the daemon's publisher); without, the error is raised
     (``subscribe`` and ``convert`` tell their user at once)."""
@@ -139,22 +150,37 @@ async def connect(config: BusConfig, name: str, *, wait: bool = True,
             if not wait:
                 # nats-py retries a first connect for ever when reconnecting is on:
                 # one try without it says at once whether anything answers.
-                probe = await nats.connect(servers=list(config.servers), name=name,
-                                           tls=_tls(config), user_credentials=config.creds,
-                                           allow_reconnect=False, connect_timeout=2,
-                                           max_reconnect_attempts=1,
-                                           reconnect_time_wait=0.2, error_cb=quiet)
+                probe = await nats.connect(
+                    servers=list(config.servers),
+                    name=name,
+                    tls=_tls(config),
+                    user_credentials=config.creds,
+                    allow_reconnect=False,
+                    connect_timeout=2,
+                    max_reconnect_attempts=1,
+                    reconnect_time_wait=0.2,
+                    error_cb=quiet,
+                )
                 await probe.close()
             return await nats.connect(
-                servers=list(config.servers), name=name, tls=_tls(config),
-                user_credentials=config.creds, max_reconnect_attempts=-1,
-                reconnect_time_wait=1, connect_timeout=2, allow_reconnect=True,
-                disconnected_cb=disconnected, reconnected_cb=reconnected, error_cb=error)
+                servers=list(config.servers),
+                name=name,
+                tls=_tls(config),
+                user_credentials=config.creds,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=1,
+                connect_timeout=2,
+                allow_reconnect=True,
+                disconnected_cb=disconnected,
+                reconnected_cb=reconnected,
+                error_cb=error,
+            )
         except Exception as exc:
             if not wait or _permanent(exc):
                 cause = last[0] if last else exc
-                raise BusError(f"cannot connect to {','.join(config.servers)}: "
-                               f"{_reason(cause)}") from exc
+                raise BusError(
+                    f"cannot connect to {','.join(config.servers)}: {_reason(cause)}"
+                ) from exc
             if on_state is not None:
                 on_state("disconnected")
             await asyncio.sleep(delay)
@@ -182,10 +208,15 @@ async def ensure_stream(js: Any, config: BusConfig) -> None:
         info = await js.stream_info(config.stream)
     except NotFoundError:
         made = StreamConfig(
-            name=config.stream, subjects=[wanted], storage=StorageType.FILE,
-            num_replicas=config.replicas, max_age=config.max_age or None,
-            max_bytes=config.max_bytes, duplicate_window=config.duplicate_window,
-            allow_atomic=True)  # many lines a round trip (:meth:`Sender._batch`)
+            name=config.stream,
+            subjects=[wanted],
+            storage=StorageType.FILE,
+            num_replicas=config.replicas,
+            max_age=config.max_age or None,
+            max_bytes=config.max_bytes,
+            duplicate_window=config.duplicate_window,
+            allow_atomic=True,
+        )  # many lines a round trip (:meth:`Sender._batch`)
         try:
             await js.add_stream(made)
         except APIError as exc:
@@ -195,13 +226,15 @@ async def ensure_stream(js: Any, config: BusConfig) -> None:
             # without it (one line a round trip).
             made.allow_atomic = None
             await js.add_stream(made)
-        logs.get().info("stream made", stream=config.stream, subjects=wanted,
-                        replicas=config.replicas)
+        logs.get().info(
+            "stream made", stream=config.stream, subjects=wanted, replicas=config.replicas
+        )
         return
     subjects = info.config.subjects or []
     if wanted not in subjects and not any(s in (">",) for s in subjects):
-        raise BusError(f"stream {config.stream} takes {', '.join(subjects) or 'no subjects'}, "
-                       f"not {wanted}")
+        raise BusError(
+            f"stream {config.stream} takes {', '.join(subjects) or 'no subjects'}, not {wanted}"
+        )
 
 
 class Sender:
@@ -213,8 +246,13 @@ class Sender:
     line, it is not sent again. The same question is asked once per subject after
     every start (``fresh``), for the lines a crash left unacked."""
 
-    def __init__(self, js: Any, config: BusConfig,
-                 on_retry: Callable[[str], None] | None = None, nc: Any = None) -> None:
+    def __init__(
+        self,
+        js: Any,
+        config: BusConfig,
+        on_retry: Callable[[str], None] | None = None,
+        nc: Any = None,
+    ) -> None:
         self.js = js
         #: The connection: a batch's lines before its commit get no answer, so they
         #: are published on it, not with JetStream's publish (which waits for one).
@@ -238,14 +276,16 @@ class Sender:
         by_subject: dict[str, list[Line]] = {}
         for line in lines:
             by_subject.setdefault(line.subject, []).append(line)
-        await asyncio.gather(*(self._subject(subject, group, fresh)
-                               for subject, group in by_subject.items()))
+        await asyncio.gather(
+            *(self._subject(subject, group, fresh) for subject, group in by_subject.items())
+        )
 
     async def _subject(self, subject: str, lines: list[Line], fresh: bool) -> None:
         start = 0
         if fresh and subject not in self.checked:
-            last = await retrying(lambda: self.last_id(subject), self.on_retry,
-                                  what=f"stream {self.config.stream}: ")
+            last = await retrying(
+                lambda: self.last_id(subject), self.on_retry, what=f"stream {self.config.stream}: "
+            )
             self.checked.add(subject)
             start = _after(lines, last)
             self.skipped += start
@@ -273,7 +313,9 @@ class Sender:
                     logs.get().info(
                         "stream takes no atomic batches: one line per round trip (nats "
                         "stream edit STREAM --allow-atomic makes publishing many times "
-                        "faster)", stream=self.config.stream)
+                        "faster)",
+                        stream=self.config.stream,
+                    )
         return self.atomic
 
     async def _batch(self, lines: list[Line]) -> None:
@@ -295,8 +337,9 @@ class Sender:
                 if isinstance(exc, MaxPayloadError):
                     break  # uncommitted: the server drops the batch; line by line
                 if _refused(exc):
-                    raise BusError(f"publish to {lines[0].subject} refused: "
-                                   f"{_reason(exc)}") from exc
+                    raise BusError(
+                        f"publish to {lines[0].subject} refused: {_reason(exc)}"
+                    ) from exc
                 if await self._stored_meanwhile(lines, _reason(exc), delay):
                     return
                 delay = min(delay * 2, RETRY_MAX)
@@ -319,12 +362,12 @@ class Sender:
             if code in _BATCH_ONLY:
                 break  # what only a batch is refused for: the lines one by one
             if (error.get("code") or 0) in (400, 403, 404):
-                raise BusError(f"publish to {lines[0].subject} refused: "
-                               f"{error.get('description') or error}")
+                raise BusError(
+                    f"publish to {lines[0].subject} refused: {error.get('description') or error}"
+                )
             # Anything else is waited out, as a single line's would be (503: no
             # leader yet, a cluster changing its mind).
-            if await self._stored_meanwhile(lines, str(error.get("description") or error),
-                                            delay):
+            if await self._stored_meanwhile(lines, str(error.get("description") or error), delay):
                 return
             delay = min(delay * 2, RETRY_MAX)
         for line in lines:
@@ -359,10 +402,17 @@ class Sender:
             await send(b"".join([frame(line, batch, n) for n, line in enumerate(before, 1)]))
         else:
             for n, line in enumerate(before, 1):
-                await nc.publish(line.subject, line.data, headers={
-                    **line.headers, "Nats-Batch-Id": batch, "Nats-Batch-Sequence": str(n)})
-        headers = {**commit.headers, "Nats-Batch-Id": batch,
-                   "Nats-Batch-Sequence": str(len(lines)), "Nats-Batch-Commit": "1"}
+                await nc.publish(
+                    line.subject,
+                    line.data,
+                    headers={**line.headers, "Nats-Batch-Id": batch, "Nats-Batch-Sequence": str(n)},
+                )
+        headers = {
+            **commit.headers,
+            "Nats-Batch-Id": batch,
+            "Nats-Batch-Sequence": str(len(lines)),
+            "Nats-Batch-Commit": "1",
+        }
         msg = await nc.request(commit.subject, commit.data, timeout=ACK_WAIT, headers=headers)
         answer = orjson.loads(msg.data)
         return answer if isinstance(answer, dict) else {}
@@ -371,9 +421,13 @@ class Sender:
         delay = 0.1
         while True:
             try:
-                ack = await self.js.publish(line.subject, line.data, timeout=ACK_WAIT,
-                                            stream=self.config.stream,
-                                            headers=dict(line.headers))
+                ack = await self.js.publish(
+                    line.subject,
+                    line.data,
+                    timeout=ACK_WAIT,
+                    stream=self.config.stream,
+                    headers=dict(line.headers),
+                )
             except Exception as exc:
                 from nats.errors import MaxPayloadError
 
@@ -381,10 +435,13 @@ class Sender:
                     # No retry makes it fit, and holding it would hold every line
                     # after it: said, counted, and the output file keeps it.
                     self.too_large += 1
-                    logs.get().error("line larger than the servers' max_payload; not "
-                                     "published (raise max_payload to carry it)",
-                                     subject=line.subject, msg_id=line.msg_id,
-                                     bytes=len(line.data))
+                    logs.get().error(
+                        "line larger than the servers' max_payload; not "
+                        "published (raise max_payload to carry it)",
+                        subject=line.subject,
+                        msg_id=line.msg_id,
+                        bytes=len(line.data),
+                    )
                     return
                 if _refused(exc):
                     raise BusError(f"publish to {line.subject} refused: {_reason(exc)}") from exc
@@ -398,8 +455,7 @@ class Sender:
                 self.stored += 1
             return
 
-    async def _stored_meanwhile(self, lines: Sequence[Line], reason: str,
-                                delay: float) -> bool:
+    async def _stored_meanwhile(self, lines: Sequence[Line], reason: str, delay: float) -> bool:
         """After a send of unknown fate (one line, or an atomic batch: all or none of
         it is stored): said, ``delay`` waited, then was it stored? It was when the
         subject's last message is its last line (the ack was what got lost). Still
@@ -428,9 +484,15 @@ class Sender:
         if info is not None and not (info.state.subjects or {}).get(subject):
             return ids  # nothing stored on it: no consumer needed
         sub = await self.js.pull_subscribe(
-            subject, stream=self.config.stream,
-            config=ConsumerConfig(ack_policy=AckPolicy.NONE, headers_only=True,
-                                  deliver_policy=DeliverPolicy.ALL, inactive_threshold=30.0))
+            subject,
+            stream=self.config.stream,
+            config=ConsumerConfig(
+                ack_policy=AckPolicy.NONE,
+                headers_only=True,
+                deliver_policy=DeliverPolicy.ALL,
+                inactive_threshold=30.0,
+            ),
+        )
         try:
             while True:
                 try:
@@ -461,9 +523,13 @@ class Sender:
         return str(value) if value is not None else None
 
 
-async def retrying(call: Callable[[], Awaitable[T]], on_retry: Callable[[str], None] | None,
-                   refused: Callable[[BaseException], bool] | None = None, what: str = "",
-                   first: float = 0.1) -> T:
+async def retrying(
+    call: Callable[[], Awaitable[T]],
+    on_retry: Callable[[str], None] | None,
+    refused: Callable[[BaseException], bool] | None = None,
+    what: str = "",
+    first: float = 0.1,
+) -> T:
     """``call()`` until it answers, waiting longer each time (to RETRY_MAX): a server
     that is down, electing a leader or coming up is waited out. An error ``refused``
     says waiting will not mend (by default :func:`_refused`) ends it as a BusError."""
@@ -505,9 +571,17 @@ def frame(line: Line, batch: str, n: int) -> bytes:
     """The protocol's HPUB for ``line`` as the ``n``-th of atomic batch ``batch``
     (no reply subject), byte for byte what nats-py's ``publish`` sends."""
     head = b"NATS/1.0\r\n%sNats-Batch-Id: %s\r\nNats-Batch-Sequence: %d\r\n\r\n" % (
-        line.head, batch.encode(), n)
-    return b"HPUB %s  %d %d\r\n%s%s\r\n" % (line.subject.encode(), len(head),
-                                            len(head) + len(line.data), head, line.data)
+        line.head,
+        batch.encode(),
+        n,
+    )
+    return b"HPUB %s  %d %d\r\n%s%s\r\n" % (
+        line.subject.encode(),
+        len(head),
+        len(head) + len(line.data),
+        head,
+        line.data,
+    )
 
 
 def _chunk(lines: Sequence[Line], start: int) -> list[Line]:

@@ -82,8 +82,9 @@ class Row:
             # as the runs' shares), and what all the session's tokens cost at list
             # prices (None where a model has no price).
             "cost_stated_usd": round(self.stated_cost, 10) if self.costed_runs else None,
-            "cost_computed_usd": (round(self.priced_all, 10)
-                                  if self.priced_all is not None and self.runs else None),
+            "cost_computed_usd": (
+                round(self.priced_all, 10) if self.priced_all is not None and self.runs else None
+            ),
             "priced_as": sorted(self.priced_as),
             "unpriced_models": sorted(self.unpriced),
         }
@@ -99,12 +100,15 @@ class Row:
                 return None, None
             partly = ", partly" if self.priced_runs < self.runs else ""
             return round(self.computed_cost, 10), "computed" + partly
-        if not unstated or (self.priced_all and abs(self.stated_cost - self.priced_all)
-                            <= 0.005 * self.priced_all):
+        if not unstated or (
+            self.priced_all and abs(self.stated_cost - self.priced_all) <= 0.005 * self.priced_all
+        ):
             return round(self.stated_cost, 10), "stated"
         partly = ", partly" if self.priced_runs < unstated else ""
-        return (round(self.stated_cost + self.computed_cost, 10),
-                ("stated+computed" if self.priced_runs else "stated") + partly)
+        return (
+            round(self.stated_cost + self.computed_cost, 10),
+            ("stated+computed" if self.priced_runs else "stated") + partly,
+        )
 
 
 class Ledger:
@@ -158,8 +162,11 @@ class Ledger:
         if line.get("is_error") is True:
             row.errors += 1
         per_model = line.get("model_usage")
-        usages = list(per_model.values()) if isinstance(per_model, dict) and per_model else [
-            line.get("usage")]
+        usages = (
+            list(per_model.values())
+            if isinstance(per_model, dict) and per_model
+            else [line.get("usage")]
+        )
         for usage in usages:
             if isinstance(usage, dict):
                 for key in USAGE_KEYS:
@@ -186,22 +193,27 @@ class Ledger:
         the run's own tokens cost (or, with no price to tell by, when the figure
         did not fall); otherwise a process of its own, taken whole."""
         share, last = cost, row.last_stated
-        if (last is not None and cost >= last
-                and (own is None or abs(cost - last - own) <= abs(cost - own))):
+        if (
+            last is not None
+            and cost >= last
+            and (own is None or abs(cost - last - own) <= abs(cost - own))
+        ):
             share = cost - last
         row.last_stated = cost
         row.stated_cost += share
         row.costed_runs += 1
 
     @staticmethod
-    def _price(row: Row, per_model: dict[str, Any], usage: Any,
-               quiet: bool = False) -> float | None:
+    def _price(
+        row: Row, per_model: dict[str, Any], usage: Any, quiet: bool = False
+    ) -> float | None:
         """A run's tokens at list prices, model by model; None when a model has no
         price (said in ``unpriced`` unless ``quiet``). A run with no tokens costs 0."""
         total, one = 0.0, len(per_model) == 1
         if not per_model:
             empty = not isinstance(usage, dict) or not any(
-                isinstance(usage.get(k), int) and usage[k] for k in USAGE_KEYS)
+                isinstance(usage.get(k), int) and usage[k] for k in USAGE_KEYS
+            )
             if not empty and not quiet:
                 row.unpriced.add("(no model named)")
             return 0.0 if empty else None
@@ -210,7 +222,8 @@ class Ledger:
                 continue
             hour = row.run_1h.get(model, 0) + (row.run_1h.get(None, 0) if one else 0)
             searches = row.run_searches.get(model, 0) + (
-                row.run_searches.get(None, 0) if one else 0)
+                row.run_searches.get(None, 0) if one else 0
+            )
             found = prices.cost_usd(model, row.provider, used, hour, searches)
             if found is None:
                 if not quiet:
@@ -250,8 +263,7 @@ class Ledger:
 # -- filters --------------------------------------------------------------------------
 
 _RELATIVE = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)", re.IGNORECASE)
-_UNITS = {"s": "seconds", "m": "minutes", "min": "minutes", "h": "hours", "d": "days",
-          "w": "weeks"}
+_UNITS = {"s": "seconds", "m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 def parse_when(text: str, now: datetime | None = None) -> datetime:
@@ -276,7 +288,8 @@ def parse_when(text: str, now: datetime | None = None) -> datetime:
     except ValueError:
         raise ValueError(
             f"{text!r} is no time: give a date or time (2026-12-01, 2026-12-01T10:00Z), "
-            "today, yesterday, or a span ago (30m, 2h, 3d, 1w)") from None
+            "today, yesterday, or a span ago (30m, 2h, 3d, 1w)"
+        ) from None
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
@@ -300,8 +313,9 @@ class Filter:
         # A session is in a time window when it overlaps it.
         if self.since is not None and (row.ended is None or _at(row.ended) < self.since):
             return False
-        return not (self.until is not None
-                    and (row.started is None or _at(row.started) > self.until))
+        return not (
+            self.until is not None and (row.started is None or _at(row.started) > self.until)
+        )
 
 
 def _at(ts: str) -> datetime:
@@ -310,8 +324,19 @@ def _at(ts: str) -> datetime:
 
 # -- the table ------------------------------------------------------------------------
 
-_COLUMNS = ("session", "agent", "project", "started", "duration", "runs", "turns", "tools",
-            "errors", "tokens", "cost")
+_COLUMNS = (
+    "session",
+    "agent",
+    "project",
+    "started",
+    "duration",
+    "runs",
+    "turns",
+    "tools",
+    "errors",
+    "tokens",
+    "cost",
+)
 
 
 def table(rows: Iterable[Row]) -> list[str]:
@@ -337,16 +362,23 @@ def table(rows: Iterable[Row]) -> list[str]:
     right = {5, 6, 7, 8, 9, 10}
 
     def fmt(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
 
     rule = "  ".join("-" * w for w in widths)
     lines = [fmt(grid[0]), rule, *map(fmt, body), rule, fmt(foot)]
-    lines.append(f"cost: stated by the source for {total.costed_runs} of {total.runs} runs, "
-                 f"computed (~) from list prices (genai-prices {prices.version()}) for "
-                 f"{total.priced_runs}" + (f", none for {left}"
-                                           if (left := total.runs - total.costed_runs
-                                               - total.priced_runs) else ""))
+    lines.append(
+        f"cost: stated by the source for {total.costed_runs} of {total.runs} runs, "
+        f"computed (~) from list prices (genai-prices {prices.version()}) for "
+        f"{total.priced_runs}"
+        + (
+            f", none for {left}"
+            if (left := total.runs - total.costed_runs - total.priced_runs)
+            else ""
+        )
+    )
     return lines
 
 
@@ -357,10 +389,19 @@ def _cells(r: Row) -> list[str]:
     project = r.project or ""
     if len(project) > 40:
         project = "…" + project[-39:]
-    return [r.session_id[:8], r.agent or "", project,
-            (r.started or "")[:16].replace("T", " "), _duration(j["duration_ms"]),
-            str(r.runs), str(r.turns), str(r.tool_calls), str(r.errors + r.tool_errors),
-            f"{tokens:,}", f"{mark}${j['cost_usd']:.4f}" if j["cost_usd"] is not None else "-"]
+    return [
+        r.session_id[:8],
+        r.agent or "",
+        project,
+        (r.started or "")[:16].replace("T", " "),
+        _duration(j["duration_ms"]),
+        str(r.runs),
+        str(r.turns),
+        str(r.tool_calls),
+        str(r.errors + r.tool_errors),
+        f"{tokens:,}",
+        f"{mark}${j['cost_usd']:.4f}" if j["cost_usd"] is not None else "-",
+    ]
 
 
 def _duration(ms: int | None) -> str:

@@ -64,8 +64,16 @@ class LineSplitter:
 
     __slots__ = ("_line", "limit", "nuls", "number", "offset", "path", "strip_cr")
 
-    def __init__(self, path: str = "", limit: int = MAX_LINE_BYTES, *, number: int = 0,
-                 offset: int = 0, nuls: bool = False, strip_cr: bool = True) -> None:
+    def __init__(
+        self,
+        path: str = "",
+        limit: int = MAX_LINE_BYTES,
+        *,
+        number: int = 0,
+        offset: int = 0,
+        nuls: bool = False,
+        strip_cr: bool = True,
+    ) -> None:
         self.path = path
         self.limit = limit
         self.number = number
@@ -111,8 +119,14 @@ class LineSplitter:
             if stop - start > limit and (
                 not nuls or stop - start - chunk.count(0, start, stop) > limit
             ):
-                yield Line(path, number, at, chunk[start : min(stop, start + SHOWN)], True,
-                           skipped=end - start)
+                yield Line(
+                    path,
+                    number,
+                    at,
+                    chunk[start : min(stop, start + SHOWN)],
+                    True,
+                    skipped=end - start,
+                )
             else:
                 yield Line(path, number, at, chunk[start : stop if strip else end], True)
             start = end + 1
@@ -135,8 +149,18 @@ class _LongLine:
     """A line that spans pieces, as its parts arrive: held while it is within the
     limit, only counted once it is past it (its first bytes kept to show)."""
 
-    __slots__ = ("cr", "drop_nuls", "held", "length", "limit", "nuls", "pieces", "shown",
-                 "skipping", "squeeze")
+    __slots__ = (
+        "cr",
+        "drop_nuls",
+        "held",
+        "length",
+        "limit",
+        "nuls",
+        "pieces",
+        "shown",
+        "skipping",
+        "squeeze",
+    )
 
     def __init__(self, limit: int, drop_nuls: bool) -> None:
         self.limit = limit

@@ -131,8 +131,11 @@ class Logger:
             global last_error
             import time
 
-            last_error = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                          "event": event, "path": kw.get("path")}
+            last_error = {
+                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "event": event,
+                "path": kw.get("path"),
+            }
         if _fmt == "console":
             sys.stderr.write(_render(method, {"event": event, **kw}) + "\n")
             sys.stderr.flush()

@@ -425,13 +425,18 @@ def _failed(where: Where, exc: Exception) -> list[Problem]:
     """Whatever a record holds, it never costs a traceback: an adapter that fails
     on one says so in a system/error naming file:line, and the input goes on.
     (A bug, each time: the fuzz test fails on any ``internal_error``.)"""
-    logs.get().error("record could not be translated", path=where.path, line=where.line,
-                     error=type(exc).__name__)
-    return [Problem(
-        f"record could not be translated ({type(exc).__name__})",
-        where.path, where.line, kind="internal_error",
-        extension={"error": _short(str(exc))},
-    )]
+    logs.get().error(
+        "record could not be translated", path=where.path, line=where.line, error=type(exc).__name__
+    )
+    return [
+        Problem(
+            f"record could not be translated ({type(exc).__name__})",
+            where.path,
+            where.line,
+            kind="internal_error",
+            extension={"error": _short(str(exc))},
+        )
+    ]
 
 
 def _short(text: str, limit: int = 200) -> str:

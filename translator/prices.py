@@ -31,8 +31,13 @@ def version() -> str:
     return str(getattr(genai_prices, "__version__", "?"))
 
 
-def cost_usd(model: str, provider: str | None, usage: dict[str, int],
-             cache_write_1h: int = 0, web_searches: int = 0) -> tuple[float, str] | None:
+def cost_usd(
+    model: str,
+    provider: str | None,
+    usage: dict[str, int],
+    cache_write_1h: int = 0,
+    web_searches: int = 0,
+) -> tuple[float, str] | None:
     """The list price in USD of ``usage`` (stream_v1's four keys) on ``model``, and
     the database's model it was priced as (its patterns match dated and renamed
     variants: say which one); None when the database has no price for it."""
@@ -76,20 +81,25 @@ def _calculator(model: str, provider: str | None) -> Any:
     unit = {"input": plain / n}
     unit["read"] = per(unit["input"], n, input_tokens=n, cache_read_tokens=n)
     unit["write"] = per(unit["input"], n, input_tokens=n, cache_write_tokens=n)
-    unit["write_1h"] = per(unit["write"], n, input_tokens=n, cache_write_tokens=n,
-                           cache_write_1h_tokens=n)
+    unit["write_1h"] = per(
+        unit["write"], n, input_tokens=n, cache_write_tokens=n, cache_write_1h_tokens=n
+    )
     unit["output"] = per(Decimal(0), n, output_tokens=n)
     unit["search"] = per(Decimal(0), 1, web_searches=1)
 
-    def price(usage: dict[str, int], cache_write_1h: int,
-              web_searches: int = 0) -> tuple[float, str]:
+    def price(
+        usage: dict[str, int], cache_write_1h: int, web_searches: int = 0
+    ) -> tuple[float, str]:
         write = usage.get("cache_creation", 0)
         hour = min(cache_write_1h, write)
-        total = (unit["input"] * usage.get("input_tokens", 0)
-                 + unit["read"] * usage.get("cache_read", 0)
-                 + unit["write"] * (write - hour) + unit["write_1h"] * hour
-                 + unit["output"] * usage.get("output_tokens", 0)
-                 + unit["search"] * web_searches)
+        total = (
+            unit["input"] * usage.get("input_tokens", 0)
+            + unit["read"] * usage.get("cache_read", 0)
+            + unit["write"] * (write - hour)
+            + unit["write_1h"] * hour
+            + unit["output"] * usage.get("output_tokens", 0)
+            + unit["search"] * web_searches
+        )
         return float(total), name
 
     return price

@@ -27,8 +27,9 @@ class ProgressLine:
     """One progress line: ``update`` it as work is done, ``close`` it at the end
     (it stays on screen, at its last state)."""
 
-    def __init__(self, what: str, total_files: int, total_bytes: int,
-                 console: Console | None = None) -> None:
+    def __init__(
+        self, what: str, total_files: int, total_bytes: int, console: Console | None = None
+    ) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -50,8 +51,9 @@ class ProgressLine:
             console=console if console is not None else Console(stderr=True),
             auto_refresh=False,
         )
-        self._task = self._bar.add_task(what, total=max(total_bytes, 1), files=0,
-                                        total_files=total_files)
+        self._task = self._bar.add_task(
+            what, total=max(total_bytes, 1), files=0, total_files=total_files
+        )
         self._shown = 0.0
         self._bar.start()
         self.update(0, 0, force=True)  # at once: a person sees the work has begun

@@ -31,8 +31,16 @@ import orjson
 
 from streamv1.translator.lines import MAX_LINE_BYTES, Line, LineSplitter, line_too_long
 
-__all__ = ["MAX_LINE_BYTES", "Damage", "Line", "ParsedLine", "line_too_long", "parse_line",
-           "read_lines", "read_parsed"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "Damage",
+    "Line",
+    "ParsedLine",
+    "line_too_long",
+    "parse_line",
+    "read_lines",
+    "read_parsed",
+]
 
 CHUNK_SIZE = 1 << 20
 #: Records of one damaged line handed on at a time: a 50 MB line of ``}{``-joined
@@ -214,10 +222,18 @@ def _parse_parts(line: Line, limit: int = MAX_LINE_BYTES) -> Iterator[ParsedLine
     """A line the fast path did not take: its records and damage, in parts."""
     data = line.data
     if line.skipped:
-        yield ParsedLine(line, [], [Damage(
-            line_too_long(line.skipped, limit), _show(data), kind="line_too_long",
-            extension={"length": line.skipped},
-        )])
+        yield ParsedLine(
+            line,
+            [],
+            [
+                Damage(
+                    line_too_long(line.skipped, limit),
+                    _show(data),
+                    kind="line_too_long",
+                    extension={"length": line.skipped},
+                )
+            ],
+        )
         return
     if line.nuls or b"\x00" in data:
         kept = data.replace(b"\x00", b"")

@@ -128,8 +128,9 @@ def digest_of(blob: bytes) -> str:
 
 
 def _database(patterns: list[bytes], caseless: list[bool], probes: Sequence[bytes] | None) -> Any:
-    flags = [hyperscan.HS_FLAG_SINGLEMATCH | (hyperscan.HS_FLAG_CASELESS if c else 0)
-             for c in caseless]
+    flags = [
+        hyperscan.HS_FLAG_SINGLEMATCH | (hyperscan.HS_FLAG_CASELESS if c else 0) for c in caseless
+    ]
     named = (getattr(hyperscan, "__version__", "?"), os.uname().machine, patterns, flags)
     key = blake2b(repr(named).encode(), digest_size=12).hexdigest()
     cache = _cache_dir() / f"scan-{key}.hsdb"
@@ -137,8 +138,9 @@ def _database(patterns: list[bytes], caseless: list[bool], probes: Sequence[byte
     if loaded is not None:
         return loaded
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    db.compile(expressions=patterns, ids=list(range(len(patterns))), elements=len(patterns),
-               flags=flags)
+    db.compile(
+        expressions=patterns, ids=list(range(len(patterns))), elements=len(patterns), flags=flags
+    )
     _store(db, cache)
     return db
 
@@ -154,8 +156,11 @@ def _load(cache: Path, probes: Sequence[bytes] | None) -> Any:
     """
     digest = cache.with_suffix(DIGEST_SUFFIX)
     try:
-        if not (_private(cache.parent, stat.S_ISDIR) and _private(cache, stat.S_ISREG)
-                and _private(digest, stat.S_ISREG)):
+        if not (
+            _private(cache.parent, stat.S_ISDIR)
+            and _private(cache, stat.S_ISREG)
+            and _private(digest, stat.S_ISREG)
+        ):
             return None
         blob = cache.read_bytes()
         if digest_of(blob) != digest.read_text().strip():
@@ -180,8 +185,9 @@ def _answers(db: Any, probes: Sequence[bytes]) -> bool:
     for i, probe in enumerate(probes):
         found: set[int] = set()
 
-        def on_match(pattern: int, start: int, end: int, flags: int, context: Any,
-                     found: set[int] = found) -> None:
+        def on_match(
+            pattern: int, start: int, end: int, flags: int, context: Any, found: set[int] = found
+        ) -> None:
             found.add(pattern)
 
         db.scan(b" " * SHORT + probe + b" " * SHORT, match_event_handler=on_match)
@@ -195,8 +201,10 @@ def _store(db: Any, cache: Path) -> None:
     try:
         cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         blob = hyperscan.dumpb(db)
-        for path, data in ((cache, blob),
-                           (cache.with_suffix(DIGEST_SUFFIX), digest_of(blob).encode())):
+        for path, data in (
+            (cache, blob),
+            (cache.with_suffix(DIGEST_SUFFIX), digest_of(blob).encode()),
+        ):
             tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as fh:

@@ -42,15 +42,21 @@ class RunSelection:
     subscriber (the default) cannot know that, and judges such a run by its session
     id alone, or leaves it out."""
 
-    def __init__(self, keep: Filter | None, state: dict[str, Any] | None = None, *,
-                 written_before: bool = False) -> None:
+    def __init__(
+        self,
+        keep: Filter | None,
+        state: dict[str, Any] | None = None,
+        *,
+        written_before: bool = False,
+    ) -> None:
         self.keep = keep
         self.state: dict[str, Any] = state if state is not None else {}
         self.written_before = written_before
         self.runs_dropped = 0
         #: Without an init, only the session id can be judged (it is on every line).
         self._blind = keep is None or (
-            (keep.since, keep.until, keep.project, keep.agent) == (None,) * 4)
+            (keep.since, keep.until, keep.project, keep.agent) == (None,) * 4
+        )
 
     def passes(self, line: dict[str, Any]) -> bool:
         if self.keep is None and not self.state.get(STATE_KEY):
@@ -76,14 +82,18 @@ class RunSelection:
         if kept is None:  # its init not seen
             if self.written_before:
                 return True
-            return self._blind and (self.keep is None or self.keep.session is None
-                                    or session.startswith(self.keep.session))
+            return self._blind and (
+                self.keep is None
+                or self.keep.session is None
+                or session.startswith(self.keep.session)
+            )
         if line.get("type") == "result" and key == own:
             del opened[key]
         return kept
 
-    def lines(self, lines: dict[str, Any] | list[dict[str, Any]] | None
-              ) -> dict[str, Any] | list[dict[str, Any]] | None:
+    def lines(
+        self, lines: dict[str, Any] | list[dict[str, Any]] | None
+    ) -> dict[str, Any] | list[dict[str, Any]] | None:
         """The daemon's last step: what the step before it gave (a line, some, or
         none), less the lines of runs not kept."""
         if lines is None:
@@ -101,10 +111,15 @@ class RunSelection:
         ts, cwd = init.get("ts"), init.get("cwd")
         began = ts if isinstance(ts, str) else None  # (every line has one: the schema)
         try:
-            return self.keep.keeps(Row(
-                str(init.get("session_id") or ""),
-                agent=agent.get("name") if isinstance(agent, dict) else None,
-                project=cwd if isinstance(cwd, str) else None, started=began, ended=began))
+            return self.keep.keeps(
+                Row(
+                    str(init.get("session_id") or ""),
+                    agent=agent.get("name") if isinstance(agent, dict) else None,
+                    project=cwd if isinstance(cwd, str) else None,
+                    started=began,
+                    ended=began,
+                )
+            )
         except (ValueError, TypeError):  # a time no schema passes: not in any window
             return False
 
@@ -133,8 +148,11 @@ class RunFilter:
 
     def write(self, data: bytes, /) -> int:
         passes = self.selection.passes
-        kept = [line.data + b"\n" for line in self._lines.feed(data)
-                if line.data and passes(_parsed(line.data))]
+        kept = [
+            line.data + b"\n"
+            for line in self._lines.feed(data)
+            if line.data and passes(_parsed(line.data))
+        ]
         if kept:
             self.inner.write(b"".join(kept))
         return len(data)

@@ -106,8 +106,9 @@ class SessionMerge:
     def pending(self) -> bool:
         return any(p.batches for p in self.parts)
 
-    def step(self, may_bring: Callable[[Part], bool],
-             patient: Callable[[Part, str], bool] | None = None) -> bool:
+    def step(
+        self, may_bring: Callable[[Part], bool], patient: Callable[[Part, str], bool] | None = None
+    ) -> bool:
         """Frame the next batch; False when none waits. ``may_bring(part)``: could
         that part still hand in a tool call it has not handed in yet?
         ``patient(part, tool_use_id)`` (live only): does the part's next batch, past
@@ -150,8 +151,7 @@ class SessionMerge:
 
     _forced = True  # batch conversion: when every batch waits, the earliest goes
 
-    def drain(self, live: bool = False,
-              patient: Callable[[Part, str], bool] | None = None) -> None:
+    def drain(self, live: bool = False, patient: Callable[[Part, str], bool] | None = None) -> None:
         """Frame every batch handed in. ``live`` (the daemon, between rounds): a
         nested actor's batch whose spawning call has not been framed waits for it
         while the session's other files are followed (they may still write it);
@@ -170,9 +170,12 @@ class SessionMerge:
         spawner (a subagent without a sidecar) learns it from a task_notification
         another file is about to frame (its ``task_id`` and spawning call), so its
         lines are framed in their time, before that notification."""
-        holding = [p for p in self.parts
-                   if getattr(p.translation.adapter, "learn_spawner", None) is not None
-                   and getattr(p.translation.adapter, "holding", False)]
+        holding = [
+            p
+            for p in self.parts
+            if getattr(p.translation.adapter, "learn_spawner", None) is not None
+            and getattr(p.translation.adapter, "holding", False)
+        ]
         if not holding:
             return
         for part in self.parts:
@@ -197,8 +200,11 @@ class SessionMerge:
         begun = self.owner.extra.get(SPAWNERS, ())
         batch = part.batches[0]
         for at, event in enumerate(batch):
-            if (type(event) is Spawn and event.tool_use_id not in begun
-                    and patient(part, event.tool_use_id)):
+            if (
+                type(event) is Spawn
+                and event.tool_use_id not in begun
+                and patient(part, event.tool_use_id)
+            ):
                 if at == 0:
                     return True
                 part.batches[0] = batch[:at]

@@ -123,7 +123,10 @@ def time_problem(key: str, value: Any, where: Where, session: str | None) -> Pro
     return Problem(
         f"{key} {said} is not a time stream_v1 can carry (RFC 3339, years 0001-9999); "
         "the line takes the time of the line before",
-        where.path, where.line, session_id=session, kind="invalid_timestamp",
+        where.path,
+        where.line,
+        session_id=session,
+        kind="invalid_timestamp",
         extension={"value": shown},
     )
 
@@ -336,8 +339,9 @@ def first_time(path: str) -> str:
     return ""
 
 
-def input_clock(path: str, fallback: Callable[[], str],
-                first: str | None = None) -> Callable[[], str]:
+def input_clock(
+    path: str, fallback: Callable[[], str], first: str | None = None
+) -> Callable[[], str]:
     """The time for lines whose source has none (a print-mode init, a file of
     summaries), for an input read from a file: its first record time, else the
     file's modification time, never the clock at conversion, so converting the

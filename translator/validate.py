@@ -70,7 +70,9 @@ class Violation:
 
 def schema_text() -> str:
     return (
-        resources.files("streamv1.translator").joinpath("schema/stream-json.schema.json").read_text("utf-8")
+        resources.files("streamv1.translator")
+        .joinpath("schema/stream-json.schema.json")
+        .read_text("utf-8")
     )
 
 

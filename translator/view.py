@@ -22,8 +22,18 @@ import orjson
 from streamv1.translator.lines import LineSplitter
 
 #: Colours sessions are told apart by (chosen by a hash of the session id).
-PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan",
-           "bright_magenta", "bright_green", "bright_blue")
+PALETTE = (
+    "cyan",
+    "magenta",
+    "green",
+    "yellow",
+    "blue",
+    "bright_red",
+    "bright_cyan",
+    "bright_magenta",
+    "bright_green",
+    "bright_blue",
+)
 #: How much of a text a line shows.
 WIDTH = 160
 #: Lines made are printed at most this long (seconds) after the first of them, or
@@ -31,8 +41,20 @@ WIDTH = 160
 HOLD = 0.05
 HOLD_LINES = 256
 #: A tool call's main argument: the first of these its input has.
-MAIN_ARGUMENT = ("command", "file_path", "path", "pattern", "query", "url", "description",
-                 "prompt", "cmd", "script", "code", "name")
+MAIN_ARGUMENT = (
+    "command",
+    "file_path",
+    "path",
+    "pattern",
+    "query",
+    "url",
+    "description",
+    "prompt",
+    "cmd",
+    "script",
+    "code",
+    "name",
+)
 
 
 class PrettyWriter:
@@ -46,8 +68,13 @@ class PrettyWriter:
         # NO_COLOR (no-color.org) asks for no colour; rich would still write bold and
         # italics, and the acceptance is no escape codes at all: no styles then.
         plain = bool(os.environ.get("NO_COLOR"))
-        self.console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False,
-                               color_system=None if plain else "auto")
+        self.console = Console(
+            file=stream,
+            highlight=False,
+            soft_wrap=True,
+            emoji=False,
+            color_system=None if plain else "auto",
+        )
         # Whole lines of the writes (a socket's reads cut them anywhere); no limit:
         # they are stream_v1's own lines.
         self._lines = LineSplitter("stdout", sys.maxsize, strip_cr=False)
@@ -75,8 +102,9 @@ class PrettyWriter:
                 # Not a stream_v1 line (a fleet stream may hold another tool's): shown
                 # as its text, marked, never a crash of the view.
                 self._raw(line.data)
-        if self._held and (len(self._held) >= HOLD_LINES
-                           or time.monotonic() - self._held_since >= HOLD):
+        if self._held and (
+            len(self._held) >= HOLD_LINES or time.monotonic() - self._held_since >= HOLD
+        ):
             self._print()
         return len(data)
 
@@ -166,11 +194,13 @@ def _assistant(line: dict[str, Any]) -> tuple[str, str, str | None] | None:
         if btype == "text" and block.get("text"):
             shown.append(("●", _short(str(block["text"])), None))
         elif btype == "thinking":
-            shown.append(("∴", f"thinking ({len(str(block.get('thinking') or ''))} chars)",
-                          "dim italic"))
+            shown.append(
+                ("∴", f"thinking ({len(str(block.get('thinking') or ''))} chars)", "dim italic")
+            )
         elif btype in ("tool_use", "server_tool_use"):
-            shown.append(("⚙", f"{block.get('name')}: {_main_argument(block.get('input'))}",
-                          "bold"))
+            shown.append(
+                ("⚙", f"{block.get('name')}: {_main_argument(block.get('input'))}", "bold")
+            )
     if not shown:
         return None
     if len(shown) == 1:
@@ -201,10 +231,12 @@ def _result(line: dict[str, Any]) -> tuple[str, str, str | None]:
     if isinstance(line.get("num_turns"), int):
         parts.append(f"{line['num_turns']} turns")
     per_model = line.get("model_usage")
-    usages = list(per_model.values()) if isinstance(per_model, dict) and per_model else [
-        line.get("usage")]
-    tokens = sum(v for u in usages if isinstance(u, dict) for v in u.values()
-                 if isinstance(v, int))
+    usages = (
+        list(per_model.values())
+        if isinstance(per_model, dict) and per_model
+        else [line.get("usage")]
+    )
+    tokens = sum(v for u in usages if isinstance(u, dict) for v in u.values() if isinstance(v, int))
     if tokens:
         parts.append(f"{tokens:,} tokens")
     cost = line.get("total_cost_usd")
@@ -237,8 +269,9 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return " ".join(str(b.get("text")) for b in content
-                        if isinstance(b, dict) and b.get("text"))
+        return " ".join(
+            str(b.get("text")) for b in content if isinstance(b, dict) and b.get("text")
+        )
     return ""
 
 
@@ -256,18 +289,25 @@ def status_lines(value: dict[str, Any]) -> list[str]:
 
     up = value.get("uptime_s")
     up_s = int(up) if isinstance(up, int | float) else 0
-    uptime = (f"{up_s // 3600}h{up_s % 3600 // 60:02d}m" if up_s >= 3600
-              else f"{up_s // 60}m{up_s % 60:02d}s")
+    uptime = (
+        f"{up_s // 3600}h{up_s % 3600 // 60:02d}m"
+        if up_s >= 3600
+        else f"{up_s // 60}m{up_s % 60:02d}s"
+    )
     found = value.get("items")
     items: dict[str, Any] = found if isinstance(found, dict) else {}
     lines = [
         f"streamv1 tail, up {uptime}: {num('files')} files followed, "
         f"{num('behind_bytes') / 1e6:.1f} MB behind",
         f"output: {value.get('output', '?')}"
-        + (f" ({num('output_held_bytes'):,} bytes held: it cannot take more)"
-           if num("output_held_bytes") else ""),
-        "lines: " + ", ".join(f"{k} {v:,}" for k, v in sorted(items.items())
-                              if isinstance(v, int)) if items else "lines: none yet",
+        + (
+            f" ({num('output_held_bytes'):,} bytes held: it cannot take more)"
+            if num("output_held_bytes")
+            else ""
+        ),
+        "lines: " + ", ".join(f"{k} {v:,}" for k, v in sorted(items.items()) if isinstance(v, int))
+        if items
+        else "lines: none yet",
         f"live streams: {num('streams_active')} active, {len(value.get('claims') or {})} "
         f"sessions claimed; suppressed {num('suppressed'):,}, dropped "
         f"{num('stream_dropped'):,}",
@@ -275,11 +315,22 @@ def status_lines(value: dict[str, Any]) -> list[str]:
     ]
     publish = value.get("publish")
     if isinstance(publish, dict):
-        lines.append("publisher: " + ", ".join(f"{k} {v}" for k, v in publish.items()
-                                                if not isinstance(v, dict | list)))
-    trouble = [(k, num(k)) for k in ("unwatched_folders", "watch_errors", "fd_exhausted",
-                                     "socket_refused", "stream_parse_errors", "ambiguous")
-               if num(k)]
+        lines.append(
+            "publisher: "
+            + ", ".join(f"{k} {v}" for k, v in publish.items() if not isinstance(v, dict | list))
+        )
+    trouble = [
+        (k, num(k))
+        for k in (
+            "unwatched_folders",
+            "watch_errors",
+            "fd_exhausted",
+            "socket_refused",
+            "stream_parse_errors",
+            "ambiguous",
+        )
+        if num(k)
+    ]
     if trouble:
         lines.append("attention: " + ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in trouble))
     error = value.get("last_error")

@@ -165,7 +165,7 @@ def load(path: Path) -> Checkpoint | None:
 
 
 def _kind(path: Path) -> str | None:
-    """"database", "document" (JSON), or None when there is no file."""
+    """ "database", "document" (JSON), or None when there is no file."""
     try:
         with open(path, "rb") as fh:
             magic = fh.read(len(SQLITE_MAGIC))
@@ -220,8 +220,9 @@ def _head(output: dict[str, Any], scanned: Any, files: dict[str, FileMark]) -> C
 
 def _reopened(raw: Any) -> list[tuple[int, int]]:
     if not isinstance(raw, list) or not all(
-            isinstance(x, list) and len(x) == 2 and all(type(n) is int and n >= 0 for n in x)
-            for x in raw):
+        isinstance(x, list) and len(x) == 2 and all(type(n) is int and n >= 0 for n in x)
+        for x in raw
+    ):
         raise ValueError(f"output reopened is {raw!r}, not [inode, length] pairs")
     return [(ino, length) for ino, length in raw]
 
@@ -234,7 +235,8 @@ def _damaged(path: Path) -> Any:
     except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as exc:
         raise CheckpointError(
             f"{path}: damaged checkpoint entry ({exc}); move it aside to start over (every "
-            "file is then read from its start)") from exc
+            "file is then read from its start)"
+        ) from exc
 
 
 #: One transaction: a daemon killed between two CREATEs left a database with
@@ -290,10 +292,14 @@ def _read_db(path: Path, db: sqlite3.Connection) -> Checkpoint | None:
         if version != VERSION:
             raise CheckpointError(
                 f"{path}: not a streamv1 checkpoint this release reads (version {version!r}; "
-                f"reads {VERSION})")
+                f"reads {VERSION})"
+            )
         files = {_name(p): FileMark.from_json(json.loads(m), VERSION) for p, m in rows}
-        head = _head(json.loads(meta.get("output", "null")) or {},
-                     json.loads(meta.get("scanned", "true")), files)
+        head = _head(
+            json.loads(meta.get("output", "null")) or {},
+            json.loads(meta.get("scanned", "true")),
+            files,
+        )
         claims = json.loads(meta.get("claims", "null"))
         head.claims = claims if isinstance(claims, dict) else None
         return head
@@ -387,19 +393,31 @@ class Store:
             _sync_dir(self.path.parent)  # the database's (and its log's) names, once
             self._synced_dir = True
 
-    def _write(self, db: sqlite3.Connection, head: Checkpoint, changed: Mapping[str, str],
-               gone: Iterable[str]) -> None:
+    def _write(
+        self,
+        db: sqlite3.Connection,
+        head: Checkpoint,
+        changed: Mapping[str, str],
+        gone: Iterable[str],
+    ) -> None:
         with self._transaction(db):
-            db.executemany("DELETE FROM files WHERE path = ?",
-                           [(os.fsencode(p),) for p in gone if p not in changed])
-            db.executemany("INSERT OR REPLACE INTO files (path, mark) VALUES (?, ?)",
-                           [(os.fsencode(p), m) for p, m in changed.items()])
-            db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [
-                ("version", str(VERSION)),
-                ("scanned", "true" if head.scanned else "false"),
-                ("output", _output_json(head)),
-                ("claims", json.dumps(head.claims)),
-            ])
+            db.executemany(
+                "DELETE FROM files WHERE path = ?",
+                [(os.fsencode(p),) for p in gone if p not in changed],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO files (path, mark) VALUES (?, ?)",
+                [(os.fsencode(p), m) for p, m in changed.items()],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                [
+                    ("version", str(VERSION)),
+                    ("scanned", "true" if head.scanned else "false"),
+                    ("output", _output_json(head)),
+                    ("claims", json.dumps(head.claims)),
+                ],
+            )
 
     @contextlib.contextmanager
     def _transaction(self, db: sqlite3.Connection) -> Iterator[None]:
@@ -431,8 +449,7 @@ class Store:
             output = json.loads(row[0]) if row else None
             if isinstance(output, dict):
                 output["reopened"] = [*output.get("reopened", []), [ino, length]]
-                db.execute("UPDATE meta SET value = ? WHERE key = 'output'",
-                           (json.dumps(output),))
+                db.execute("UPDATE meta SET value = ? WHERE key = 'output'", (json.dumps(output),))
 
     def close(self) -> None:
         """Closed, the write-ahead log is folded into the database and removed."""
@@ -495,11 +512,15 @@ class StateLock:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             where = self.path.with_suffix("")
-            why = ("a file is in the way of its folder" if isinstance(
-                exc, FileExistsError | NotADirectoryError) else exc.strerror or str(exc))
+            why = (
+                "a file is in the way of its folder"
+                if isinstance(exc, FileExistsError | NotADirectoryError)
+                else exc.strerror or str(exc)
+            )
             raise CheckpointError(
                 f"{where}: cannot keep the state there ({why}); give --state a file in a "
-                "folder this user may write") from None
+                "folder this user may write"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

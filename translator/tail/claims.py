@@ -141,8 +141,13 @@ class Claims:
         if isinstance(floors, dict):
             self.floors.update({k: v for k, v in floors.items() if isinstance(v, str)})
         if isinstance(cut, dict):
-            self.cut.update({k: [x for x in v if isinstance(x, str)]
-                             for k, v in cut.items() if isinstance(v, list)})
+            self.cut.update(
+                {
+                    k: [x for x in v if isinstance(x, str)]
+                    for k, v in cut.items()
+                    if isinstance(v, list)
+                }
+            )
 
 
 def message_id(line: JSON) -> str | None:

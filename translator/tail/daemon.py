@@ -202,8 +202,9 @@ class TailDaemon:
         self.counters = Counters()
         self.claims = Claims(self.counters, clock)
         self.ingest_socket = ingest_socket
-        self.live = LiveStreams(ingest_socket, self.counters, self.claims, clock, encoder,
-                                redact, selection)
+        self.live = LiveStreams(
+            ingest_socket, self.counters, self.claims, clock, encoder, redact, selection
+        )
         self._woken = threading.Event()
         self.events = FileEvents([str(r) for r in roots], self.log, self.wake)
         self.unwatched = Unwatched(self.log)
@@ -231,7 +232,8 @@ class TailDaemon:
                 self.log.warning(
                     "no checkpoint, but the output holds lines already; every file is read "
                     "from its start (lines may repeat)",
-                    path=self._out_name, state=str(self.state_path),
+                    path=self._out_name,
+                    state=str(self.state_path),
                 )
             # Before the first line: the length a crash from now on is cut back to.
             try:
@@ -267,11 +269,12 @@ class TailDaemon:
                     self._save(scanned=saved.scanned)
                 except OSError as exc:
                     raise cp.CheckpointError(
-                        f"{self.state_path}: cannot write a checkpoint "
-                        f"({exc.strerror or exc})") from exc
+                        f"{self.state_path}: cannot write a checkpoint ({exc.strerror or exc})"
+                    ) from exc
             self._resume = dict(saved.files)
-            self._resumed_sessions = Counter(k for p in self._resume
-                                             if (k := session_of(p)) is not None)
+            self._resumed_sessions = Counter(
+                k for p in self._resume if (k := session_of(p)) is not None
+            )
             self._first_scan = not saved.scanned
         self.listen()
         self._starting = True
@@ -284,8 +287,11 @@ class TailDaemon:
                 self._catch_up.close(*self._caught)
                 self._catch_up = None
         if self._discovered:
-            self.log.info("files discovered", files=sum(self._discovered.values()),
-                          **{k.replace(" ", "_"): n for k, n in sorted(self._discovered.items())})
+            self.log.info(
+                "files discovered",
+                files=sum(self._discovered.values()),
+                **{k.replace(" ", "_"): n for k, n in sorted(self._discovered.items())},
+            )
         self._close_vanished()
         # Caught up: a file whose run is closed gives its descriptor back now, not in
         # FD_IDLE_SECONDS (a user's 10,000 finished sessions held 10,000 descriptors,
@@ -359,7 +365,8 @@ class TailDaemon:
             self.log.error(
                 "output still not writable; stopping without a checkpoint past what it "
                 "holds (a restart goes on from there)",
-                path=self._out_name, held_bytes=len(self._blocked),
+                path=self._out_name,
+                held_bytes=len(self._blocked),
             )
         else:
             with contextlib.suppress(OutputFailed):  # said where it happened
@@ -391,8 +398,9 @@ class TailDaemon:
         try:
             self.sink.reopen()
         except (OutputBusy, OSError) as exc:
-            self.log.error(f"output not reopened ({exc}); writing on to the file it had",
-                           path=self._out_name)
+            self.log.error(
+                f"output not reopened ({exc}); writing on to the file it had", path=self._out_name
+            )
             return
         self._commit(force=True)
         self.log.info("output reopened", path=self._out_name)
@@ -410,8 +418,10 @@ class TailDaemon:
             # Deleted or renamed away since the last round: the old file's lines are
             # checkpointed before the first line goes to a new one (exactly once
             # across it, as for SIGHUP); _write catches a move within the round.
-            self.log.warning("output deleted or replaced while running; writing on into a "
-                             "new file at its path", path=self._out_name)
+            self.log.warning(
+                "output deleted or replaced while running; writing on into a new file at its path",
+                path=self._out_name,
+            )
             self.reopen_output()
         written = self._drain_streams()  # first: a claim must be in before its transcript
         targets = self._targets(now, changed, rescan)
@@ -433,8 +443,11 @@ class TailDaemon:
         descriptor last round, and every other file of the sessions among them."""
         # A new folder (a new project, a folder of nested actors) is looked into at once: its
         # files may have been written before its watch was in place.
-        new_dirs = sorted(p for p in changed if p not in self.followers
-                          and os.path.isdir(p)) if changed else []
+        new_dirs = (
+            sorted(p for p in changed if p not in self.followers and os.path.isdir(p))
+            if changed
+            else []
+        )
         for path, new in list(self._deferred.items()):
             self._deferred.pop(path)
             if path not in self.followers:
@@ -450,14 +463,18 @@ class TailDaemon:
             chosen = dict.fromkeys(self.followers)
             self._sweep.restart(now)
         else:
-            added = [path for path in sorted(changed or ())
-                     if path not in self.followers and self._wanted(path)
-                     and self._add(path, new=True) is not None]
+            added = [
+                path
+                for path in sorted(changed or ())
+                if path not in self.followers
+                and self._wanted(path)
+                and self._add(path, new=True) is not None
+            ]
             chosen = dict.fromkeys(
-                [p for p in changed or () if p in self.followers and p not in added] + added)
+                [p for p in changed or () if p in self.followers and p not in added] + added
+            )
             chosen.update(dict.fromkeys(found))
-            chosen.update(dict.fromkeys(self._sweep.take(now, self.followers,
-                                                         self.rescan_every)))
+            chosen.update(dict.fromkeys(self._sweep.take(now, self.followers, self.rescan_every)))
         if self._replays:
             self._replay_sessions()  # before any of their files reads on
         chosen.update(dict.fromkeys(self._poll_unwatched(now)))
@@ -467,9 +484,16 @@ class TailDaemon:
             # Every file of a session whose file changed is read in the same round:
             # its records are then merged with all that is on disk by now (a
             # subagent's last lines, written before its parent's answer to it).
-            chosen.update(dict.fromkeys(
-                [m for t in list(chosen) if (k := self._session_key.get(t)) in self._sessions
-                 for m in sorted(self._members.get(k, ()))]))
+            chosen.update(
+                dict.fromkeys(
+                    [
+                        m
+                        for t in list(chosen)
+                        if (k := self._session_key.get(t)) in self._sessions
+                        for m in sorted(self._members.get(k, ()))
+                    ]
+                )
+            )
         return list(chosen)
 
     def _read_round(self, targets: list[str]) -> int:
@@ -645,8 +669,11 @@ class TailDaemon:
             since = now if _written_lately(part.translation.path, ACTOR_WAIT) else -ACTOR_WAIT
             awaited[tool] = since
             if since == now:
-                self.log.debug("lines wait for a nested actor's file to begin",
-                               path=part.translation.path, tool_use_id=tool)
+                self.log.debug(
+                    "lines wait for a nested actor's file to begin",
+                    path=part.translation.path,
+                    tool_use_id=tool,
+                )
         return now - since < ACTOR_WAIT
 
     def _join_session(self, path: str, follower: FileFollower) -> None:
@@ -682,8 +709,12 @@ class TailDaemon:
         suffix; a source keying otherwise frames its files in the order found)."""
         for suffix in (".jsonl", ".json"):
             path = key + suffix
-            if (path not in self.followers and os.path.isfile(path) and self._wanted(path)
-                    and is_main_file(path, key)):
+            if (
+                path not in self.followers
+                and os.path.isfile(path)
+                and self._wanted(path)
+                and is_main_file(path, key)
+            ):
                 self._add(path, new=not self._first_scan)
                 return self._mains.get(key)
         return None
@@ -706,8 +737,11 @@ class TailDaemon:
                 self._sessions[key] = found
             merge = found[0]
             owner.translation.extra["session"] = "owner"
-            parts = [self.followers[p] for p in sorted(self._members.get(key, ()))
-                     if p != owner.path and p in self.followers]
+            parts = [
+                self.followers[p]
+                for p in sorted(self._members.get(key, ()))
+                if p != owner.path and p in self.followers
+            ]
             for part in parts:
                 mark = part.pending_replay or part.mark()
                 merge.leave(part.translation)
@@ -725,8 +759,11 @@ class TailDaemon:
             owner.replay_in_session(target, functools.partial(merge.drain, live=True))
             for p in merge.parts:
                 p.skip = 0
-            self.log.info("session replayed to the checkpoint with its files",
-                          path=owner.path, files=len(parts) + 1)
+            self.log.info(
+                "session replayed to the checkpoint with its files",
+                path=owner.path,
+                files=len(parts) + 1,
+            )
         self._replays.clear()
 
     def _leave_session(self, path: str, follower: FileFollower | None) -> None:
@@ -759,9 +796,11 @@ class TailDaemon:
         try:
             self.store.note_reopened(ino, length)
         except OSError as exc:
-            self.log.error(f"checkpoint not told where the output begins anew ({exc}); a "
-                           "crash before the next one may print lines twice",
-                           path=str(self.state_path))
+            self.log.error(
+                f"checkpoint not told where the output begins anew ({exc}); a "
+                "crash before the next one may print lines twice",
+                path=str(self.state_path),
+            )
 
     def _write(self, lines: list[bytes]) -> int:
         """To the output, then to every subscriber (who may lose some; the output never)."""
@@ -773,16 +812,20 @@ class TailDaemon:
             # Deleted (or renamed away) while running: writing on into the unlinked
             # file lost every later line (#23 item 8). A new file at the path, as a
             # rotation's reopen makes; the next checkpoint names it.
-            self.log.warning("output deleted or replaced while running; writing on into a "
-                             "new file at its path", path=self._out_name)
+            self.log.warning(
+                "output deleted or replaced while running; writing on into a new file at its path",
+                path=self._out_name,
+            )
             left = self._leaving()
             try:
                 self.sink.reopen()
             except (OutputBusy, OSError) as exc:
                 if left is not None:
                     os.close(left[2])
-                self.log.error(f"output not reopened ({exc}); writing on to the file it had",
-                               path=self._out_name)
+                self.log.error(
+                    f"output not reopened ({exc}); writing on to the file it had",
+                    path=self._out_name,
+                )
             else:
                 if left is not None:
                     self._left.append(left)
@@ -803,7 +846,8 @@ class TailDaemon:
             self.log.error(
                 f"output write failed ({exc.strerror or exc}); holding the lines, reading "
                 "nothing more, and trying again with backoff",
-                path=self._out_name, held_bytes=len(data),
+                path=self._out_name,
+                held_bytes=len(data),
             )
             return len(lines)
         self.live.offer(data)
@@ -821,8 +865,9 @@ class TailDaemon:
             self._retry.failed(now)
             return False
         self._blocked = None
-        self.log.info("output writable again; going on", path=self._out_name,
-                      written_bytes=len(data))
+        self.log.info(
+            "output writable again; going on", path=self._out_name, written_bytes=len(data)
+        )
         self.live.offer(data)
         self._uncommitted = True
         return True
@@ -851,9 +896,10 @@ class TailDaemon:
         found = self._sessions.get(key)
         if found is None or found[1] != follower.path:
             return follower.last_data
-        return max([follower.last_data] + [
-            f.last_data for p in self._members.get(key, ()) if (f := self.followers.get(p))
-        ])
+        return max(
+            [follower.last_data]
+            + [f.last_data for p in self._members.get(key, ()) if (f := self.followers.get(p))]
+        )
 
     # -- files -----------------------------------------------------------------------------
 
@@ -882,8 +928,9 @@ class TailDaemon:
 
     def _check_watches(self) -> None:
         if self.events.watcher is not None:
-            self.unwatched.check([os.path.dirname(p) for p in self.followers]
-                                 + [str(r) for r in self.roots])
+            self.unwatched.check(
+                [os.path.dirname(p) for p in self.followers] + [str(r) for r in self.roots]
+            )
 
     def _poll_unwatched(self, now: float) -> list[str]:
         """The files of unwatched folders, and new ones there, every FAST_POLL."""
@@ -899,8 +946,12 @@ class TailDaemon:
                 continue
             for name in names:
                 path = os.path.join(folder, name)
-                if (path not in self.followers and self._wanted(path)
-                        and os.path.isfile(path) and self._add(path, new=True) is not None):
+                if (
+                    path not in self.followers
+                    and self._wanted(path)
+                    and os.path.isfile(path)
+                    and self._add(path, new=True) is not None
+                ):
                     targets.append(path)
         return targets
 
@@ -913,15 +964,23 @@ class TailDaemon:
                 seen.update(walk_paths(str(root), self.follow_symlinks))
                 continue
             for folder in folders:
-                seen.update(p for p in walk_paths(str(root), self.follow_symlinks,
-                                                  inside=folder) if self._wanted(p))
+                seen.update(
+                    p
+                    for p in walk_paths(str(root), self.follow_symlinks, inside=folder)
+                    if self._wanted(p)
+                )
         mine = {p for p in seen if self._is_output(p)}
         if mine and not self._said_output_inside:
             self._said_output_inside = True
-            self.log.warning("the output is inside a watched folder; it is never read as an "
-                             "input", path=self._out_name)
-        found = [path for path in sorted(seen - mine - set(self.followers))
-                 if self._add(path, new=not self._first_scan) is not None]
+            self.log.warning(
+                "the output is inside a watched folder; it is never read as an input",
+                path=self._out_name,
+            )
+        found = [
+            path
+            for path in sorted(seen - mine - set(self.followers))
+            if self._add(path, new=not self._first_scan) is not None
+        ]
         if folders is None:
             self._first_scan = False
             self._check_watches()
@@ -989,9 +1048,14 @@ class TailDaemon:
                         if p not in self.followers and (ino := _ino(p)):
                             self._unfollowed[ino] = p
             found = self._unfollowed.get(follower.ino)
-        if (found is None or found == follower.path or found in self.followers
-                or not self._wanted(found) or _ino(found) != follower.ino
-                or not follower.is_same_head(found)):
+        if (
+            found is None
+            or found == follower.path
+            or found in self.followers
+            or not self._wanted(found)
+            or _ino(found) != follower.ino
+            or not follower.is_same_head(found)
+        ):
             return None
         return self._take_over(follower, found)
 
@@ -1025,8 +1089,11 @@ class TailDaemon:
         self._resume.pop(old)
         self._gone.add(old)
         self._uncommitted = True
-        self.log.info("file moved while the daemon was down; followed on from its "
-                      "checkpoint", path=path, was=old)
+        self.log.info(
+            "file moved while the daemon was down; followed on from its checkpoint",
+            path=path,
+            was=old,
+        )
         return mark
 
     def _rekey_session(self, old: str, path: str) -> None:
@@ -1086,8 +1153,13 @@ class TailDaemon:
                 follower.dirty = True  # its mark, under its new name
             if follower.pending_replay is not None and key is not None:
                 self._replays.add(key)
-            elif (state.startswith("replayed") and was is None and key is not None
-                  and self._resumed_sessions.get(key, 0) > 1 and _older_release(mark)):
+            elif (
+                state.startswith("replayed")
+                and was is None
+                and key is not None
+                and self._resumed_sessions.get(key, 0) > 1
+                and _older_release(mark)
+            ):
                 # Framed by an older release, each file of its session alone: its
                 # open runs end at the checkpoint as they were framed; from here on
                 # it is one stream with its session's other files.
@@ -1119,8 +1191,9 @@ class TailDaemon:
             self._unjoined.add(path)
         waiting = follower.translation.batches
         found = self._sessions.get(self._session_key.get(path, ""))
-        if waiting is not None and (found is None or not any(
-                follower.translation is p.translation for p in found[0].parts)):
+        if waiting is not None and (
+            found is None or not any(follower.translation is p.translation for p in found[0].parts)
+        ):
             # Checkpointed waiting for a session that is not followed now: framed alone.
             follower.translation.batches = None
             for batch in waiting:
@@ -1136,8 +1209,7 @@ class TailDaemon:
 
     def _follower(self, path: str) -> FileFollower:
         clock = self._clock if self._clock is not None else input_clock(path, now_ts)
-        follower = FileFollower(path, self.totals, clock, self._now, self._encoder,
-                                self._redact)
+        follower = FileFollower(path, self.totals, clock, self._now, self._encoder, self._redact)
         follower.progress = self._read_progress
         translation = follower.translation
         gate = TranscriptGate(self.claims, translation.extra)
@@ -1170,27 +1242,34 @@ class TailDaemon:
         if mark.state is None:
             self.log.warning(
                 "file gone or changed since a checkpoint of an older release; its open run "
-                "cannot be closed (no state this release reads)", path=path,
+                "cannot be closed (no state this release reads)",
+                path=path,
             )
             return
         lost = self._follower(path)
         try:
             lost.translation.restore(mark.state)
         except ValueError as exc:
-            self.log.warning(f"file gone or changed since the checkpoint; its open run "
-                             f"cannot be closed ({exc})", path=path)
+            self.log.warning(
+                f"file gone or changed since the checkpoint; its open run cannot be closed ({exc})",
+                path=path,
+            )
             return
         lost.close_runs()
         if self._flush(lost):
-            self.log.info("file gone or changed since the checkpoint; its open run closed",
-                          path=path)
+            self.log.info(
+                "file gone or changed since the checkpoint; its open run closed", path=path
+            )
 
     def _close_vanished(self) -> None:
         """After the first scan: checkpointed files no scan found are gone, if the
         folder they were under is there (a folder not there yet, or not mounted, keeps
         its files' marks until it is)."""
-        left = {p: m for p, m in self._resume.items()
-                if p not in self.followers and p not in self._deferred}
+        left = {
+            p: m
+            for p, m in self._resume.items()
+            if p not in self.followers and p not in self._deferred
+        }
         lost = {m.ino: p for p, m in left.items() if m.ino and not os.path.lexists(p)}
         if lost:
             # Moved while the daemon started (after the scan listed its folder): at
@@ -1199,16 +1278,22 @@ class TailDaemon:
                 for p in walk_paths(str(root), self.follow_symlinks):
                     if p not in self.followers and _ino(p) in lost and self._wanted(p):
                         self._add(p, new=False)
-            left = {p: m for p, m in self._resume.items()
-                    if p not in self.followers and p not in self._deferred}
+            left = {
+                p: m
+                for p, m in self._resume.items()
+                if p not in self.followers and p not in self._deferred
+            }
         for root in self.roots:
             mine = [p for p in self._resume if p.startswith(os.path.join(root, ""))]
             if mine and not any(os.path.lexists(p) for p in mine) and _empty(root):
                 # Not one of its checkpointed files is there, and nothing else: the
                 # folder is missing, or an empty mount point (not mounted yet).
-                self.log.warning("none of the checkpointed files under this folder is "
-                                 "there; keeping their marks until they are",
-                                 path=str(root), files=len(mine))
+                self.log.warning(
+                    "none of the checkpointed files under this folder is "
+                    "there; keeping their marks until they are",
+                    path=str(root),
+                    files=len(mine),
+                )
                 for p in mine:
                     left.pop(p, None)
         for path, mark in left.items():
@@ -1278,8 +1363,11 @@ class TailDaemon:
                 continue
             follower.close_runs()
             written += self._flush(follower)
-            self.log.info("subagent run ended by its parent's tool_result", path=path,
-                          **({"tool_use_id": spawner[1]} if spawner else {}))
+            self.log.info(
+                "subagent run ended by its parent's tool_result",
+                path=path,
+                **({"tool_use_id": spawner[1]} if spawner else {}),
+            )
         return written
 
     # -- checkpoints ---------------------------------------------------------------------
@@ -1299,8 +1387,11 @@ class TailDaemon:
             # After a failed fsync the kernel may have dropped the pages: no later
             # fsync can vouch for them. Stop; the restart cuts back to the last good one.
             self.failed = True
-            self.log.error(f"output fsync failed ({exc.strerror or exc}); stopping without a "
-                           "checkpoint past it", path=self._out_name)
+            self.log.error(
+                f"output fsync failed ({exc.strerror or exc}); stopping without a "
+                "checkpoint past it",
+                path=self._out_name,
+            )
             raise OutputFailed(str(exc)) from exc
         # Only what changed is written: the marks of the files read since the last
         # commit, the rows of files gone (a checkpointed file not followed yet keeps
@@ -1312,8 +1403,10 @@ class TailDaemon:
         try:
             self._save(scanned=not self._first_scan, changed=changed)
         except OSError as exc:
-            self.log.error(f"checkpoint not written ({exc.strerror or exc}); tried again at "
-                           "the next commit", path=str(self.state_path))
+            self.log.error(
+                f"checkpoint not written ({exc.strerror or exc}); tried again at the next commit",
+                path=str(self.state_path),
+            )
             return
         for path in changed:
             self.followers[path].dirty = False
@@ -1349,9 +1442,12 @@ class TailDaemon:
         try:
             return sink.ino, sink.length, sink.reader()
         except OSError as exc:
-            self.log.warning(f"the output left is not kept open for the publisher "
-                             f"({exc.strerror}): lines written to it since the last "
-                             "checkpoint may not be sent", path=self._out_name)
+            self.log.warning(
+                f"the output left is not kept open for the publisher "
+                f"({exc.strerror}): lines written to it since the last "
+                "checkpoint may not be sent",
+                path=self._out_name,
+            )
             return None
 
     # -- live streams --------------------------------------------------------------------
@@ -1384,8 +1480,7 @@ class TailDaemon:
             unwatched_folders=len(self.unwatched.folders),
             output_held_bytes=len(self._blocked or b""),
             # What the files hold past what was read, as of each one's last look.
-            behind_bytes=sum(max(0, f.seen_size - f.offset)
-                             for f in list(self.followers.values())),
+            behind_bytes=sum(max(0, f.seen_size - f.offset) for f in list(self.followers.values())),
             output=self._out_name,
             last_error=logs.last_error,
             uptime_s=round(self._now() - self._born, 1),

@@ -66,8 +66,9 @@ class Descriptors:
     def to_watch(self, followers: Mapping[str, Any]) -> list[Any]:
         """The followers to look at for idleness this round: the holders, then the
         parked (the set of each pruned of those gone or changed)."""
-        self.holding = {f: None for f in self.holding
-                        if f.fd is not None and followers.get(f.path) is f}
+        self.holding = {
+            f: None for f in self.holding if f.fd is not None and followers.get(f.path) is f
+        }
         parked = [followers[p] for p in sorted(self.parked) if p in followers]
         self.parked = {f.path for f in parked if f.fd is None and f.run_open}
         return list(self.holding) + [f for f in parked if f.fd is None]
@@ -104,7 +105,8 @@ class Descriptors:
             self.log.warning(
                 "out of file descriptors (ulimit -n); giving idle ones back and going on "
                 "(logged once; counted as fd_exhausted)",
-                held=len(held), budget=self.budget,
+                held=len(held),
+                budget=self.budget,
             )
         for follower in held:
             self.give_back(follower)

@@ -81,11 +81,39 @@ class Change:
 class FileFollower:
     # Slots: a daemon holds one follower per file, 10,000 for a heavy user (#23 item 4).
     __slots__ = (
-        "_clock", "_encoder", "_hashed_crc", "_long", "_next_close", "_now", "_redact",
-        "_replaying", "_seen", "broken", "closes", "counted", "dirty", "fd", "head_hash",
-        "head_len", "ino", "last_data", "line_no", "new", "offset", "out", "path",
-        "pending_replay", "progress", "retry_sig", "start", "start_line", "started",
-        "tail_crc", "tail_hash", "tail_len", "translation",
+        "_clock",
+        "_encoder",
+        "_hashed_crc",
+        "_long",
+        "_next_close",
+        "_now",
+        "_redact",
+        "_replaying",
+        "_seen",
+        "broken",
+        "closes",
+        "counted",
+        "dirty",
+        "fd",
+        "head_hash",
+        "head_len",
+        "ino",
+        "last_data",
+        "line_no",
+        "new",
+        "offset",
+        "out",
+        "path",
+        "pending_replay",
+        "progress",
+        "retry_sig",
+        "start",
+        "start_line",
+        "started",
+        "tail_crc",
+        "tail_hash",
+        "tail_len",
+        "translation",
     )
 
     def __init__(
@@ -141,8 +169,14 @@ class FileFollower:
 
     def _translation(self, totals: Totals) -> Translation:
         encoder = self._encoder() if self._encoder else None
-        return Translation(self.path, self.out.append, totals, clock=self._clock, encoder=encoder,
-                           redact=self._redact)
+        return Translation(
+            self.path,
+            self.out.append,
+            totals,
+            clock=self._clock,
+            encoder=encoder,
+            redact=self._redact,
+        )
 
     def fresh_translation(self) -> Translation:
         """A new translation of this file from its start (a session replayed
@@ -388,8 +422,7 @@ class FileFollower:
             lines, pos = self._long
             self._long = None
         else:
-            lines = LineSplitter(self.path, MAX_LINE_BYTES, number=self.line_no,
-                                 offset=self.offset)
+            lines = LineSplitter(self.path, MAX_LINE_BYTES, number=self.line_no, offset=self.offset)
             pos = self.offset
         while pos < size:
             chunk = os.pread(fd, min(READ_CHUNK, size - pos), pos)
@@ -403,8 +436,13 @@ class FileFollower:
                 self._keep_tail(fd, chunk, pos - len(chunk), before)
                 self.last_data = self._now()
                 self.dirty = True
-                if (pos < size and self.progress is not None and self._replaying is None
-                        and not lines.passing_over and not self.progress(self)):
+                if (
+                    pos < size
+                    and self.progress is not None
+                    and self._replaying is None
+                    and not lines.passing_over
+                    and not self.progress(self)
+                ):
                     # Stopped between two chunks: the offset is past the last whole
                     # line; the next look reads on from there.
                     self._seen = (0, -1, -1)
@@ -423,7 +461,8 @@ class FileFollower:
         if line.skipped:
             self._problem(
                 reader.line_too_long(line.skipped, MAX_LINE_BYTES),
-                "line_too_long", {"offset": line.offset, "length": line.skipped},
+                "line_too_long",
+                {"offset": line.offset, "length": line.skipped},
             )
             return
         try:
@@ -431,18 +470,22 @@ class FileFollower:
         except InputError:
             raise  # the whole file is unreadable: the daemon leaves it alone
         except Exception as exc:  # a line the translator fails on: said, not fatal
-            self._problem(f"line could not be translated ({type(exc).__name__}: {exc})",
-                          "untranslatable", {"offset": line.offset})
+            self._problem(
+                f"line could not be translated ({type(exc).__name__}: {exc})",
+                "untranslatable",
+                {"offset": line.offset},
+            )
         closes = self._replaying
-        while closes and self._next_close < len(closes) and (
-            closes[self._next_close] <= self.offset
+        while (
+            closes and self._next_close < len(closes) and (closes[self._next_close] <= self.offset)
         ):
             self._next_close += 1
             self._finish()  # where the daemon closed runs before: the same again
 
     def _problem(self, message: str, kind: str, ext: dict[str, Any]) -> None:
-        self.translation.problem(Problem(message, self.path, self.line_no, kind=kind,
-                                         extension=ext))
+        self.translation.problem(
+            Problem(message, self.path, self.line_no, kind=kind, extension=ext)
+        )
 
     def _keep_tail(self, fd: int, chunk: bytes, at: int, before: int) -> None:
         """The bytes before the new offset, from ``chunk`` (read at ``at``) when it
@@ -509,4 +552,3 @@ class FileFollower:
     @property
     def run_open(self) -> bool:
         return self.translation.run_open
-

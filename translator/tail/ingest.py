@@ -53,8 +53,9 @@ _TRANSIENT = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECO
 class LiveStream:
     """One relay's run: its lines, waiting for the main thread."""
 
-    def __init__(self, stream_id: str, conn: socket.socket, hello: dict[str, Any],
-                 wake: Callable[[], None]) -> None:
+    def __init__(
+        self, stream_id: str, conn: socket.socket, hello: dict[str, Any], wake: Callable[[], None]
+    ) -> None:
         self.id = stream_id
         self.conn = conn
         self.hello = hello
@@ -174,16 +175,39 @@ class Subscriber:
         session = f"streamv1-subscriber-{self.number}"
         meta = {"origin": "daemon"}
         lines = [
-            {"type": "system", "subtype": "init", "session_id": session, "seq": 0, "ts": ts,
-             "agent": {"name": "streamv1", "provider": "streamv1"},
-             "capabilities": ["stream_v1"], "extension": {"synthetic": True}, "_meta": meta},
-            {"type": "system", "subtype": "warning", "session_id": session, "seq": 1, "ts": ts,
-             "kind": "subscriber_dropped", "count": lost,
-             "body": f"{lost} lines were not sent to this subscriber: it read too slowly",
-             "_meta": meta},
-            {"type": "result", "subtype": "success", "session_id": session, "seq": 2, "ts": ts,
-             "is_error": False, "num_turns": 0, "extension": {"synthetic": True},
-             "_meta": meta},
+            {
+                "type": "system",
+                "subtype": "init",
+                "session_id": session,
+                "seq": 0,
+                "ts": ts,
+                "agent": {"name": "streamv1", "provider": "streamv1"},
+                "capabilities": ["stream_v1"],
+                "extension": {"synthetic": True},
+                "_meta": meta,
+            },
+            {
+                "type": "system",
+                "subtype": "warning",
+                "session_id": session,
+                "seq": 1,
+                "ts": ts,
+                "kind": "subscriber_dropped",
+                "count": lost,
+                "body": f"{lost} lines were not sent to this subscriber: it read too slowly",
+                "_meta": meta,
+            },
+            {
+                "type": "result",
+                "subtype": "success",
+                "session_id": session,
+                "seq": 2,
+                "ts": ts,
+                "is_error": False,
+                "num_turns": 0,
+                "extension": {"synthetic": True},
+                "_meta": meta,
+            },
         ]
         return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
@@ -197,8 +221,9 @@ class Subscriber:
 class IngestServer:
     """The listening socket and the threads behind it."""
 
-    def __init__(self, path: Path, wake: Callable[[], None],
-                 status: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self, path: Path, wake: Callable[[], None], status: Callable[[], dict[str, Any]]
+    ) -> None:
         self.path = path
         self._wake = wake
         self._status = status
@@ -274,8 +299,9 @@ class IngestServer:
                     return  # closed
                 if not short:
                     short = True
-                    self.log.warning(f"socket accept failed ({exc.strerror}); retrying",
-                                     path=str(self.path))
+                    self.log.warning(
+                        f"socket accept failed ({exc.strerror}); retrying", path=str(self.path)
+                    )
                 time.sleep(0.2)
                 continue
             with self._lock:
@@ -351,10 +377,10 @@ class IngestServer:
             self.log.info("subscriber gone", subscriber=number, dropped=sub.dropped)
         else:
             pid = hello.get("pid")
-            stream = LiveStream(f"relay-{number}" + (f":{pid}" if pid else ""), conn, hello,
-                                self._wake)
+            stream = LiveStream(
+                f"relay-{number}" + (f":{pid}" if pid else ""), conn, hello, self._wake
+            )
             with self._lock:
                 self.new_streams.append(stream)
             self._wake()
             stream.read(rest)
-

@@ -62,7 +62,8 @@ def _locked(path: Path, fd: int) -> int:
         os.close(fd)
         raise OutputBusy(
             f"{path}: another streamv1 tail writes this output; one writer per output "
-            "(stop that one, or give this one another --output)") from None
+            "(stop that one, or give this one another --output)"
+        ) from None
     return fd
 
 
@@ -75,8 +76,11 @@ def _rotations(path: Path) -> list[tuple[Path, int]]:
     try:
         with os.scandir(path.parent) as entries:
             for entry in entries:
-                if (entry.name != prefix and entry.name.startswith(prefix)
-                        and entry.is_file(follow_symlinks=False)):
+                if (
+                    entry.name != prefix
+                    and entry.name.startswith(prefix)
+                    and entry.is_file(follow_symlinks=False)
+                ):
                     found.append((Path(entry.path), entry.inode()))
     except OSError:
         return []
@@ -173,8 +177,11 @@ class OutputSink:
         if self.ino in opened:
             dropped = self._truncate_to(opened[self.ino])
             if dropped:
-                log.info("output cut back to where it began anew after the last "
-                         "checkpoint", path=str(self.path), dropped_bytes=dropped)
+                log.info(
+                    "output cut back to where it began anew after the last checkpoint",
+                    path=str(self.path),
+                    dropped_bytes=dropped,
+                )
         kept = False
         for old, ino in _rotations(self.path):
             if ino != saved.output_ino and not saved.output_tail_len:
@@ -182,8 +189,11 @@ class OutputSink:
             try:
                 fd = os.open(old, os.O_RDWR | os.O_NOFOLLOW)
             except OSError as exc:
-                log.warning(f"rotated output not cut back ({exc.strerror or exc}): lines "
-                            "after the checkpoint may come twice", path=str(old))
+                log.warning(
+                    f"rotated output not cut back ({exc.strerror or exc}): lines "
+                    "after the checkpoint may come twice",
+                    path=str(old),
+                )
                 continue
             try:
                 size = os.fstat(fd).st_size
@@ -193,21 +203,28 @@ class OutputSink:
                 if size > saved.output_length:
                     os.ftruncate(fd, saved.output_length)
                     os.fsync(fd)
-                    log.warning("rotated output cut back to the last checkpoint: its "
-                                "lines after it are made again in the output",
-                                path=str(old), output=str(self.path),
-                                dropped_bytes=size - saved.output_length)
+                    log.warning(
+                        "rotated output cut back to the last checkpoint: its "
+                        "lines after it are made again in the output",
+                        path=str(old),
+                        output=str(self.path),
+                        dropped_bytes=size - saved.output_length,
+                    )
             finally:
                 os.close(fd)
         if kept:
             return None
         if self.ino == saved.output_ino and self.ino not in opened:
-            return ("output is not the file the checkpoint describes (truncated or edited "
-                    "since, and no copy of it in its folder); appending, not cutting back: "
-                    "lines after the checkpoint may come twice")
-        return ("the file the checkpoint describes is no longer in the output's folder "
-                "(deleted, or moved elsewhere): lines written after the checkpoint are "
-                "made again here (twice, if that file was kept)")
+            return (
+                "output is not the file the checkpoint describes (truncated or edited "
+                "since, and no copy of it in its folder); appending, not cutting back: "
+                "lines after the checkpoint may come twice"
+            )
+        return (
+            "the file the checkpoint describes is no longer in the output's folder "
+            "(deleted, or moved elsewhere): lines written after the checkpoint are "
+            "made again here (twice, if that file was kept)"
+        )
 
     def _truncate_to(self, length: int) -> int:
         """Cut the file to ``length`` when it is longer; how many bytes went."""
@@ -251,9 +268,12 @@ class OutputSink:
         elif size < self._length:
             # Cut from outside (logrotate's copytruncate, ``: > out``): go on from
             # there; never fill the gap.
-            logs.get().warning("output was truncated by someone else; appending from "
-                               "its new end", path=str(self.path), expected=self._length,
-                               found=size)
+            logs.get().warning(
+                "output was truncated by someone else; appending from its new end",
+                path=str(self.path),
+                expected=self._length,
+                found=size,
+            )
             self._length = size
             self._load_tail()
             if self.on_fresh_start is not None:

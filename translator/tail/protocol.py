@@ -75,8 +75,10 @@ def private_folder(folder: Path, create: bool = False) -> None:
     if st.st_uid != os.getuid():
         raise Untrusted(f"{folder} belongs to uid {st.st_uid}, not to you; refusing it")
     if st.st_mode & 0o077:
-        raise Untrusted(f"{folder} is open to others (mode {st.st_mode & 0o777:o}); "
-                        "refusing it (chmod 700 it if it is yours)")
+        raise Untrusted(
+            f"{folder} is open to others (mode {st.st_mode & 0o777:o}); "
+            "refusing it (chmod 700 it if it is yours)"
+        )
 
 
 def peer_uid(sock: socket.socket) -> int:

@@ -45,8 +45,13 @@ VERSION = 1
 
 
 class OutputPublisher:
-    def __init__(self, output: Path, state: Path, config: bus.BusConfig,
-                 on_change: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        output: Path,
+        state: Path,
+        config: bus.BusConfig,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
         """``on_change``: called (on the publisher's thread) when what
         :meth:`report` says has changed: connected or not, a batch checkpointed,
         publishing stopped for good."""
@@ -122,9 +127,14 @@ class OutputPublisher:
     def report(self) -> dict[str, Any]:
         """Where publishing stands, without what the daemon vouches for (the
         process that runs it adds that: :func:`status`)."""
-        return {"connected": self.connected, "sent_lines": self.sent_lines,
-                "too_large": self.too_large, "ino": self.ino, "offset": self.offset,
-                "error": self.error}
+        return {
+            "connected": self.connected,
+            "sent_lines": self.sent_lines,
+            "too_large": self.too_large,
+            "ino": self.ino,
+            "offset": self.offset,
+            "error": self.error,
+        }
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -155,8 +165,9 @@ class OutputPublisher:
                 self.log.info(f"bus {s}", servers=",".join(self.config.servers))
                 self._changed()
 
-        nc = await self._until_stopped(jetstream.connect(
-            self.config, f"streamv1-tail@{self.config.host}", on_state=state))
+        nc = await self._until_stopped(
+            jetstream.connect(self.config, f"streamv1-tail@{self.config.host}", on_state=state)
+        )
         if nc is None:
             return
         state("connected")
@@ -164,9 +175,14 @@ class OutputPublisher:
             js = nc.jetstream()
             # A cluster still forming answers 400 (no peers yet): only a permissions
             # error stops the publisher here.
-            await self._until_stopped(jetstream.retrying(
-                lambda: jetstream.ensure_stream(js, self.config), self._retry_said,
-                refused=lambda exc: "permission" in str(exc).lower(), first=0.2))
+            await self._until_stopped(
+                jetstream.retrying(
+                    lambda: jetstream.ensure_stream(js, self.config),
+                    self._retry_said,
+                    refused=lambda exc: "permission" in str(exc).lower(),
+                    first=0.2,
+                )
+            )
             sender = jetstream.Sender(js, self.config, on_retry=self._retry_said, nc=nc)
             await self._follow(sender)
         finally:
@@ -191,8 +207,9 @@ class OutputPublisher:
         now = time.monotonic()
         if now - self._last_said > 30:
             self._last_said = now
-            self.log.warning(f"bus not answering ({reason}); the output file holds the "
-                             "lines until it does")
+            self.log.warning(
+                f"bus not answering ({reason}); the output file holds the lines until it does"
+            )
 
     async def _follow(self, sender: jetstream.Sender) -> None:
         assert self._wake is not None
@@ -208,14 +225,15 @@ class OutputPublisher:
                     await self._wait()
                     continue
                 if fd < 0 or (self.ino != current and (limit is None or self.offset >= limit)):
-                    fd = await self._open(fd, _next_file(order, self.ino, not self._held),
-                                          current)
+                    fd = await self._open(fd, _next_file(order, self.ino, not self._held), current)
                     continue
                 if limit is None or self.offset >= limit:
                     if limit is not None and self.offset > limit and self.ino == current:
-                        self.log.warning("output is shorter than what was published from it "
-                                         "(cut by someone else); publishing from its start",
-                                         path=str(self.output))
+                        self.log.warning(
+                            "output is shorter than what was published from it "
+                            "(cut by someone else); publishing from its start",
+                            path=str(self.output),
+                        )
                         self.offset = 0
                         continue
                     await self._wait()
@@ -226,21 +244,23 @@ class OutputPublisher:
                     # other lines now. Read on from there and a fragment went out,
                     # and the rest never (#23 item 11: 180 of 420 lines). Every line
                     # of the file as it now is goes out; the server drops what it holds.
-                    self.log.warning("output cut and written again since it was published "
-                                     "to here (copytruncate); publishing it from its start",
-                                     path=str(self.output))
+                    self.log.warning(
+                        "output cut and written again since it was published "
+                        "to here (copytruncate); publishing it from its start",
+                        path=str(self.output),
+                    )
                     self.offset = 0
                     continue
                 raw, end = self._batch(fd, limit)
                 # What lies before the new offset, as read now (not after the send: a
                 # cut while it was sending must not be taken for the old bytes).
-                before = os.pread(fd, min(end, self.BEFORE_BYTES),
-                                  end - min(end, self.BEFORE_BYTES))
+                before = os.pread(
+                    fd, min(end, self.BEFORE_BYTES), end - min(end, self.BEFORE_BYTES)
+                )
                 if end == self.offset:
                     await self._wait()
                     continue
-                await self._until_stopped(sender.send(jetstream.lines_of(self.config, raw),
-                                                      fresh))
+                await self._until_stopped(sender.send(jetstream.lines_of(self.config, raw), fresh))
                 if self._stop.is_set():
                     break  # cut short: this batch is not checkpointed; it goes again
                 fresh = False
@@ -278,9 +298,12 @@ class OutputPublisher:
                     # no descriptor from the daemon: out of reach. Said, and passed.
                     with self._lock:
                         end = self._limits.get(target, 0)
-                    self.log.warning("output rotated before it was published to its end, "
-                                     "and no longer at its path: its rest is not sent",
-                                     path=str(self.output), ino=target)
+                    self.log.warning(
+                        "output rotated before it was published to its end, "
+                        "and no longer at its path: its rest is not sent",
+                        path=str(self.output),
+                        ino=target,
+                    )
                     self.ino, self.offset, self._held = target, end, True
                     self._save()
                     self._changed()
@@ -293,13 +316,16 @@ class OutputPublisher:
             os.close(fd)
         if target != self.ino:
             if not self._held and self.ino:
-                self.log.warning("output is not the file the publish checkpoint names "
-                                 "(rotated while stopped); publishing it from its start: "
-                                 "what the old file held past the checkpoint is not sent",
-                                 path=str(self.output))
+                self.log.warning(
+                    "output is not the file the publish checkpoint names "
+                    "(rotated while stopped); publishing it from its start: "
+                    "what the old file held past the checkpoint is not sent",
+                    path=str(self.output),
+                )
             elif self.ino:
-                self.log.info("output rotated; publishing the new file from its start",
-                              path=str(self.output))
+                self.log.info(
+                    "output rotated; publishing the new file from its start", path=str(self.output)
+                )
             self.ino, self.offset = target, 0
             self._save()
             self._changed()
@@ -320,8 +346,7 @@ class OutputPublisher:
         """The next lines from the offset (up to BATCH_LINES, about BATCH_BYTES), cut
         by the one splitter, and the offset just past them. Only whole lines lie
         before ``limit``; one over MAX_LINE_BYTES is stepped over (said)."""
-        split = LineSplitter(str(self.output), MAX_LINE_BYTES, offset=self.offset,
-                             strip_cr=False)
+        split = LineSplitter(str(self.output), MAX_LINE_BYTES, offset=self.offset, strip_cr=False)
         lines: list[bytes] = []
         size, pos = 0, self.offset
         while pos < limit and len(lines) < BATCH_LINES and size < BATCH_BYTES:
@@ -331,8 +356,11 @@ class OutputPublisher:
             pos += len(chunk)
             for line in split.feed(chunk):
                 if line.skipped:
-                    self.log.error(f"output {line_too_long(line.skipped, MAX_LINE_BYTES)}; "
-                                   "not published", path=str(self.output), offset=line.offset)
+                    self.log.error(
+                        f"output {line_too_long(line.skipped, MAX_LINE_BYTES)}; not published",
+                        path=str(self.output),
+                        offset=line.offset,
+                    )
                     continue
                 lines.append(line.data)
                 size += len(line.data)
@@ -372,21 +400,35 @@ class OutputPublisher:
         except FileNotFoundError:
             return 0, 0
         except (OSError, orjson.JSONDecodeError) as exc:
-            self.log.warning(f"publish checkpoint unreadable ({exc}); publishing the output "
-                             "from its start (the server drops what it holds)",
-                             path=str(self.state))
+            self.log.warning(
+                f"publish checkpoint unreadable ({exc}); publishing the output "
+                "from its start (the server drops what it holds)",
+                path=str(self.state),
+            )
             return 0, 0
-        if (not isinstance(raw, dict) or raw.get("version") != VERSION
-                or not isinstance(raw.get("ino"), int) or not isinstance(raw.get("offset"), int)):
-            self.log.warning("publish checkpoint of another version; publishing the output "
-                             "from its start", path=str(self.state))
+        if (
+            not isinstance(raw, dict)
+            or raw.get("version") != VERSION
+            or not isinstance(raw.get("ino"), int)
+            or not isinstance(raw.get("offset"), int)
+        ):
+            self.log.warning(
+                "publish checkpoint of another version; publishing the output from its start",
+                path=str(self.state),
+            )
             return 0, 0
         return raw["ino"], raw["offset"]
 
     def _save(self) -> None:
-        data = orjson.dumps({"version": VERSION, "ino": self.ino, "offset": self.offset,
-                             "stream": self.config.stream,
-                             "servers": list(self.config.servers)})
+        data = orjson.dumps(
+            {
+                "version": VERSION,
+                "ino": self.ino,
+                "offset": self.offset,
+                "stream": self.config.stream,
+                "servers": list(self.config.servers),
+            }
+        )
         tmp = self.state.with_name(self.state.name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -400,7 +442,7 @@ class OutputPublisher:
 def files_before(order: list[int], ino: object) -> list[int]:
     """The daemon's output files (``order``: oldest first) before ``ino``; none
     where ``ino`` is not one of them."""
-    return order[:order.index(ino)] if ino in order else []
+    return order[: order.index(ino)] if ino in order else []
 
 
 def _next_file(order: list[int], ino: int, starting: bool) -> int:
@@ -418,6 +460,10 @@ def status(report: dict[str, Any], limits: dict[int, int], current: int) -> dict
     and how many bytes the daemon vouches for that it has not sent yet."""
     limit = limits.get(current, 0)
     behind = limit - report["offset"] if report["ino"] == current else limit
-    return {"connected": report["connected"], "sent_lines": report["sent_lines"],
-            "too_large": report["too_large"], "behind_bytes": max(0, behind),
-            "error": report["error"]}
+    return {
+        "connected": report["connected"],
+        "sent_lines": report["sent_lines"],
+        "too_large": report["too_large"],
+        "behind_bytes": max(0, behind),
+        "error": report["error"],
+    }

@@ -73,9 +73,14 @@ class PublisherProcess:
     def __init__(self, output: Path, state: Path, config: bus.BusConfig) -> None:
         level, fmt = logs.settings()
         self.output = output
-        self._job = orjson.dumps({"output": os.fsdecode(output), "state": os.fsdecode(state),
-                                  "bus": dataclasses.asdict(config),
-                                  "log": {"level": level, "format": fmt}})
+        self._job = orjson.dumps(
+            {
+                "output": os.fsdecode(output),
+                "state": os.fsdecode(state),
+                "bus": dataclasses.asdict(config),
+                "log": {"level": level, "format": fmt},
+            }
+        )
         self.log = logs.get()
         self._changed = threading.Condition()
         self._limits: dict[int, int] = {}  # inode -> length, the daemon's order
@@ -84,21 +89,28 @@ class PublisherProcess:
         self._version = 0  # of the limits; each change is one more
         self._stopping: float | None = None  # the stop's timeout, once asked
         self._exited = False
-        self._report: dict[str, Any] = {"connected": False, "sent_lines": 0, "too_large": 0,
-                                        "ino": 0, "offset": 0, "error": None}
+        self._report: dict[str, Any] = {
+            "connected": False,
+            "sent_lines": 0,
+            "too_large": 0,
+            "ino": 0,
+            "offset": 0,
+            "error": None,
+        }
         self.pid: int | None = None
         self._thread: threading.Thread | None = None
 
     # -- the daemon's side -----------------------------------------------------------
 
-    def committed(self, ino: int, length: int,
-                  reader: Callable[[], int] | None = None) -> None:
+    def committed(self, ino: int, length: int, reader: Callable[[], int] | None = None) -> None:
         if ino not in self._fds and reader is not None:
             try:
                 fd = reader()
             except OSError as exc:  # the publisher will open the path instead
-                self.log.warning(f"output not opened for the publisher ({exc.strerror}): a "
-                                 "rotation before it is read to its end loses its rest")
+                self.log.warning(
+                    f"output not opened for the publisher ({exc.strerror}): a "
+                    "rotation before it is read to its end loses its rest"
+                )
             else:
                 with self._changed:
                     self._fds[ino] = fd
@@ -109,8 +121,7 @@ class PublisherProcess:
             self._changed.notify_all()
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._supervise, name="publisher",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._supervise, name="publisher", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -140,8 +151,10 @@ class PublisherProcess:
                 return  # said by the publisher; the output file keeps every line
             with self._changed:
                 self._report["connected"] = False
-            self.log.error(f"publisher exited (status {code}); starting it again in "
-                           f"{delay:g} s, from its checkpoint")
+            self.log.error(
+                f"publisher exited (status {code}); starting it again in "
+                f"{delay:g} s, from its checkpoint"
+            )
             with self._changed:
                 self._changed.wait_for(lambda: self._stopping is not None, delay)
                 if self._stopping is not None:
@@ -156,31 +169,38 @@ class PublisherProcess:
             with theirs:
                 proc = subprocess.Popen(
                     [sys.executable, "-P", "-m", __name__, os.fsdecode(self.output)],
-                    stdin=theirs.fileno(), stdout=subprocess.PIPE, start_new_session=True)
+                    stdin=theirs.fileno(),
+                    stdout=subprocess.PIPE,
+                    start_new_session=True,
+                )
         except OSError as exc:
             mine.close()
             with self._changed:
                 self._report["error"] = f"cannot start the publisher: {exc}"
-            self.log.error(f"cannot start the publisher ({exc}); the output file keeps "
-                           "every line")
+            self.log.error(f"cannot start the publisher ({exc}); the output file keeps every line")
             return None
         assert proc.stdout is not None
         self.pid = proc.pid
         with self._changed:
             self._exited = False
-        reader = threading.Thread(target=self._read_reports, args=(proc.stdout,),
-                                  name="publisher-reports", daemon=True)
+        reader = threading.Thread(
+            target=self._read_reports, args=(proc.stdout,), name="publisher-reports", daemon=True
+        )
         reader.start()
         try:
             self._feed(mine)
         finally:
             mine.close()
         try:
-            code = proc.wait((self._stopping or 0) + KILL_AFTER
-                             if self._stopping is not None else None)
+            code = proc.wait(
+                (self._stopping or 0) + KILL_AFTER if self._stopping is not None else None
+            )
         except subprocess.TimeoutExpired:
-            self.log.warning("publisher did not stop in time; killed (its unacked batch "
-                             "goes again at the next start)", pid=proc.pid)
+            self.log.warning(
+                "publisher did not stop in time; killed (its unacked batch "
+                "goes again at the next start)",
+                pid=proc.pid,
+            )
             proc.kill()
             code = proc.wait()
         reader.join(1.0)
@@ -206,9 +226,14 @@ class PublisherProcess:
                 try:
                     if version != sent and version:  # (nothing vouched for yet: nothing)
                         for at in range(0, max(len(new), 1), FDS_AT_ONCE):
-                            message = orjson.dumps({"limits": limits, "current": current,
-                                                    "fds": new[at:at + FDS_AT_ONCE]})
-                            _send(channel, message + b"\n", fds[at:at + FDS_AT_ONCE])
+                            message = orjson.dumps(
+                                {
+                                    "limits": limits,
+                                    "current": current,
+                                    "fds": new[at : at + FDS_AT_ONCE],
+                                }
+                            )
+                            _send(channel, message + b"\n", fds[at : at + FDS_AT_ONCE])
                         given.update(new)
                     sent = version
                 finally:
@@ -311,8 +336,7 @@ def main() -> int:
             out.write(line + b"\n")
             out.flush()
 
-    publisher = OutputPublisher(Path(job["output"]), Path(job["state"]), config,
-                                on_change=report)
+    publisher = OutputPublisher(Path(job["output"]), Path(job["state"]), config, on_change=report)
 
     def orders() -> None:
         try:
@@ -329,10 +353,17 @@ def main() -> int:
                         publisher.committed(ino, length)
                 if current in limits:
                     publisher.committed(current, limits[current])
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError,
-                OSError) as exc:
-            logs.get().error(f"publisher: a message from the daemon it cannot read ({exc}); "
-                             "stopping")
+        except (
+            orjson.JSONDecodeError,
+            KeyError,
+            TypeError,
+            ValueError,
+            AttributeError,
+            OSError,
+        ) as exc:
+            logs.get().error(
+                f"publisher: a message from the daemon it cannot read ({exc}); stopping"
+            )
         stop.set()
 
     threading.Thread(target=orders, name="orders", daemon=True).start()
@@ -362,8 +393,9 @@ def _locked(state: Path, stop: threading.Event) -> int | None:
         except BlockingIOError:
             pass
         if not said and time.monotonic() - start > 2.0:
-            logs.get().info("waiting for the previous publisher to finish its batch",
-                            path=str(state))
+            logs.get().info(
+                "waiting for the previous publisher to finish its batch", path=str(state)
+            )
             said = True
         if stop.wait(0.05):
             os.close(fd)

@@ -140,8 +140,9 @@ def relay(command: list[str], socket_path: Path) -> int:
     _pump(src, sys.stdout.fileno(), daemon)
     daemon.finish()
     if daemon.dropped:
-        log.warning("lines not delivered to the daemon", count=daemon.dropped,
-                    path=str(socket_path))
+        log.warning(
+            "lines not delivered to the daemon", count=daemon.dropped, path=str(socket_path)
+        )
     if proc is None:
         return 0
     if proc.stdout is not None:

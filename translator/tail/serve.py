@@ -35,8 +35,7 @@ def watched_roots(dirs: Sequence[Path]) -> list[Path]:
     return [r.expanduser().resolve() for r in roots]
 
 
-def default_state_path(roots: Sequence[Path], output: Path | None,
-                       defaults: bool = False) -> Path:
+def default_state_path(roots: Sequence[Path], output: Path | None, defaults: bool = False) -> Path:
     """``$XDG_STATE_HOME/streamv1/tail-<hash>.json``: one checkpoint per job (the
     folders watched and the output), so two jobs never share one. ``defaults``
     (no folder named): keyed by the first default folder alone, as releases that
@@ -74,8 +73,11 @@ def serve(
     if defaults:
         # No folder named: each agent's home, those not there yet (an agent never
         # run here) waited for quietly.
-        log.info("following every agent's home", dirs=",".join(map(str, roots)),
-                 **({"not_there_yet": ",".join(map(str, waiting))} if waiting else {}))
+        log.info(
+            "following every agent's home",
+            dirs=",".join(map(str, roots)),
+            **({"not_there_yet": ",".join(map(str, waiting))} if waiting else {}),
+        )
     else:
         for root in waiting:
             log.warning("not a directory (yet); watching for it on each rescan", path=str(root))
@@ -86,10 +88,15 @@ def serve(
         log.error(str(exc))
         sys.exit(1)
     except OSError as exc:
-        why = ("a file is in the way of its folder" if isinstance(
-            exc, FileExistsError | NotADirectoryError) else exc.strerror or str(exc))
-        log.error(f"cannot open the output ({why}); give -o a file in a folder this user "
-                  "may write", path=str(output))
+        why = (
+            "a file is in the way of its folder"
+            if isinstance(exc, FileExistsError | NotADirectoryError)
+            else exc.strerror or str(exc)
+        )
+        log.error(
+            f"cannot open the output ({why}); give -o a file in a folder this user may write",
+            path=str(output),
+        )
         sys.exit(1)
     daemon = TailDaemon(roots, sink, state_path, encoder=encoder, **options)
 
@@ -97,8 +104,7 @@ def serve(
     if published is not None:
         from streamv1.translator.tail.publisher_process import PublisherProcess
 
-        publisher = PublisherProcess(published[0], bus.publish_state(state_path),
-                                     published[1])
+        publisher = PublisherProcess(published[0], bus.publish_state(state_path), published[1])
         daemon.on_commit = publisher.committed
         daemon.more_status = lambda: {"publish": publisher.status()}
 

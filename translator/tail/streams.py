@@ -31,9 +31,16 @@ class LiveStreams:
     """The socket (once ``listen`` opened it), the streams it took, and their lines
     made since the last ``drain``."""
 
-    def __init__(self, socket: Path | None, counters: Counters, claims: Claims,
-                 clock: Callable[[], str], encoder: Callable[[], Encoder] | None,
-                 redact: bool = True, selection: Filter | None = None) -> None:
+    def __init__(
+        self,
+        socket: Path | None,
+        counters: Counters,
+        claims: Claims,
+        clock: Callable[[], str],
+        encoder: Callable[[], Encoder] | None,
+        redact: bool = True,
+        selection: Filter | None = None,
+    ) -> None:
         self.socket = socket
         self.counters = counters
         self.claims = claims
@@ -120,8 +127,11 @@ class LiveStreams:
             if stream.session is None and isinstance(session, str):
                 stream.session = session  # the first session it announces is its claim
                 if not self.claims.claim(session, stream.id):
-                    self.log.warning("session already claimed by a live stream; ambiguous",
-                                     session_id=session, stream=stream.id)
+                    self.log.warning(
+                        "session already claimed by a live stream; ambiguous",
+                        session_id=session,
+                        stream=stream.id,
+                    )
             if stream.session is not None:
                 self.claims.stream_line(stream.session, stream.id, line)
             self.counters.items_stream += 1
@@ -129,8 +139,9 @@ class LiveStreams:
 
         stream.translation.decorate = decorate
         if self._selection is not None:
-            passes = RunSelection(self._selection, stream.translation.extra,
-                                  written_before=True).passes
+            passes = RunSelection(
+                self._selection, stream.translation.extra, written_before=True
+            ).passes
 
             def selected(line: dict[str, Any]) -> dict[str, Any] | None:
                 marked = decorate(line)
@@ -138,8 +149,11 @@ class LiveStreams:
 
             stream.translation.decorate = selected
         self.streams.append(stream)
-        self.log.info("live stream connected", stream=stream.id,
-                      command=" ".join(map(str, stream.hello.get("command") or [])) or "-")
+        self.log.info(
+            "live stream connected",
+            stream=stream.id,
+            command=" ".join(map(str, stream.hello.get("command") or [])) or "-",
+        )
 
     def _feed(self, stream: LiveStream, data: bytes, terminated: bool = True) -> None:
         """One line of a stream (cut by its reader: no newline, no CR before it)."""
@@ -158,15 +172,23 @@ class LiveStreams:
             self.log.error(f"live stream unreadable: {exc}", stream=stream.id)
         except Exception as exc:  # a line the translator fails on: said, not fatal
             self.counters.stream_parse_errors += 1
-            stream.translation.problem(Problem(
-                f"line could not be translated ({type(exc).__name__}: {exc})", stream.id,
-                stream.lines, kind="untranslatable"))
+            stream.translation.problem(
+                Problem(
+                    f"line could not be translated ({type(exc).__name__}: {exc})",
+                    stream.id,
+                    stream.lines,
+                    kind="untranslatable",
+                )
+            )
 
     def _end(self, stream: LiveStream) -> None:
         # What the stream delivered of a run it leaves unfinished, taken before its
         # run is closed here (that close is a result line, which makes a run whole).
-        left = (self.claims.delivered.get(stream.session)
-                if stream.translation.run_open and stream.session is not None else None)
+        left = (
+            self.claims.delivered.get(stream.session)
+            if stream.translation.run_open and stream.session is not None
+            else None
+        )
         with contextlib.suppress(InputError):
             stream.translation.finish()  # a killed run ends as a file does at EOF
         self.streams.remove(stream)
@@ -174,7 +196,12 @@ class LiveStreams:
         # A run the stream left unfinished is finished from the transcript (claims).
         handed_back = self.claims.release(stream.id, left)
         cut = [x for x in handed_back if x in self.claims.cut]
-        self.log.info("live stream ended", stream=stream.id, lines=stream.lines,
-                      session_id=stream.session or "-", dropped=stream.dropped +
-                      stream.relay_dropped, handed_back=",".join(handed_back) or "-",
-                      unfinished=",".join(cut) or "-")
+        self.log.info(
+            "live stream ended",
+            stream=stream.id,
+            lines=stream.lines,
+            session_id=stream.session or "-",
+            dropped=stream.dropped + stream.relay_dropped,
+            handed_back=",".join(handed_back) or "-",
+            unfinished=",".join(cut) or "-",
+        )

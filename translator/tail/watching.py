@@ -49,8 +49,7 @@ class FileEvents:
         try:
             self.watcher = RustNotify(roots, False, False, 300, True, True)
         except Exception as exc:  # out of descriptors or inotify watches
-            self.log.error(f"file watching unavailable ({exc}); new lines are found by the "
-                           "rescan")
+            self.log.error(f"file watching unavailable ({exc}); new lines are found by the rescan")
             return False
         threading.Thread(target=self._run, args=(stop,), name="watch", daemon=True).start()
         return True
@@ -74,9 +73,11 @@ class FileEvents:
                 # later event).
                 self.errors += 1
                 if self.errors == 1:
-                    self.log.warning(f"file events lost ({type(exc).__name__}: {exc}); "
-                                     "rescanning instead (said once; counted as "
-                                     "watch_errors)")
+                    self.log.warning(
+                        f"file events lost ({type(exc).__name__}: {exc}); "
+                        "rescanning instead (said once; counted as "
+                        "watch_errors)"
+                    )
                 self._changes.put(set(self.roots))
                 self.wake()
                 stop.wait(0.05)
@@ -114,7 +115,9 @@ class Unwatched:
                 f"{len(missing)} folder(s) are not watched: the kernel's inotify watches ran "
                 f"out (fs.inotify.max_user_watches = {limit}); their files are polled every "
                 f"{FAST_POLL:g} s instead. Raise the limit (sysctl -w "
-                "fs.inotify.max_user_watches=524288) and restart", path=missing[0])
+                "fs.inotify.max_user_watches=524288) and restart",
+                path=missing[0],
+            )
         self.folders = missing
 
     def due(self, now: float) -> list[str]:
