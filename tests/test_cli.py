@@ -379,8 +379,8 @@ def test_a_full_disk_is_one_line_naming_the_output(streamv1_bin: str, args: list
     assert "Traceback" not in proc.stderr.decode()
     where = "/dev/full" if "-o" in rest else "stdout"
     assert errors == [
-        f"streamv1: error: {where}: cannot write the output (No space left on "
-        "device); the inputs are fine"
+        f"streamv1: error: {where}: cannot write the output: No space left on device "
+        "(the inputs are fine)"
     ]
 
 
@@ -444,7 +444,8 @@ def test_a_source_named_wrongly_is_said_and_counted(streamv1_bin: str) -> None:
         check=False,
     )
     err = proc.stderr.decode()
-    assert "look like claude-session, not stella" in err and "source_mismatch=1" in err
+    assert "look like another source's" in err and "source_mismatch=1" in err
+    assert "source=stella looks_like=claude-session" in err
     bad = subprocess.run(
         [streamv1_bin, "convert", "--source", "nope", str(SESSION)],
         capture_output=True,
@@ -867,7 +868,9 @@ def test_an_unreadable_input_is_one_line_and_the_rest_is_converted(
     if sysfs.exists():
         proc = run(streamv1_bin, "convert", str(sysfs), str(SESSION))
         assert proc.returncode == 1
-        assert one_line_error(proc).startswith(f"streamv1: error: {sysfs}: Permission denied")
+        assert one_line_error(proc).startswith(
+            f"streamv1: error: {sysfs}: cannot read the input: Permission denied"
+        )
         assert proc.stdout.count(b'"type":"result"') == 1
     # A folder nobody may list (as root, every folder can be: the listing is refused
     # where the walk asks for it, as the kernel refuses it a user).
@@ -891,7 +894,7 @@ def test_an_unreadable_input_is_one_line_and_the_rest_is_converted(
     out = tmp_path / "out.jsonl"
     result = CliRunner().invoke(cli.main, ["convert", str(root), "-o", str(out)])
     assert result.exit_code == 1, result.output
-    assert f"{root / 'locked'}: cannot read this folder (Permission denied)" in result.output
+    assert f"{root / 'locked'}: cannot read this folder: Permission denied" in result.output
     assert out.read_bytes().count(b'"type":"result"') == 1  # p's session is converted
 
 

@@ -548,7 +548,8 @@ def test_a_publisher_that_dies_is_started_again(
     assert proc.poll() is None
     _stop(proc)
     said = (tmp_path / "daemon.log").read_bytes()
-    assert b"publisher exited (status -9); starting it again" in said
+    assert b'"event": "publisher exited; starting it again from its checkpoint"' in said
+    assert b'"status": -9' in said
     _check_exactly_once(messages, targets, out)
 
 

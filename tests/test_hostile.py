@@ -612,7 +612,10 @@ def test_cli_takes_max_line_bytes(streamv1_bin: str, tmp_path: Path) -> None:
     )
     assert proc.returncode == 1
     assert b"Traceback" not in proc.stderr
-    said = f"{src}:3: line of {len(long_line)} bytes is longer than the limit (1000); skipped"
+    said = (
+        f"{src}:3: line too long: line of {len(long_line)} bytes is longer than the limit "
+        "(1000); skipped"
+    )
     assert said.encode() in proc.stderr
     assert framing_violations(proc.stdout) == []
     converted = tmp_path / "converted.jsonl"  # validate reads stream_v1

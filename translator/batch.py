@@ -43,6 +43,8 @@ from streamv1.translator.sources import (
 )
 from streamv1.translator.timefmt import normalize_ts, now_ts
 
+log = logs.get()
+
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
@@ -117,7 +119,6 @@ def convert_one(
 ) -> None:
     """One input into ``sink``; a bad input is one clear log line, never a traceback.
     ``read`` hears how many bytes of the input were read, as they are (progress)."""
-    log = logs.get()
     totals.files += 1
     try:
         if job.path == "-":
@@ -156,12 +157,12 @@ def convert_one(
         settle(sink)
     except InputError as exc:
         totals.failed_inputs += 1
-        log.error(str(exc), path=job.path)
+        log.error("input not converted", path=job.path, reason=str(exc))
     except (BrokenPipeError, OutputWriteError):
         raise
     except OSError as exc:
         totals.failed_inputs += 1
-        log.error(exc.strerror or str(exc), path=job.path)
+        log.error("cannot read the input", path=job.path, reason=exc.strerror or str(exc))
 
 
 def convert_unit(
@@ -178,7 +179,6 @@ def convert_unit(
     if len(unit) == 1:
         convert_one(unit[0], sink, options, totals, read)
         return
-    log = logs.get()
     inputs: list[SessionInput] = []
     with contextlib.ExitStack() as stack:
         for job in unit:
@@ -193,18 +193,18 @@ def convert_unit(
                     stream = _Counted(stream, read)  # type: ignore[assignment]
             except InputError as exc:
                 totals.failed_inputs += 1
-                log.error(str(exc), path=job.path)
+                log.error("input not converted", path=job.path, reason=str(exc))
                 continue
             except OSError as exc:
                 totals.failed_inputs += 1
-                log.error(exc.strerror or str(exc), path=job.path)
+                log.error("cannot read the input", path=job.path, reason=exc.strerror or str(exc))
                 continue
             inputs.append(SessionInput(stream, job.path))
         if not inputs:
             return
 
         def failed(path: str, why: str) -> None:
-            log.error(why, path=path)
+            log.error("input not converted", path=path, reason=why)
 
         convert_session(
             inputs,
@@ -314,10 +314,12 @@ def _looks_like_another(head: bytes, named: Source, path: str) -> bool:
     best, score = sniff(record)
     if best is None or best is named or score < DECISIVE or named.sniff(record):
         return False
-    logs.get().warning(
-        f"these records look like {best.name}, not {named.name}; converting as "
-        f"{named.name} (--source auto tells by itself)",
+    log.warning(
+        "these records look like another source's; converting them as the one named",
         path=path,
+        hint="--source auto tells by itself",
+        source=named.name,
+        looks_like=best.name,
     )
     return True
 
@@ -650,7 +652,12 @@ def describe(totals: Totals) -> dict[str, Any]:
 
 
 class OutputError(Exception):
-    """The output cannot be opened (the message names it and says why)."""
+    """The output cannot be opened: ``where`` names it, ``reason`` says why."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.where = where
+        self.reason = reason
 
 
 class OutputWriteError(Exception):
@@ -734,7 +741,7 @@ def _atomic_output(output: Path) -> Iterator[IO[bytes]]:
     fsynced and renamed over FILE when the conversion ends, removed when it is
     interrupted or fails. A device or FIFO (``/dev/null``, a pipe) is written as is."""
     if output.is_dir():
-        raise OutputError(f"{output}: is a directory; -o takes a file (or use --out-dir)")
+        raise OutputError(str(output), "a directory; -o takes a file (or use --out-dir)")
     try:
         special = not stat.S_ISREG(os.stat(output).st_mode)
     except OSError:
@@ -743,7 +750,7 @@ def _atomic_output(output: Path) -> Iterator[IO[bytes]]:
         try:
             fh = open(output, "wb", buffering=OUT_BUFFER)
         except OSError as exc:
-            raise OutputError(f"{output}: cannot write ({exc.strerror or exc})") from exc
+            raise OutputError(str(output), exc.strerror or str(exc)) from exc
         try:
             yield fh
         finally:
@@ -756,7 +763,9 @@ def _atomic_output(output: Path) -> Iterator[IO[bytes]]:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
     except OSError as exc:
-        raise OutputError(f"{output}: cannot write there ({exc.strerror or exc})") from exc
+        raise OutputError(
+            str(output), f"no file can be made there ({exc.strerror or exc})"
+        ) from exc
     done = False
     fh = open(fd, "wb", buffering=OUT_BUFFER)
     try:

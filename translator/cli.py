@@ -40,6 +40,8 @@ from streamv1.translator.shapes import DEFAULT, shapes
 from streamv1.translator.sources import Source, homes, sources
 from streamv1.translator.timefmt import normalize_ts
 
+log = logs.get()
+
 SAMPLE = "samples/claude-session-sample.jsonl"
 
 
@@ -288,9 +290,10 @@ def run() -> None:
         # with the way to get it for a report. 70 is sysexits' EX_SOFTWARE.
         if os.environ.get("STREAMV1_TRACEBACK"):
             raise
-        logs.get().error(
-            f"internal error: {type(exc).__name__}: {exc} (a bug: please "
-            "report it; STREAMV1_TRACEBACK=1 shows where)"
+        log.error(
+            "internal error",
+            reason=f"{type(exc).__name__}: {exc}",
+            hint="a bug: please report it; STREAMV1_TRACEBACK=1 shows where",
         )
         sys.exit(EXIT_INTERNAL)
     if isinstance(code, int) and code:
@@ -337,8 +340,9 @@ def _refuse_dash_paths(args: list[str]) -> None:
             and (os.path.lexists(arg))
         ):
             _fail(
-                f"{arg}: a name that starts with '-' reads as options; write ./{arg}, "
-                f"or put -- before it (streamv1 convert -- {arg})"
+                "a name that starts with '-' reads as options",
+                path=arg,
+                hint=f"write ./{arg}, or put -- before it (streamv1 convert -- {arg})",
             )
 
 
@@ -434,7 +438,6 @@ def convert(
     """
     if quiet:
         logs.configure("error")
-    log = logs.get()
     source = _source_choice(source_name)
     if output is not None and out_dir is not None:
         raise click.UsageError("-o/--output and --out-dir cannot be used together")
@@ -481,13 +484,13 @@ def convert(
 
                 sent = fleet.publish_file(output, bus_config)
             except BusError as exc:
-                log.error(f"not published: {exc}")
+                log.error("not published", reason=str(exc))
                 sys.exit(1)
             log.info("published", stream=bus_config.stream, **sent)
             if sent["too_large"]:
                 log.error(
-                    f"{sent['too_large']} line(s) larger than the servers' max_payload "
-                    "not published"
+                    "lines larger than the servers' max_payload not published",
+                    lines=sent["too_large"],
                 )
                 sys.exit(1)
     except Interrupted as exc:
@@ -569,7 +572,7 @@ def _convert(
             try:
                 shared = stack.enter_context(batch.output_sink(output))
             except batch.OutputError as exc:
-                _fail(str(exc))
+                _fail("cannot open the output", path=exc.where, reason=exc.reason)
         selected = None
         if keep is not None and shared is not None:
             from streamv1.translator.select import RunFilter
@@ -601,14 +604,19 @@ def _convert(
                 log.info("runs the selection left out", runs=selected.runs_dropped)
         except batch.OutputWriteError as exc:
             log.error(
-                f"cannot write the output ({exc.reason}); the inputs are fine", path=exc.where
+                "cannot write the output",
+                path=exc.where,
+                reason=exc.reason,
+                hint="the inputs are fine",
             )
             sys.exit(1)
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 raise
             where = output if output is not None else out_dir
-            log.error(f"cannot write the output: {exc.strerror or exc}", path=str(where or "-"))
+            log.error(
+                "cannot write the output", path=str(where or "-"), reason=exc.strerror or str(exc)
+            )
             sys.exit(1)
     totals.failed_inputs += failed
     return totals
@@ -643,8 +651,9 @@ def _refuse_output_among_inputs(output: Path, work: list[batch.Job]) -> None:
             st = os.stat(job.path)
             if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
                 _fail(
-                    f"{output}: the output is also an input ({job.path}); "
-                    "write the output elsewhere"
+                    "the output is also an input; write the output elsewhere",
+                    path=str(output),
+                    input=job.path,
                 )
 
 
@@ -658,8 +667,10 @@ def _refuse_clashing_targets(work: list[batch.Job]) -> None:
         target = os.path.normpath(job.target)
         if target in seen and os.path.realpath(seen[target]) != os.path.realpath(job.path):
             _fail(
-                f"--out-dir: {seen[target]} and {job.path} would both be written to "
-                f"{target}; convert them into separate folders"
+                "--out-dir: two inputs would be written to one file; convert them into "
+                "separate folders",
+                path=target,
+                inputs=f"{seen[target]} {job.path}",
             )
         seen[target] = job.path
 
@@ -668,11 +679,11 @@ def _check_out_dir(out_dir: Path) -> None:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        _fail(f"{out_dir}: cannot use as --out-dir ({exc.strerror or exc})")
+        _fail("cannot use as --out-dir", path=str(out_dir), reason=exc.strerror or str(exc))
 
 
-def _fail(message: str) -> NoReturn:
-    logs.get().error(message)
+def _fail(event: str, **fields: Any) -> NoReturn:
+    log.error(event, **fields)
     sys.exit(1)
 
 
@@ -758,8 +769,10 @@ def _walk(root: str, log: logs.Logger) -> tuple[list[str], int]:
         nonlocal skipped
         skipped += 1
         log.error(
-            f"cannot read this folder ({exc.strerror or exc}); its sessions are not converted",
+            "cannot read this folder",
             path=folder,
+            reason=exc.strerror or str(exc),
+            hint="its sessions are not converted",
         )
 
     return walk_paths(root, unreadable=unreadable), skipped
@@ -895,7 +908,6 @@ def sessions(
     from streamv1.translator import ledger
 
     keep = _selection(since, until, project, agent, session_prefix) or ledger.Filter()
-    log = logs.get()
     source = _source_choice(source_name)
     options = batch.Options(source.name if source else None)
     book = ledger.Ledger()
@@ -933,7 +945,6 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
     """
     from streamv1.translator.validate import validate_stream
 
-    log = logs.get()
     targets: list[Any] = []
     for given in files or (Path("-"),):
         if str(given) != "-" and given.is_dir():
@@ -950,15 +961,16 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
         try:
             stream = sys.stdin.buffer if name == "-" else open(target, "rb")
         except OSError as exc:
-            log.error(exc.strerror or str(exc), path=name)
+            log.error("cannot read the input", path=name, reason=exc.strerror or str(exc))
             bad += 1
             continue
         with stream if name != "-" else nullcontext(stream):
             if name != "-" and (kind := _not_stream_v1(stream)):
                 log.error(
-                    f"this looks like {kind}, not stream_v1: convert it first "
-                    f"(streamv1 convert {name})",
+                    "this is not stream_v1: convert it first",
                     path=name,
+                    looks_like=kind,
+                    hint=f"streamv1 convert {name}",
                 )
                 bad += 1
                 checked += 1
@@ -1289,7 +1301,7 @@ def subscribe(
     except Interrupted as exc:
         sys.exit(128 + exc.signum)
     except BusError as exc:
-        logs.get().error(str(exc))
+        log.error("bus unusable", reason=str(exc))
         sys.exit(1)
 
 
@@ -1309,7 +1321,7 @@ def _subscribe_local(socket_path: Path | None, out: IO[bytes]) -> None:
     try:
         client.subscribe(path, out)
     except client.NoDaemon as exc:
-        logs.get().error(str(exc), path=str(path))
+        log.error("no daemon", path=str(path), reason=str(exc))
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(128 + 2)  # the shell's status for Ctrl-C
@@ -1337,10 +1349,10 @@ def status(socket_path: Path | None, as_json: bool) -> None:
     try:
         value = client.status(path)
     except client.NoDaemon as exc:
-        logs.get().error(str(exc), path=str(path))
+        log.error("no daemon", path=str(path), reason=str(exc))
         sys.exit(1)
     except (OSError, ValueError) as exc:
-        logs.get().error(f"no status from the daemon: {exc}", path=str(path))
+        log.error("no status from the daemon", path=str(path), reason=str(exc))
         sys.exit(1)
     if not as_json and sys.stdout.isatty():
         from streamv1.translator.view import status_lines
@@ -1371,13 +1383,13 @@ def service(action: str, force: bool) -> None:
     config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     target = Path(config) / "systemd" / "user" / "streamv1.service"
     if target.exists() and not force and target.read_text() != unit:
-        _fail(f"{target}: a different unit is there already; --force replaces it")
+        _fail("a different unit is there already; --force replaces it", path=str(target))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(unit)
     except OSError as exc:
-        _fail(f"{target}: cannot write ({exc.strerror or exc})")
-    logs.get().info("unit written", path=str(target), exec=exe)
+        _fail("cannot write the unit", path=str(target), reason=exc.strerror or str(exc))
+    log.info("unit written", path=str(target), exec=exe)
     sys.stderr.write(
         "next:\n  systemctl --user daemon-reload && systemctl --user enable --now streamv1\n"
         '  loginctl enable-linger "$USER"   # keep it running while you are logged out\n'

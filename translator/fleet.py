@@ -24,6 +24,8 @@ from streamv1.translator import jetstream, logs
 from streamv1.translator.bus import ACK_WINDOW, FETCH, BusConfig, BusError
 from streamv1.translator.pipeline import Interrupted
 
+log = logs.get()
+
 __all__ = ["BusConfig", "BusError", "publish_file", "subscribe"]
 
 #: Lines read from a converted file per send (bounded memory for any archive).
@@ -222,7 +224,7 @@ def _said_once() -> Callable[[str], None]:
     def say(reason: str) -> None:
         if not said:
             said.append(reason)
-            logs.get().warning(f"bus not answering ({reason}); retrying")
+            log.warning("bus not answering; retrying", reason=reason)
 
     return say
 
@@ -332,11 +334,12 @@ async def _subscribe(
                     return written
                 if info.num_ack_pending and not said_held:
                     said_held = True
-                    logs.get().warning(
-                        f"waiting for {info.num_ack_pending} lines another subscriber of "
-                        f"durable {durable} holds (fetched, not acked): they come when it "
-                        "acks them, or after their ack wait "
-                        f"({_seconds(info.config.ack_wait)} s)"
+                    log.warning(
+                        "waiting for lines another subscriber holds (fetched, not acked): "
+                        "they come when it acks them, or after their ack wait",
+                        durable=durable,
+                        lines=info.num_ack_pending,
+                        ack_wait_s=_seconds(info.config.ack_wait),
                     )
         raise Interrupted(stopped[0])
     finally:
@@ -362,9 +365,10 @@ async def _confirm(nc: Any, window: list[Any], stopped: list[int]) -> None:
         except Exception as exc:
             tries += 1
             if stopped or (tries >= 3 and nc.is_connected):
-                logs.get().warning(
-                    f"ack not confirmed ({jetstream._reason(exc)}): up to "
-                    f"{len(window)} lines may be printed again by the next run"
+                log.warning(
+                    "ack not confirmed: these lines may be printed again by the next run",
+                    reason=jetstream._reason(exc),
+                    lines=len(window),
                 )
                 return
             await asyncio.sleep(delay)
@@ -402,7 +406,6 @@ async def _take_back(nc: Any, sub: Any, bus: BusConfig, durable: str, stopped: l
     held = info.num_ack_pending or 0
     if not held:
         return
-    log = logs.get()
     loop = asyncio.get_running_loop()
     start = quiet = loop.time()
     last = _activity(info)
@@ -411,9 +414,10 @@ async def _take_back(nc: Any, sub: Any, bus: BusConfig, durable: str, stopped: l
             return
         if loop.time() - start > QUIET_LIMIT:
             log.warning(
-                f"durable {durable}: {held} lines held (fetched, not acked) by "
-                "another subscriber that is still reading; left to it (they "
-                "come here after their ack wait if it dies)"
+                "lines held (fetched, not acked) by another subscriber that is still "
+                "reading; left to it (they come here after their ack wait if it dies)",
+                durable=durable,
+                lines=held,
             )
             return
         await asyncio.sleep(LOOK)
@@ -431,9 +435,10 @@ async def _take_back(nc: Any, sub: Any, bus: BusConfig, durable: str, stopped: l
         old = True
     if old:
         log.warning(
-            f"durable {durable}: {held} lines a stopped subscriber fetched and "
-            "never acked come after their ack wait, after newer lines: this "
-            "nats-server cannot reset a consumer (2.14 can)"
+            "lines a stopped subscriber fetched and never acked come after their ack "
+            "wait, after newer lines: this nats-server cannot reset a consumer (2.14 can)",
+            durable=durable,
+            lines=held,
         )
         return
     try:
@@ -441,15 +446,19 @@ async def _take_back(nc: Any, sub: Any, bus: BusConfig, durable: str, stopped: l
         answer = orjson.loads(reply.data)
     except Exception as exc:
         log.warning(
-            f"durable {durable}: reset refused ({jetstream._reason(exc)}); the "
-            f"{held} lines a stopped subscriber held come after their ack wait"
+            "consumer reset refused; the lines a stopped subscriber held come after their ack wait",
+            durable=durable,
+            lines=held,
+            reason=jetstream._reason(exc),
         )
         return
     if not isinstance(answer, dict) or answer.get("error"):
         error = answer.get("error") if isinstance(answer, dict) else answer
         log.warning(
-            f"durable {durable}: reset refused ({error}); the {held} lines a "
-            "stopped subscriber held come after their ack wait"
+            "consumer reset refused; the lines a stopped subscriber held come after their ack wait",
+            durable=durable,
+            lines=held,
+            reason=str(error),
         )
         return
     log.info(

@@ -31,6 +31,8 @@ from streamv1.translator import logs
 from streamv1.translator.bus import BusConfig, BusError, token
 from streamv1.translator.hashes import blake2b
 
+log = logs.get()
+
 T = TypeVar("T")
 
 #: How long one publish waits for its ack before the line's fate is asked for.
@@ -137,7 +139,7 @@ async def connect(
         text = _reason(exc)
         if text not in seen and len(seen) < 100:
             seen.add(text)
-            logs.get().warning(f"nats: {text}")
+            log.warning("nats error", reason=text)
 
     last: list[BaseException] = []
 
@@ -226,9 +228,7 @@ async def ensure_stream(js: Any, config: BusConfig) -> None:
             # without it (one line a round trip).
             made.allow_atomic = None
             await js.add_stream(made)
-        logs.get().info(
-            "stream made", stream=config.stream, subjects=wanted, replicas=config.replicas
-        )
+        log.info("stream made", stream=config.stream, subjects=wanted, replicas=config.replicas)
         return
     subjects = info.config.subjects or []
     if wanted not in subjects and not any(s in (">",) for s in subjects):
@@ -310,7 +310,7 @@ class Sender:
                     return False  # unreachable now: one at a time, ask again later
                 self.atomic = bool(getattr(info.config, "allow_atomic", False))
                 if not self.atomic:
-                    logs.get().info(
+                    log.info(
                         "stream takes no atomic batches: one line per round trip (nats "
                         "stream edit STREAM --allow-atomic makes publishing many times "
                         "faster)",
@@ -435,7 +435,7 @@ class Sender:
                     # No retry makes it fit, and holding it would hold every line
                     # after it: said, counted, and the output file keeps it.
                     self.too_large += 1
-                    logs.get().error(
+                    log.error(
                         "line larger than the servers' max_payload; not "
                         "published (raise max_payload to carry it)",
                         subject=line.subject,

@@ -1,9 +1,15 @@
 """Logs on stderr, one line each, same keys everywhere (``path``, ``line``,
 ``session_id``, ``source``). stdout carries events only.
 
+Every event is a fixed string, the same wherever it is logged; what varies goes in
+fields (structlog's advice, and ruff's G rules keep it so). ``reason`` is the field
+for why it happened (an OSError's text, an exception's message): the console line
+shows it after the event, ``event: reason``; ``hint`` (what to do about it) comes
+first in the parentheses, without its key.
+
 Two formats. ``json`` (the daemon's default off a terminal, read by machines) is
 structlog's: level, ISO timestamp, the event and its keys as one JSON object.
-``console`` is one readable line, ``streamv1: error: path:line: message (k=v)``,
+``console`` is one readable line, ``streamv1: error: path:line: event: reason (hint; k=v)``,
 written directly: importing structlog costs ~40 ms (asyncio comes with it), as
 much as converting a few megabytes, and a conversion that logs one bad input
 should not pay it. structlog is imported on the first JSON event, not at start-up.
@@ -29,12 +35,18 @@ last_error: dict[str, Any] | None = None
 def _render(method: str, event: MutableMapping[str, Any]) -> str:
     """The console line."""
     message = str(event.pop("event", ""))
+    reason = event.pop("reason", None)
+    if reason is not None:
+        message = f"{message}: {reason}"
     path = event.pop("path", None)
     line = event.pop("line", None)
     where = ""
     if path is not None:
         where = f"{path}:{line}: " if line is not None else f"{path}: "
+    hint = event.pop("hint", None)
     extra = " ".join(f"{k}={_value(v)}" for k, v in event.items() if k != "level")
+    if hint is not None:
+        extra = f"{hint}; {extra}" if extra else str(hint)
     text = f"streamv1: {method}: {where}{message}"
     if extra:
         text += f" ({extra})"

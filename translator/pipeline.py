@@ -26,6 +26,8 @@ from streamv1.translator.sources import DECISIVE, Adapter, Source, Where, sniff,
 from streamv1.translator.state import StateError, dump, load
 from streamv1.translator.timefmt import now_ts
 
+log = logs.get()
+
 #: How many records auto-detection may look at before it gives up.
 SNIFF_LIMIT = 50
 #: Batch conversion's ``gather``: encoded lines are scrubbed and written ~64 KiB at a
@@ -193,7 +195,7 @@ class Translation:
             if kind is Problem:
                 _log_problem(event)
             elif kind is Unrecognized:
-                logs.get().debug(
+                log.debug(
                     "unrecognized record type kept whole",
                     path=self.path,
                     source_type=event.source_type,
@@ -417,15 +419,17 @@ def _hint_any(path: str) -> str | None:
 
 
 def _log_problem(p: Problem) -> None:
-    log = logs.get()
-    (log.error if p.fatal else log.warning)(p.message, path=p.path, line=p.line)
+    """The event is the problem's kind (a fixed set: ``invalid record``, ``line too
+    long``, …); its message, which names what was wrong, is the reason."""
+    event = p.kind.replace("_", " ")
+    (log.error if p.fatal else log.warning)(event, path=p.path, line=p.line, reason=p.message)
 
 
 def _failed(where: Where, exc: Exception) -> list[Problem]:
     """Whatever a record holds, it never costs a traceback: an adapter that fails
     on one says so in a system/error naming file:line, and the input goes on.
     (A bug, each time: the fuzz test fails on any ``internal_error``.)"""
-    logs.get().error(
+    log.error(
         "record could not be translated", path=where.path, line=where.line, error=type(exc).__name__
     )
     return [

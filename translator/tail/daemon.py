@@ -399,7 +399,9 @@ class TailDaemon:
             self.sink.reopen()
         except (OutputBusy, OSError) as exc:
             self.log.error(
-                f"output not reopened ({exc}); writing on to the file it had", path=self._out_name
+                "output not reopened; writing on to the file it had",
+                path=self._out_name,
+                reason=str(exc),
             )
             return
         self._commit(force=True)
@@ -562,7 +564,11 @@ class TailDaemon:
         follower.close_runs()
         n = self._flush(follower)
         follower.close_fd()
-        self.log.warning(f"file {change.kind}; following it from its start", path=follower.path)
+        self.log.warning(
+            "file truncated or replaced; following it from its start",
+            path=follower.path,
+            change=change.kind,
+        )
         self._forget(follower.path)
         fresh = self._add(follower.path, new=True)
         return n + self._poll(fresh) if fresh is not None else n
@@ -575,7 +581,7 @@ class TailDaemon:
         follower.retry_sig = _sig(follower.path) if retry else None
         follower.close_fd()
         follower.out.clear()
-        self.log.error(f"{reason}; this file is not followed", path=follower.path)
+        self.log.error("this file is not followed", path=follower.path, reason=reason)
         return 0
 
     def _flush(self, follower: FileFollower) -> int:
@@ -797,9 +803,10 @@ class TailDaemon:
             self.store.note_reopened(ino, length)
         except OSError as exc:
             self.log.error(
-                f"checkpoint not told where the output begins anew ({exc}); a "
-                "crash before the next one may print lines twice",
+                "checkpoint not told where the output begins anew; a crash before the "
+                "next one may print lines twice",
                 path=str(self.state_path),
+                reason=str(exc),
             )
 
     def _write(self, lines: list[bytes]) -> int:
@@ -823,8 +830,9 @@ class TailDaemon:
                 if left is not None:
                     os.close(left[2])
                 self.log.error(
-                    f"output not reopened ({exc}); writing on to the file it had",
+                    "output not reopened; writing on to the file it had",
                     path=self._out_name,
+                    reason=str(exc),
                 )
             else:
                 if left is not None:
@@ -844,9 +852,10 @@ class TailDaemon:
             self._blocked = data
             self._retry.begin(self._now())
             self.log.error(
-                f"output write failed ({exc.strerror or exc}); holding the lines, reading "
-                "nothing more, and trying again with backoff",
+                "output write failed; holding the lines, reading nothing more, and "
+                "trying again with backoff",
                 path=self._out_name,
+                reason=exc.strerror or str(exc),
                 held_bytes=len(data),
             )
             return len(lines)
@@ -1251,8 +1260,9 @@ class TailDaemon:
             lost.translation.restore(mark.state)
         except ValueError as exc:
             self.log.warning(
-                f"file gone or changed since the checkpoint; its open run cannot be closed ({exc})",
+                "file gone or changed since the checkpoint; its open run cannot be closed",
                 path=path,
+                reason=str(exc),
             )
             return
         lost.close_runs()
@@ -1388,9 +1398,9 @@ class TailDaemon:
             # fsync can vouch for them. Stop; the restart cuts back to the last good one.
             self.failed = True
             self.log.error(
-                f"output fsync failed ({exc.strerror or exc}); stopping without a "
-                "checkpoint past it",
+                "output fsync failed; stopping without a checkpoint past it",
                 path=self._out_name,
+                reason=exc.strerror or str(exc),
             )
             raise OutputFailed(str(exc)) from exc
         # Only what changed is written: the marks of the files read since the last
@@ -1404,8 +1414,9 @@ class TailDaemon:
             self._save(scanned=not self._first_scan, changed=changed)
         except OSError as exc:
             self.log.error(
-                f"checkpoint not written ({exc.strerror or exc}); tried again at the next commit",
+                "checkpoint not written; tried again at the next commit",
                 path=str(self.state_path),
+                reason=exc.strerror or str(exc),
             )
             return
         for path in changed:
@@ -1443,10 +1454,10 @@ class TailDaemon:
             return sink.ino, sink.length, sink.reader()
         except OSError as exc:
             self.log.warning(
-                f"the output left is not kept open for the publisher "
-                f"({exc.strerror}): lines written to it since the last "
-                "checkpoint may not be sent",
+                "the output left is not kept open for the publisher: lines written to it "
+                "since the last checkpoint may not be sent",
                 path=self._out_name,
+                reason=exc.strerror or str(exc),
             )
             return None
 

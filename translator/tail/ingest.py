@@ -300,7 +300,9 @@ class IngestServer:
                 if not short:
                     short = True
                     self.log.warning(
-                        f"socket accept failed ({exc.strerror}); retrying", path=str(self.path)
+                        "socket accept failed; retrying",
+                        path=str(self.path),
+                        reason=exc.strerror or str(exc),
                     )
                 time.sleep(0.2)
                 continue

@@ -17,6 +17,8 @@ from typing import IO
 from streamv1.translator import logs
 from streamv1.translator.tail import checkpoint as cp
 
+log = logs.get()
+
 #: A held output write is tried again after this long, doubling up to the cap.
 RETRY_FIRST, RETRY_CAP = 0.5, 30.0
 
@@ -170,7 +172,6 @@ class OutputSink:
         when lines after the checkpoint may still come twice, or None."""
         if self.path is None or saved.output_length is None or saved.output_ino is None:
             return None
-        log = logs.get()
         opened: dict[int, int] = {}
         for ino, length in saved.output_reopened:  # the earliest start counts
             opened[ino] = min(length, opened.get(ino, length))
@@ -190,9 +191,9 @@ class OutputSink:
                 fd = os.open(old, os.O_RDWR | os.O_NOFOLLOW)
             except OSError as exc:
                 log.warning(
-                    f"rotated output not cut back ({exc.strerror or exc}): lines "
-                    "after the checkpoint may come twice",
+                    "rotated output not cut back: lines after the checkpoint may come twice",
                     path=str(old),
+                    reason=exc.strerror or str(exc),
                 )
                 continue
             try:
@@ -242,13 +243,13 @@ class OutputSink:
             return
         size = os.fstat(self._fd).st_size
         if size > length:
-            logs.get().info(
+            log.info(
                 "output cut back to the last checkpoint",
                 path=str(self.path),
                 dropped_bytes=self._truncate_to(length),
             )
         elif size < length:
-            logs.get().warning(
+            log.warning(
                 "output is shorter than the checkpoint says; appending",
                 path=str(self.path),
                 expected=length,
@@ -268,7 +269,7 @@ class OutputSink:
         elif size < self._length:
             # Cut from outside (logrotate's copytruncate, ``: > out``): go on from
             # there; never fill the gap.
-            logs.get().warning(
+            log.warning(
                 "output was truncated by someone else; appending from its new end",
                 path=str(self.path),
                 expected=self._length,

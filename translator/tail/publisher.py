@@ -147,10 +147,12 @@ class OutputPublisher:
             asyncio.run(self._main())
         except bus.BusError as exc:
             self.error = str(exc)
-            self.log.error(f"publishing stopped: {exc}; the output file keeps every line")
+            self.log.error("publishing stopped; the output file keeps every line", reason=str(exc))
         except Exception as exc:  # pragma: no cover - said, never a traceback
             self.error = f"{type(exc).__name__}: {exc}"
-            self.log.error(f"publishing stopped: {self.error}; the output file keeps every line")
+            self.log.error(
+                "publishing stopped; the output file keeps every line", reason=self.error
+            )
         finally:
             self._changed()
 
@@ -162,7 +164,7 @@ class OutputPublisher:
         def state(s: str) -> None:
             was, self.connected = self.connected, s == "connected"
             if was != self.connected:
-                self.log.info(f"bus {s}", servers=",".join(self.config.servers))
+                self.log.info("bus state", state=s, servers=",".join(self.config.servers))
                 self._changed()
 
         nc = await self._until_stopped(
@@ -208,7 +210,7 @@ class OutputPublisher:
         if now - self._last_said > 30:
             self._last_said = now
             self.log.warning(
-                f"bus not answering ({reason}); the output file holds the lines until it does"
+                "bus not answering; the output file holds the lines until it does", reason=reason
             )
 
     async def _follow(self, sender: jetstream.Sender) -> None:
@@ -357,9 +359,10 @@ class OutputPublisher:
             for line in split.feed(chunk):
                 if line.skipped:
                     self.log.error(
-                        f"output {line_too_long(line.skipped, MAX_LINE_BYTES)}; not published",
+                        "output line too long; not published",
                         path=str(self.output),
                         offset=line.offset,
+                        reason=line_too_long(line.skipped, MAX_LINE_BYTES),
                     )
                     continue
                 lines.append(line.data)
@@ -401,9 +404,10 @@ class OutputPublisher:
             return 0, 0
         except (OSError, orjson.JSONDecodeError) as exc:
             self.log.warning(
-                f"publish checkpoint unreadable ({exc}); publishing the output "
-                "from its start (the server drops what it holds)",
+                "publish checkpoint unreadable; publishing the output from its start (the "
+                "server drops what it holds)",
                 path=str(self.state),
+                reason=str(exc),
             )
             return 0, 0
         if (

@@ -54,6 +54,8 @@ import orjson
 from streamv1.translator import bus, logs
 from streamv1.translator.tail.publisher import OutputPublisher, files_before, status
 
+log = logs.get()
+
 #: The exit status of a publisher that stopped for good (its error said): the daemon
 #: does not start it again.
 GAVE_UP = 3
@@ -108,8 +110,9 @@ class PublisherProcess:
                 fd = reader()
             except OSError as exc:  # the publisher will open the path instead
                 self.log.warning(
-                    f"output not opened for the publisher ({exc.strerror}): a "
-                    "rotation before it is read to its end loses its rest"
+                    "output not opened for the publisher: a rotation before it is read to "
+                    "its end loses its rest",
+                    reason=exc.strerror or str(exc),
                 )
             else:
                 with self._changed:
@@ -152,8 +155,9 @@ class PublisherProcess:
             with self._changed:
                 self._report["connected"] = False
             self.log.error(
-                f"publisher exited (status {code}); starting it again in "
-                f"{delay:g} s, from its checkpoint"
+                "publisher exited; starting it again from its checkpoint",
+                status=code,
+                delay_s=f"{delay:g}",
             )
             with self._changed:
                 self._changed.wait_for(lambda: self._stopping is not None, delay)
@@ -177,7 +181,9 @@ class PublisherProcess:
             mine.close()
             with self._changed:
                 self._report["error"] = f"cannot start the publisher: {exc}"
-            self.log.error(f"cannot start the publisher ({exc}); the output file keeps every line")
+            self.log.error(
+                "cannot start the publisher; the output file keeps every line", reason=str(exc)
+            )
             return None
         assert proc.stdout is not None
         self.pid = proc.pid
@@ -361,8 +367,8 @@ def main() -> int:
             AttributeError,
             OSError,
         ) as exc:
-            logs.get().error(
-                f"publisher: a message from the daemon it cannot read ({exc}); stopping"
+            log.error(
+                "publisher: a message from the daemon it cannot read; stopping", reason=str(exc)
             )
         stop.set()
 
@@ -393,9 +399,7 @@ def _locked(state: Path, stop: threading.Event) -> int | None:
         except BlockingIOError:
             pass
         if not said and time.monotonic() - start > 2.0:
-            logs.get().info(
-                "waiting for the previous publisher to finish its batch", path=str(state)
-            )
+            log.info("waiting for the previous publisher to finish its batch", path=str(state))
             said = True
         if stop.wait(0.05):
             os.close(fd)

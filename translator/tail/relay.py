@@ -31,6 +31,8 @@ from streamv1.translator import logs, reader
 from streamv1.translator.lines import LineSplitter
 from streamv1.translator.tail import protocol
 
+log = logs.get()
+
 #: A line longer than this is not sent to the daemon (the reader's limit).
 MAX_LINE_BYTES = reader.MAX_LINE_BYTES
 #: After the command ends: how long the last lines may take to reach the daemon.
@@ -117,10 +119,9 @@ class _ToDaemon:
 
 
 def relay(command: list[str], socket_path: Path) -> int:
-    log = logs.get()
     daemon = _ToDaemon(socket_path, command)
     if daemon.refused is not None:
-        log.error(f"{daemon.refused}; passing through only")
+        log.error("the daemon refused the stream; passing through only", reason=daemon.refused)
     elif daemon.sock is None:
         log.warning("no daemon listening; passing through only", path=str(socket_path))
     proc: subprocess.Popen[bytes] | None = None
@@ -128,7 +129,7 @@ def relay(command: list[str], socket_path: Path) -> int:
         try:
             proc = subprocess.Popen(command, stdout=subprocess.PIPE)
         except OSError as exc:
-            log.error(f"cannot run {command[0]}: {exc.strerror or exc}")
+            log.error("cannot run the command", command=command[0], reason=exc.strerror or str(exc))
             return 127
         assert proc.stdout is not None
         src = proc.stdout.fileno()

@@ -27,6 +27,8 @@ from streamv1.translator.tail.checkpoint import CheckpointError
 from streamv1.translator.tail.daemon import TailDaemon
 from streamv1.translator.tail.output import OutputBusy, OutputClosed, OutputFailed, OutputSink
 
+log = logs.get()
+
 
 def watched_roots(dirs: Sequence[Path]) -> list[Path]:
     """The folders given, else every source's default folders (each agent's home,
@@ -68,7 +70,6 @@ def serve(
     could not start, or stopped with output it could not vouch for). ``options``
     are :class:`TailDaemon`'s; ``published``: the output file sent, and where;
     ``stdout``: where stdout's lines go instead (the view for people)."""
-    log = logs.get()
     waiting = [root for root in roots if not root.is_dir()]
     if defaults:
         # No folder named: each agent's home, those not there yet (an agent never
@@ -85,7 +86,7 @@ def serve(
     try:
         sink = OutputSink(output.resolve() if output else None, stdout)
     except OutputBusy as exc:
-        log.error(str(exc))
+        log.error("output busy", reason=str(exc))
         sys.exit(1)
     except OSError as exc:
         why = (
@@ -94,8 +95,9 @@ def serve(
             else exc.strerror or str(exc)
         )
         log.error(
-            f"cannot open the output ({why}); give -o a file in a folder this user may write",
+            "cannot open the output; give -o a file in a folder this user may write",
             path=str(output),
+            reason=why,
         )
         sys.exit(1)
     daemon = TailDaemon(roots, sink, state_path, encoder=encoder, **options)
@@ -120,12 +122,12 @@ def serve(
     try:
         daemon.lock.acquire()  # one daemon per state file, before anything is touched
     except CheckpointError as exc:
-        log.error(str(exc))
+        log.error("checkpoint unusable", reason=str(exc))
         sys.exit(1)
     try:
         daemon.listen()
     except OSError as exc:  # another daemon holds the socket (and so this job), or no right
-        log.error(f"cannot listen: {exc}", path=str(daemon.ingest_socket))
+        log.error("cannot listen", path=str(daemon.ingest_socket), reason=str(exc))
         sys.exit(1)
     started = False
     try:
@@ -141,7 +143,7 @@ def serve(
         )
         daemon.run(stop)
     except CheckpointError as exc:
-        log.error(str(exc), path=str(state_path))
+        log.error("checkpoint unusable", path=str(state_path), reason=str(exc))
         sys.exit(1)
     except OutputFailed:  # said where it happened; the last checkpoint stands
         sys.exit(1)
@@ -152,7 +154,9 @@ def serve(
             try:
                 daemon.stop()
             except Exception as exc:  # pragma: no cover - reported, never a traceback
-                log.error(f"could not write the last checkpoint: {exc}", path=str(state_path))
+                log.error(
+                    "could not write the last checkpoint", path=str(state_path), reason=str(exc)
+                )
                 sys.exit(1)
         if publisher is not None:
             publisher.stop()

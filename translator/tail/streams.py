@@ -169,7 +169,7 @@ class LiveStreams:
         except InputError as exc:
             stream.broken = True
             self.counters.stream_parse_errors += 1
-            self.log.error(f"live stream unreadable: {exc}", stream=stream.id)
+            self.log.error("live stream unreadable", stream=stream.id, reason=str(exc))
         except Exception as exc:  # a line the translator fails on: said, not fatal
             self.counters.stream_parse_errors += 1
             stream.translation.problem(

@@ -49,7 +49,9 @@ class FileEvents:
         try:
             self.watcher = RustNotify(roots, False, False, 300, True, True)
         except Exception as exc:  # out of descriptors or inotify watches
-            self.log.error(f"file watching unavailable ({exc}); new lines are found by the rescan")
+            self.log.error(
+                "file watching unavailable; new lines are found by the rescan", reason=str(exc)
+            )
             return False
         threading.Thread(target=self._run, args=(stop,), name="watch", daemon=True).start()
         return True
@@ -74,9 +76,8 @@ class FileEvents:
                 self.errors += 1
                 if self.errors == 1:
                     self.log.warning(
-                        f"file events lost ({type(exc).__name__}: {exc}); "
-                        "rescanning instead (said once; counted as "
-                        "watch_errors)"
+                        "file events lost; rescanning instead (said once; counted as watch_errors)",
+                        reason=f"{type(exc).__name__}: {exc}",
                     )
                 self._changes.put(set(self.roots))
                 self.wake()
@@ -112,11 +113,13 @@ class Unwatched:
         if missing and not self.folders:
             limit = watches.max_watches()
             self.log.warning(
-                f"{len(missing)} folder(s) are not watched: the kernel's inotify watches ran "
-                f"out (fs.inotify.max_user_watches = {limit}); their files are polled every "
-                f"{FAST_POLL:g} s instead. Raise the limit (sysctl -w "
+                "folders not watched: the kernel's inotify watches ran out; their files are "
+                "polled instead. Raise the limit (sysctl -w "
                 "fs.inotify.max_user_watches=524288) and restart",
                 path=missing[0],
+                folders=len(missing),
+                max_user_watches=limit,
+                poll_s=f"{FAST_POLL:g}",
             )
         self.folders = missing
 
