@@ -3,6 +3,7 @@ from __future__ import annotations
 import shutil
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,16 @@ def need(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is not present (clone without ../shared)")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left() -> Iterator[None]:
+    """A daemon or subscriber a test started (tailing.started) is killed after it,
+    when the test failed before stopping it."""
+    yield
+    import tailing
+
+    tailing.kill_started()
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 from helpers import convert_file, state_doc
-from test_tail import SESSION, Clock, daemon, tail_output
+from tailing import SESSION, Clock, daemon, tail_output
 
 from streamv1.translator import logs
 from streamv1.translator.tail import follower as follower_mod

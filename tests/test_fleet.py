@@ -26,42 +26,28 @@ import pytest
 from conftest import CORPUS_2_1_332, CORPUS_FEATURES
 from hypothesis import given
 from hypothesis import strategies as st
-from test_tail import (
+from tailing import (
     SESSION,
-    _start,
-    _wait_started,
     by_actor,
     expected,
     lost_and_doubled,
     plan_chunks,
     prepare,
     settle,
+    start,
+    started,
     tail_output,
+    wait_started,
     write_with_kills,
 )
 
 from streamv1.translator import bus, jetstream
 
-_STARTED: list[subprocess.Popen[bytes]] = []
-
-
-@pytest.fixture(autouse=True)
-def _no_daemon_left():  # type: ignore[no-untyped-def]
-    """A failed test leaves no publishing daemon behind."""
-    yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
 
 def _publishing(
     bin_: str, tmp: Path, urls: str, host: str = "dev-1", *extra: str
 ) -> subprocess.Popen[bytes]:
-    proc = _start(bin_, tmp, "--publish", urls, "--host", host, *extra)
-    _STARTED.append(proc)
-    return proc
+    return start(bin_, tmp, "--publish", urls, "--host", host, *extra)
 
 
 def _content(messages: list[dict[str, object]]) -> bytes:
@@ -789,7 +775,7 @@ def test_a_rotated_output_is_published_to_its_end_then_the_new_file(
     half = len(chunks) // 2
     proc = _publishing(streamv1_bin, tmp_path, server.url)
     out = tmp_path / "out.jsonl"
-    _wait_started(tmp_path, proc)
+    wait_started(tmp_path, proc)
     _write(targets, chunks[:half])
     deadline = time.monotonic() + 30
     while out.stat().st_size == 0 and time.monotonic() < deadline:
@@ -826,7 +812,7 @@ def test_every_output_file_is_published_though_rotated_while_the_bus_was_down(
     chunks = plan_chunks(random.Random(4))
     proc = _publishing(streamv1_bin, tmp_path, server.url)
     out = tmp_path / "out.jsonl"
-    _wait_started(tmp_path, proc)
+    wait_started(tmp_path, proc)
     kept: list[bytes] = []  # what each file left behind held
     if how.startswith("renamed"):
         _write(targets, chunks[: len(chunks) // 2])
@@ -1209,7 +1195,7 @@ def _killed_mid_batch(
         stdout=wr,
         stderr=subprocess.DEVNULL,
     )
-    _STARTED.append(proc)
+    started(proc)
     os.close(wr)
     last: tuple[int, ...] = ()
     deadline = time.monotonic() + 60

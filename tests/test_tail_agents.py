@@ -10,7 +10,6 @@ import random
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,11 +17,12 @@ import orjson
 import pytest
 from conftest import ROOT
 from helpers import convert_session_files, framing_violations
-from test_tail import (
+from tailing import (
     by_actor,
     first_mismatch,
     lost_and_doubled,
     settle,
+    started,
     tail_output,
 )
 
@@ -147,24 +147,8 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
-_STARTED: list[subprocess.Popen[bytes]] = []
-
-
-@pytest.fixture(autouse=True)
-def _no_daemon_left() -> Iterator[None]:
-    """A failing test's daemon is killed, not left running."""
-    yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
 def _start(bin_: str, tmp: Path) -> subprocess.Popen[bytes]:
-    proc = _spawn(bin_, tmp)
-    _STARTED.append(proc)
-    return proc
+    return started(_spawn(bin_, tmp))
 
 
 def _spawn(bin_: str, tmp: Path) -> subprocess.Popen[bytes]:

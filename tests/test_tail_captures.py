@@ -14,7 +14,7 @@ import orjson
 import pytest
 from corpora import durable_files, scenario_dir, scenario_ids
 from helpers import convert_session_files, framing_violations, tree_violations
-from test_tail import Clock, by_actor, first_mismatch, fixed, tail_output
+from tailing import Clock, by_actor, first_mismatch, fixed, tail_output
 
 from streamv1.translator.tail.daemon import TailDaemon
 from streamv1.translator.tail.output import OutputSink

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from helpers import state_doc
-from test_tail import SESSION, Clock, fixed, tail_output
+from tailing import SESSION, Clock, fixed, tail_output
 
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail import follower as follower_mod

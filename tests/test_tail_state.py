@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from conftest import ROOT
 from helpers import convert_file, framing_violations, state_doc, write_state_doc
-from test_tail import (
+from tailing import (
     LAYOUT,
     SESSION,
     SID,
@@ -773,6 +773,7 @@ def test_copytruncate_then_a_crash_never_cuts_a_line(tmp_path: Path) -> None:
     clock = Clock()
     d = daemon(tmp_path, clock, idle_close=0)
     d.stop()
+    copied = tail_output(out)  # what copytruncate's copy keeps
     doomed = TailDaemon(
         [tmp_path / "projects"],
         OutputSink(out),
@@ -794,6 +795,13 @@ def test_copytruncate_then_a_crash_never_cuts_a_line(tmp_path: Path) -> None:
     d.stop()
     for raw in out.read_bytes().splitlines():
         json.loads(raw)  # whole lines only
+    # The copy and the file the daemon went on in hold, together, what convert makes
+    # of the session: the lines the killed daemon wrote past its checkpoint were cut
+    # back whole and made again, none lost, none twice.
+    now = tail_output(out)
+    assert now, "the lines after the truncation are in the output"
+    got, want = by_actor(copied + now), expected([target])
+    assert got == want, first_mismatch(got, want)
 
 
 def test_an_empty_mount_point_keeps_the_marks(tmp_path: Path) -> None:
