@@ -43,6 +43,7 @@ from streamv1.translator.sources import (
     CERTAIN,
     NOT_MINE,
     OWN_TYPE,
+    STR_OR_NONE,
     Files,
     Source,
     Where,
@@ -103,7 +104,6 @@ CONTEXT_KEYS = frozenset(
 _SYSTEM_KEYS = CONTEXT_KEYS | {"subtype"}
 _TURN_DURATION_KEYS = _SYSTEM_KEYS | {"durationMs"}
 _NAMING_KEYS = ("type", "sessionId")
-_STR_OR_NONE = (str, type(None))
 _LOCAL_OUTPUT = (
     "<local-command-stdout>",
     "<local-command-stderr>",
@@ -280,7 +280,7 @@ class ClaudeSessionAdapter:
         if isinstance(sid, str) and (self._session is None or self._turn is None):
             self._session = sid
         try:
-            if type(record.get("type")) not in _STR_OR_NONE or type(sid) not in _STR_OR_NONE:
+            if type(record.get("type")) not in STR_OR_NONE or type(sid) not in STR_OR_NONE:
                 expect_strings(record, _NAMING_KEYS)  # (raises: inline first, it is hot)
             self._translate(record, where, out)
         except cc.BodyError as exc:

@@ -38,6 +38,7 @@ from streamv1.translator.sources import (
     GUESS,
     NOT_MINE,
     POSSIBLE,
+    STR_OR_NONE,
     Source,
     Spec,
     Where,
@@ -52,7 +53,6 @@ from streamv1.translator.state import persisted
 from streamv1.translator.timefmt import normalize_ts
 
 _NAMING_KEYS = ("type", "session_id")
-_STR_OR_NONE = (str, type(None))
 _STREAM_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
 #: An init's fields (the rest goes into the run start's extension).
 _INIT: Spec = {
@@ -170,7 +170,7 @@ class ClaudeStreamAdapter:
     def _translate(self, rec: dict[str, Any], out: list[Event]) -> None:
         kind = rec.get("type")
         sid = rec.get("session_id")
-        if type(kind) not in _STR_OR_NONE or type(sid) not in _STR_OR_NONE:
+        if type(kind) not in STR_OR_NONE or type(sid) not in STR_OR_NONE:
             expect_strings(rec, _NAMING_KEYS)  # (raises: inline first, it is hot)
         if isinstance(sid, str):
             self._session = sid

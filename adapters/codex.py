@@ -93,7 +93,9 @@ from streamv1.translator.sources import (
     Source,
     Where,
     body_problem,
+    count_field,
     open_regular,
+    str_field,
     time_problem,
 )
 from streamv1.translator.state import persisted
@@ -315,17 +317,6 @@ def _dig(value: Any, *keys: str) -> Any:
 # -- small readers ------------------------------------------------------------------------
 
 
-def _str(obj: dict[str, Any], key: str, what: str, required: bool = False) -> str | None:
-    value = obj.get(key)
-    if value is None:
-        if required:
-            raise BodyError(f"{what}: no {key}")
-        return None
-    if not isinstance(value, str):
-        raise BodyError(f"{what}.{key} is {type(value).__name__}, not a string")
-    return value
-
-
 def _obj(obj: dict[str, Any], key: str, what: str, required: bool = False) -> dict[str, Any]:
     value = obj.get(key)
     if value is None:
@@ -338,14 +329,8 @@ def _obj(obj: dict[str, Any], key: str, what: str, required: bool = False) -> di
 
 
 def _count(raw: dict[str, Any], key: str, what: str) -> int:
-    value = raw.get(key)
-    if value is None:
-        return 0
-    count = whole(value)
-    if count is None or count < 0:
-        shown = repr(value) if isinstance(value, int | float | str | bool) else type(value).__name__
-        raise BodyError(f"{what}.{key} is {shown[:40]}, not a whole number ≥ 0")
-    return count
+    """A token count: 0 where absent."""
+    return count_field(raw, key, what) or 0
 
 
 def usage_of(raw: Any, what: str) -> Usage:
@@ -711,7 +696,10 @@ class CodexAdapter:
         elif kind == "token_usage_record":
             self._records_usage = True
             self._usage(
-                usage_of(payload.get("usage"), "usage"), ts, out, _str(payload, "response_id", kind)
+                usage_of(payload.get("usage"), "usage"),
+                ts,
+                out,
+                str_field(payload, "response_id", kind),
             )
         elif kind == "turn_context":
             self._turn_context(payload)
@@ -733,12 +721,12 @@ class CodexAdapter:
         self._session_meta(record, out)
 
     def _session_meta(self, meta: dict[str, Any], out: list[Event]) -> None:
-        thread = _str(meta, "id", "session_meta")
-        root = _str(meta, "session_id", "session_meta")
+        thread = str_field(meta, "id", "session_meta")
+        root = str_field(meta, "session_id", "session_meta")
         self._thread = thread
         if self._given is None:
             self._session = root or thread or self._session
-        self._cwd = _str(meta, "cwd", "session_meta") or self._cwd
+        self._cwd = str_field(meta, "cwd", "session_meta") or self._cwd
         self._meta = {k: v for k, v in meta.items() if k not in _META_DROPPED}
         parent = meta.get("parent_thread_id")
         if isinstance(parent, str) or meta.get("thread_source") == "subagent":
@@ -753,12 +741,12 @@ class CodexAdapter:
         out.append(Dropped("session_meta", self._session))
 
     def _turn_context(self, ctx: dict[str, Any]) -> None:
-        model = _str(ctx, "model", "turn_context")
+        model = str_field(ctx, "model", "turn_context")
         if model:
             self._model = model
             if self._start is not None:
                 self._start.model = model
-        cwd = _str(ctx, "cwd", "turn_context")
+        cwd = str_field(ctx, "cwd", "turn_context")
         if cwd:
             self._cwd = cwd
             if self._start is not None:
@@ -794,7 +782,7 @@ class CodexAdapter:
         self, sub: str, item: dict[str, Any], ts: str | None, out: list[Event]
     ) -> None:
         if sub == "message":
-            role = _str(item, "role", "message")
+            role = str_field(item, "role", "message")
             if role == "assistant":
                 self._assistant_text(item, ts, out)
             elif role == "user":
@@ -856,7 +844,7 @@ class CodexAdapter:
         if texts:
             assert self._run is not None
             self._run.answer = texts[-1]
-        phase = _str(item, "phase", "message")
+        phase = str_field(item, "phase", "message")
         if phase is not None:
             response.extension["phase"] = phase
 
@@ -873,13 +861,15 @@ class CodexAdapter:
         self._run.replied = True
 
     def _call(self, sub: str, item: dict[str, Any], ts: str | None, out: list[Event]) -> None:
-        call_id = _str(item, "call_id", sub) or _str(item, "id", sub)
+        call_id = str_field(item, "call_id", sub) or str_field(item, "id", sub)
         if call_id is None:
             raise BodyError("no call_id")
-        name = _str(item, "name", sub) or ("local_shell" if sub == "local_shell_call" else None)
+        name = str_field(item, "name", sub) or (
+            "local_shell" if sub == "local_shell_call" else None
+        )
         if name is None:
             raise BodyError("no name")
-        namespace = _str(item, "namespace", sub)
+        namespace = str_field(item, "namespace", sub)
         if sub == "function_call":
             tool_input = _arguments(item.get("arguments"))
         elif sub == "custom_tool_call":
@@ -899,7 +889,7 @@ class CodexAdapter:
             self._exec_open.append(call_id)
 
     def _output(self, sub: str, item: dict[str, Any], ts: str | None, out: list[Event]) -> None:
-        call_id = _str(item, "call_id", sub) or _str(item, "id", sub)
+        call_id = str_field(item, "call_id", sub) or str_field(item, "id", sub)
         if call_id is None:
             raise BodyError("no call_id")
         self._flush(out)
@@ -1040,7 +1030,7 @@ class CodexAdapter:
         if sub == "task_started":
             self._send_prompt(out)
             self._flush(out)
-            self._begin(ts, _str(payload, "turn_id", sub), True, out)
+            self._begin(ts, str_field(payload, "turn_id", sub), True, out)
             out.append(Dropped("event_msg/task_started", self._session))
         elif sub == "task_complete":
             self._task_complete(payload, ts, out)
@@ -1048,7 +1038,7 @@ class CodexAdapter:
             self._send_prompt(out)
             self._flush(out)
             self._ensure_run(ts, out)
-            reason = _str(payload, "reason", sub)
+            reason = str_field(payload, "reason", sub)
             ext = {k: v for k, v in payload.items() if k not in ("type", "duration_ms")}
             self._end(
                 out,
@@ -1106,7 +1096,7 @@ class CodexAdapter:
         error = payload.get("error")
         if error is not None and not isinstance(error, dict):
             raise BodyError("task_complete.error is not an object")
-        answer = _str(payload, "last_agent_message", "task_complete")
+        answer = str_field(payload, "last_agent_message", "task_complete")
         duration = payload.get("duration_ms")
         ttft = payload.get("time_to_first_token_ms")
         ext = {
@@ -1121,7 +1111,9 @@ class CodexAdapter:
             extra = {k: v for k, v in error.items() if k != "message"}
             if extra:
                 ext["error"] = extra
-        message = _str(error, "message", "task_complete.error") if isinstance(error, dict) else None
+        message = (
+            str_field(error, "message", "task_complete.error") if isinstance(error, dict) else None
+        )
         self._end(
             out,
             RunEnd(
@@ -1137,7 +1129,7 @@ class CodexAdapter:
         )
 
     def _item(self, item: dict[str, Any], ts: str | None, out: list[Event]) -> None:
-        kind = _str(item, "type", "item", required=True)
+        kind = str_field(item, "type", "item", required=True)
         assert kind is not None
         if kind == "UserMessage":
             texts = _texts(item.get("content"), "UserMessage.content")
@@ -1172,7 +1164,7 @@ class CodexAdapter:
             self._unknown(out, Unrecognized(f"item_completed/{kind}", self._session, ts, item))
 
     def _execution(self, kind: str, item: dict[str, Any], ts: str | None, out: list[Event]) -> None:
-        item_id = _str(item, "id", kind, required=True)
+        item_id = str_field(item, "id", kind, required=True)
         assert item_id is not None
         if item_id in self._calls:
             # A direct tool's own execution: its detail goes with the call's result.
@@ -1246,7 +1238,7 @@ class CodexAdapter:
 
     def _exec(self, kind: str, ev: dict[str, Any], out: list[Event]) -> None:
         if kind == "thread.started":
-            thread = _str(ev, "thread_id", kind, required=True)
+            thread = str_field(ev, "thread_id", kind, required=True)
             if self._run is not None:
                 self._end_inferred(out, None, cut=True)
             if thread != self._exec_thread:
@@ -1263,7 +1255,7 @@ class CodexAdapter:
             self._turn_completed(ev, out)
         elif kind == "turn.failed":
             error = _obj(ev, "error", kind)
-            message = _str(error, "message", "turn.failed.error")
+            message = str_field(error, "message", "turn.failed.error")
             self._ensure_run(None, out)
             ext = {k: v for k, v in ev.items() if k not in ("type", "error")}
             extra = {k: v for k, v in error.items() if k != "message"}
@@ -1281,7 +1273,7 @@ class CodexAdapter:
                 ),
             )
         elif kind == "error":
-            message = _str(ev, "message", kind)
+            message = str_field(ev, "message", kind)
             self._ensure_run(None, out)
             fields = {k: v for k, v in ev.items() if k not in ("type", "message")}
             self._line(
@@ -1317,8 +1309,8 @@ class CodexAdapter:
     def _exec_item(
         self, kind: str, item: dict[str, Any], ev: dict[str, Any], out: list[Event]
     ) -> None:
-        item_type = _str(item, "type", "item", required=True)
-        item_id = _str(item, "id", "item", required=True)
+        item_type = str_field(item, "type", "item", required=True)
+        item_id = str_field(item, "id", "item", required=True)
         assert item_type is not None and item_id is not None
         self._ensure_run(None, out)
         if item_type in _EXEC_TOOLS:
@@ -1362,7 +1354,7 @@ class CodexAdapter:
                 out, Message("assistant", self._sid, None, [{"type": "thinking", "thinking": text}])
             )
         elif item_type == "error":
-            message = _str(item, "message", "error")
+            message = str_field(item, "message", "error")
             self._line(
                 out,
                 Note(

@@ -89,6 +89,7 @@ from streamv1.translator.sources import (
     body_problem,
     open_regular,
     rest,
+    str_field,
     time_problem,
 )
 from streamv1.translator.state import persisted
@@ -336,17 +337,6 @@ def _cwd_of(text: str) -> tuple[str | None, list[str]]:
         return None, []
     dirs = [line[4:] for line in match.group(1).splitlines()]
     return (dirs[0] if dirs else None), dirs
-
-
-def _str(rec: dict[str, Any], key: str, required: bool = False) -> str | None:
-    value = rec.get(key)
-    if value is None:
-        if required:
-            raise BodyError(f"no {key}")
-        return None
-    if not isinstance(value, str):
-        raise BodyError(f"{key} is {type(value).__name__}, not a string")
-    return value
 
 
 @persisted
@@ -651,7 +641,7 @@ class GeminiAdapter:
                 self._say_user(rec, ts, out)
                 return
             self._end(out, RunEnd(self._sid, self._last_ts, subtype="interrupted"))
-        self._run = _Run(_str(rec, "id"), ts)
+        self._run = _Run(str_field(rec, "id"), ts)
         self._opened = True
         self._start = RunStart(
             self._sid,
@@ -674,7 +664,8 @@ class GeminiAdapter:
                 blocks.append({"type": "text", "text": "", "extension": {"part": part}})
         ext = rest(rec, ("id", "timestamp", "type", "content"))
         self._emit(
-            out, Message("user", self._sid, ts, blocks, message_id=_str(rec, "id"), extension=ext)
+            out,
+            Message("user", self._sid, ts, blocks, message_id=str_field(rec, "id"), extension=ext),
         )
 
     def _gemini(self, rec: dict[str, Any], ts: str | None, out: list[Event]) -> None:
@@ -700,11 +691,11 @@ class GeminiAdapter:
         for call in calls or ():
             if not isinstance(call, dict):
                 raise BodyError("toolCalls item is not an object")
-            cid = _str(call, "id", required=True) or ""
+            cid = str_field(call, "id", required=True) or ""
             block: JSON = {
                 "type": "tool_use",
                 "id": cid,
-                "name": _str(call, "name", True),
+                "name": str_field(call, "name", required=True),
                 "input": call.get("args", {}),
             }
             ext = rest(call, _CALL_USED)
@@ -732,7 +723,7 @@ class GeminiAdapter:
                 )
             results.append(result)
         usage = _usage(rec.get("tokens"))
-        model = _str(rec, "model")
+        model = str_field(rec, "model")
         if self._run is None:
             # A reply with no prompt before it in this file (history written elsewhere).
             self._run = _Run(None, ts)
@@ -752,7 +743,7 @@ class GeminiAdapter:
                 self._sid,
                 ts,
                 blocks,
-                message_id=_str(rec, "id"),
+                message_id=str_field(rec, "id"),
                 model=model,
                 usage=usage,
                 extension=ext,
@@ -917,10 +908,10 @@ class GeminiAdapter:
         fields = rest(rec, ("type", "timestamp"))
         if kind == "init":
             self._flush_call(out)
-            sid = _str(rec, "session_id")
+            sid = str_field(rec, "session_id")
             if sid:
                 self._session = sid
-            model = _str(rec, "model")
+            model = str_field(rec, "model")
             ext = rest(fields, ("session_id", "model"))
             if model == "auto":
                 ext["model"] = model  # the router's alias: the model is not known yet
@@ -930,7 +921,7 @@ class GeminiAdapter:
             out.append(RunStart(self._sid, ts, AGENT_NAME, PROVIDER, model=model, extension=ext))
             return
         if kind == "message":
-            role = _str(rec, "role", required=True)
+            role = str_field(rec, "role", required=True)
             content = rec.get("content")
             if not isinstance(content, str):
                 raise BodyError(f"content is {type(content).__name__}, not a string")
@@ -947,8 +938,8 @@ class GeminiAdapter:
             )
             return
         if kind == "tool_use":
-            tid = _str(rec, "tool_id", required=True)
-            name = _str(rec, "tool_name", required=True)
+            tid = str_field(rec, "tool_id", required=True)
+            name = str_field(rec, "tool_name", required=True)
             if not self._text and not self._blocks:
                 self._text_ts = ts
                 self._stream_calls += 1
@@ -966,8 +957,8 @@ class GeminiAdapter:
             return
         if kind == "tool_result":
             self._flush_call(out)
-            tid = _str(rec, "tool_id", required=True)
-            status = _str(rec, "status")
+            tid = str_field(rec, "tool_id", required=True)
+            status = str_field(rec, "status")
             err = rec.get("error")
             result: JSON = {
                 "type": "tool_result",
@@ -997,7 +988,7 @@ class GeminiAdapter:
             self._flush_call(out)
             note: JSON = {}
             for key in ("severity", "message"):
-                value = _str(rec, key)
+                value = str_field(rec, key)
                 if value is not None:
                     note[key] = value
             out.append(
@@ -1006,7 +997,7 @@ class GeminiAdapter:
             return
         # result: the run's end
         self._flush_call(out)
-        status = _str(rec, "status")
+        status = str_field(rec, "status")
         stats = rec.get("stats")
         usage = model_usage = duration = None
         ext = rest(fields, ("status", "stats", "error"))

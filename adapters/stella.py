@@ -45,7 +45,6 @@ from streamv1.translator.events import (
     RunStart,
     Unrecognized,
     Usage,
-    whole,
 )
 from streamv1.translator.hashes import blake2b
 from streamv1.translator.mapping import Row
@@ -53,12 +52,15 @@ from streamv1.translator.sources import (
     LIKELY,
     NOT_MINE,
     OWN_TYPE,
+    STR_OR_NONE,
     BodyError,
     Source,
     Where,
     body_problem,
+    count_field,
     expect_strings,
     rest,
+    str_field,
     time_problem,
 )
 from streamv1.translator.state import persisted
@@ -70,7 +72,6 @@ _GENERIC_STEMS = frozenset({"stella-events", "events", "journal"})
 _CONTENT = frozenset({"text", "text_delta", "tool_start", "tool_result"})
 _NAMING_KEYS = ("type", "session_id")
 _ENVELOPE = ("type", "ts", "session_id")
-_STR_OR_NONE = (str, type(None))
 #: Events held with a run's init while no content has said whether deltas come:
 #: past this many, the init goes out without partial_messages_v1 (a stream of 25
 #: million events with no content held them all: 4 GB).
@@ -219,7 +220,7 @@ class StellaAdapter:
         if ts is None and raw_ts is not None:
             self._emit(out, time_problem("ts", raw_ts, where, self._session))
         try:
-            if type(kind) not in _STR_OR_NONE or type(sid) not in _STR_OR_NONE:
+            if type(kind) not in STR_OR_NONE or type(sid) not in STR_OR_NONE:
                 expect_strings(ev, _NAMING_KEYS)  # (raises: inline first, it is hot)
             handler = _EVENTS.get(kind) if isinstance(kind, str) else None
             if handler is None:
@@ -237,8 +238,8 @@ class StellaAdapter:
     # envelope (what a handler does not use goes into the line's extension), its time.
 
     def _stage(self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]) -> None:
-        name = _str(ev, "name", required=True)
-        scope = _str(ev, "scope")
+        name = str_field(ev, "name", required=True)
+        scope = str_field(ev, "scope")
         value: JSON = {"value": name}
         if scope is not None:
             value["category"] = scope
@@ -268,8 +269,8 @@ class StellaAdapter:
     def _tool_start(
         self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
     ) -> None:
-        call_id = _str(ev, "call_id", required=True)
-        name = _str(ev, "name", required=True)
+        call_id = str_field(ev, "call_id", required=True)
+        name = str_field(ev, "name", required=True)
         block: JSON = {
             "type": "tool_use",
             "id": call_id,
@@ -281,9 +282,9 @@ class StellaAdapter:
     def _tool_result(
         self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
     ) -> None:
-        call_id = _str(ev, "call_id", required=True)
+        call_id = str_field(ev, "call_id", required=True)
         is_error = _bool(ev, "is_error")
-        _int(ev, "duration_ms")  # checked; kept with the other measures
+        count_field(ev, "duration_ms")  # checked; kept with the other measures
         result: JSON = {"type": "tool_result", "tool_use_id": call_id}
         content = ev.get("content", ev.get("output"))
         if content is not None:
@@ -310,8 +311,8 @@ class StellaAdapter:
         assert run is not None
         nested = ev.get("usage")
         usage = _usage(nested if isinstance(nested, dict) else ev)
-        model = _str(ev, "model")
-        duration = _int(ev, "duration_ms")
+        model = str_field(ev, "model")
+        duration = count_field(ev, "duration_ms")
         run.usage.add(usage)
         run.usage_seen = True
         run.model_usage.setdefault(model, Usage()).add(usage)
@@ -325,7 +326,7 @@ class StellaAdapter:
     ) -> None:
         assert self._run is not None
         self._run.turns += 1
-        stop = _str(ev, "stop_reason")
+        stop = str_field(ev, "stop_reason")
         value = {"stop_reason": stop} if stop is not None else {}
         self._emit(out, Note("turn_complete", self._sid, ts, value, rest(fields, ("stop_reason",))))
 
@@ -334,12 +335,12 @@ class StellaAdapter:
     ) -> None:
         run = self._run
         assert run is not None
-        model = _str(ev, "model") or run.model
+        model = str_field(ev, "model") or run.model
         cost = ev.get("cost_usd")
         if cost is not None and (not isinstance(cost, int | float) or isinstance(cost, bool)):
             raise BodyError(f"cost_usd is {type(cost).__name__}, not a number")
         is_error = _bool(ev, "is_error")
-        duration = _int(ev, "duration_ms")
+        duration = count_field(ev, "duration_ms")
         own = ev.get("usage")
         if own is not None and not isinstance(own, dict):
             raise BodyError(f"usage is {type(own).__name__}, not an object")
@@ -364,7 +365,7 @@ class StellaAdapter:
                 is_error=is_error,
                 num_turns=run.turns if run.turns else (1 if run.content else 0),
                 duration_ms=duration,
-                stop_reason=_str(ev, "stop_reason"),
+                stop_reason=str_field(ev, "stop_reason"),
                 usage=usage,
                 model_usage=model_usage or None,
                 total_cost_usd=cost,
@@ -414,33 +415,11 @@ class StellaAdapter:
         self._start = None
 
 
-def _str(ev: dict[str, Any], key: str, required: bool = False) -> str | None:
-    value = ev.get(key)
-    if value is None:
-        if required:
-            raise BodyError(f"no {key}")
-        return None
-    if not isinstance(value, str):
-        raise BodyError(f"{key} is {type(value).__name__}, not a string")
-    return value
-
-
 def _bool(ev: dict[str, Any], key: str) -> bool | None:
     value = ev.get(key)
     if value is not None and not isinstance(value, bool):
         raise BodyError(f"{key} is {type(value).__name__}, not a boolean")
     return value
-
-
-def _int(ev: dict[str, Any], key: str) -> int | None:
-    value = ev.get(key)
-    if value is None:
-        return None
-    count = whole(value)
-    if count is None or count < 0:
-        shown = repr(value) if isinstance(value, int | float | str | bool) else type(value).__name__
-        raise BodyError(f"{key} is {shown[:40]}, not a whole number ≥ 0")
-    return count
 
 
 def _aliased(ev: dict[str, Any], field: str, alias: str) -> str:
@@ -457,7 +436,7 @@ def _usage(raw: dict[str, Any]) -> Usage:
     usage = Usage()
     for key, target in _TOKEN_FIELDS.items():
         if key in raw:
-            value = _int(raw, key)
+            value = count_field(raw, key)
             if value is not None:
                 one = Usage()
                 setattr(one, target, value)

@@ -33,6 +33,7 @@ from streamv1.translator.mapping import Row
 from streamv1.translator.sources import (
     CERTAIN,
     NOT_MINE,
+    STR_OR_NONE,
     BodyError,
     Source,
     Spec,
@@ -51,7 +52,6 @@ from streamv1.translator.timefmt import normalize_ts
 
 _TYPES = frozenset({"system", "stream_event", "assistant", "user", "result"})
 _NAMING_KEYS = ("type", "session_id")
-_STR_OR_NONE = (str, type(None))
 
 
 def sniff(record: dict[str, Any]) -> int:
@@ -110,7 +110,7 @@ class StreamV1Adapter:
 
     def _event(self, rec: dict[str, Any]) -> Event:
         kind = rec.get("type")
-        if type(kind) not in _STR_OR_NONE or type(rec.get("session_id")) not in _STR_OR_NONE:
+        if type(kind) not in STR_OR_NONE or type(rec.get("session_id")) not in STR_OR_NONE:
             expect_strings(rec, _NAMING_KEYS)  # (raises: inline first, it is hot)
         # Only an RFC 3339 time passes (the pipeline reports any other); the framer
         # gives the line the time of the line before.

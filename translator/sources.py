@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, BinaryIO, Protocol
 
-from streamv1.translator.events import JSON, Event, Problem
+from streamv1.translator.events import JSON, Event, Problem, whole
 from streamv1.translator.mapping import Row
 from streamv1.translator.state import persisted
 
@@ -29,6 +29,11 @@ class Where:
 
 class BodyError(ValueError):
     """A known record type whose body does not fit: rule 2, fail loudly."""
+
+
+#: What a record's naming keys may be (``type(v) in STR_OR_NONE``: the hot path's
+#: check, before :func:`expect_strings` says which one does not fit).
+STR_OR_NONE = (str, type(None))
 
 
 def expect_strings(record: dict[str, Any], keys: tuple[str, ...]) -> None:
@@ -85,6 +90,42 @@ def rest(record: Mapping[str, Any], used: Collection[str]) -> JSON:
     for key in used:
         left.pop(key, None)
     return left
+
+
+# -- a record's fields, one at a time (the adapters' readers, written once) -------------
+
+
+def _named(what: str, key: str) -> str:
+    return f"{what}.{key}" if what else key
+
+
+def str_field(
+    record: Mapping[str, Any], key: str, what: str = "", required: bool = False
+) -> str | None:
+    """A string field, None where absent or null; any other value is a body that does
+    not fit (``<what>.<key> is int, not a string``; ``<what>: no <key>`` when
+    ``required``). ``what`` names the record in errors; empty, the key alone."""
+    value = record.get(key)
+    if value is None:
+        if required:
+            raise BodyError(f"{what}: no {key}" if what else f"no {key}")
+        return None
+    if not isinstance(value, str):
+        raise BodyError(f"{_named(what, key)} is {type(value).__name__}, not a string")
+    return value
+
+
+def count_field(record: Mapping[str, Any], key: str, what: str = "") -> int | None:
+    """A whole number ≥ 0 (``3.0`` is 3), None where absent or null; anything else is
+    a body that does not fit (``<what>.<key> is -1, not a whole number ≥ 0``)."""
+    value = record.get(key)
+    if value is None:
+        return None
+    n = whole(value)
+    if n is None or n < 0:
+        shown = repr(value) if isinstance(value, int | float | str | bool) else type(value).__name__
+        raise BodyError(f"{_named(what, key)} is {shown[:40]}, not a whole number ≥ 0")
+    return n
 
 
 def string(value: Any, name: str = "") -> str | None:
