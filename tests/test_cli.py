@@ -674,7 +674,7 @@ class Kick:  # Ctrl-C the moment the module named is looked for
             os.kill(os.getpid(), signal.SIGINT)
 sys.meta_path.insert(0, Kick())
 sys.argv[1:] = ["--help"]
-from streamv1.translator.start import run
+from streamv1.translator.cli.start import run
 run()
 """
 
@@ -688,11 +688,11 @@ def test_ctrl_c_at_any_import_of_start_up_exits_130() -> None:
             sys.executable,
             "-c",
             "import sys\n"
-            "from streamv1.translator.start import run\n"
+            "from streamv1.translator.cli.start import run\n"
             "class Seen:\n"
             "    def find_spec(self, name, path=None, target=None): print(name)\n"
             "sys.meta_path.insert(0, Seen())\n"
-            "from streamv1.translator.cli import run",
+            "from streamv1.translator.cli.app import run",
         ],
         capture_output=True,
         check=True,
@@ -876,7 +876,8 @@ def test_an_unreadable_input_is_one_line_and_the_rest_is_converted(
     # where the walk asks for it, as the kernel refuses it a user).
     from click.testing import CliRunner
 
-    from streamv1.translator import cli, discover
+    from streamv1.translator import discover
+    from streamv1.translator.cli import app
 
     root = tmp_path / "projects"
     (root / "p").mkdir(parents=True)
@@ -892,7 +893,7 @@ def test_an_unreadable_input_is_one_line_and_the_rest_is_converted(
 
     monkeypatch.setattr(discover.os, "scandir", scandir)
     out = tmp_path / "out.jsonl"
-    result = CliRunner().invoke(cli.main, ["convert", str(root), "-o", str(out)])
+    result = CliRunner().invoke(app.main, ["convert", str(root), "-o", str(out)])
     assert result.exit_code == 1, result.output
     assert f"{root / 'locked'}: cannot read this folder: Permission denied" in result.output
     assert out.read_bytes().count(b'"type":"result"') == 1  # p's session is converted
@@ -902,7 +903,7 @@ def test_the_unit_degrades_for_an_older_systemd() -> None:
     """#23 item 20: RestartSteps and RestartMaxDelaySec are systemd >= 254's; an
     older systemd (Debian 12's 252) warns of each at every load. The unit written
     for it leaves them as comments saying why; for a newer one, as shipped."""
-    from streamv1.translator.cli import for_systemd
+    from streamv1.translator.cli.service import for_systemd
 
     shipped = (ROOT / "systemd" / "streamv1.service").read_text()
     old = for_systemd(shipped, 252)
@@ -919,12 +920,12 @@ def test_an_exception_no_command_handles_is_one_line(tmp_path: Path, traceback: 
     one line and 70, not a traceback; STREAMV1_TRACEBACK=1 gives the traceback."""
     plant = (
         "import sys\n"
-        "from streamv1.translator import cli\n"
+        "from streamv1.translator.cli import app, subscribe\n"
         "def broken(*args, **kwargs):\n"
         "    raise RuntimeError('planted')\n"
-        "cli.configured_bus = broken\n"
+        "subscribe.configured_bus = broken\n"
         "sys.argv = ['streamv1', 'subscribe', '--from', 'nats://127.0.0.1:9']\n"
-        "cli.run()\n"
+        "app.run()\n"
     )
     env = {**os.environ, "STREAMV1_TRACEBACK": "1" if traceback else ""}
     proc = subprocess.run(

@@ -30,7 +30,7 @@ def test_convert_and_tail_load_no_openssl() -> None:
             sys.executable,
             "-c",
             "import sys\n"
-            "from streamv1.translator import cli\n"
+            "from streamv1.translator.cli import app\n"
             "from streamv1.translator.tail import serve, checkpoint\n"
             "from streamv1.adapters import stella\n"
             "print('_hashlib' in sys.modules)",

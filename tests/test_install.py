@@ -126,7 +126,7 @@ def test_installs_beside_a_distribution_owning_adapters_and_translator(tmp_path:
 
     pip("install", "--no-index", "--no-deps", str(ours))
     assert _dummy_files(site) == before, "installing streamv1 changed the other's files"
-    assert (site / "streamv1" / "translator" / "cli.py").is_file()
+    assert (site / "streamv1" / "translator" / "cli" / "app.py").is_file()
     assert not (site / "streamv1" / "__init__.py").exists()  # a namespace of ours alone
 
     proc = subprocess.run(

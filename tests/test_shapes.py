@@ -64,7 +64,7 @@ def test_the_table_has_the_shapes_default_first() -> None:
 
 def _convert(args: list[str], out: Path) -> bytes:
     """``streamv1 convert`` in this process (where the toy module is on the path)."""
-    from streamv1.translator.cli import main
+    from streamv1.translator.cli.app import main
 
     result = CliRunner().invoke(main, ["--log-level", "error", "convert", "-o", str(out), *args])
     assert result.exit_code == 0, (result.output, result.exception)
@@ -72,7 +72,7 @@ def _convert(args: list[str], out: Path) -> bytes:
 
 
 def test_a_toy_shape_is_one_module_listed_and_used(toy: str, tmp_path: Path) -> None:
-    from streamv1.translator.cli import main
+    from streamv1.translator.cli.app import main
 
     assert toy in shapes.shapes()
     help_text = CliRunner().invoke(main, ["convert", "--help"]).output

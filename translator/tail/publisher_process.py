@@ -172,7 +172,13 @@ class PublisherProcess:
         try:
             with theirs:
                 proc = subprocess.Popen(
-                    [sys.executable, "-P", "-m", __name__, os.fsdecode(self.output)],
+                    [
+                        sys.executable,
+                        "-P",
+                        "-m",
+                        "streamv1.translator.cli.publisher",
+                        os.fsdecode(self.output),
+                    ],
                     stdin=theirs.fileno(),
                     stdout=subprocess.PIPE,
                     start_new_session=True,
@@ -404,7 +410,3 @@ def _locked(state: Path, stop: threading.Event) -> int | None:
         if stop.wait(0.05):
             os.close(fd)
             return None
-
-
-if __name__ == "__main__":
-    sys.exit(main())

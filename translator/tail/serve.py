@@ -16,9 +16,10 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, Any
 
 from streamv1.translator import bus, logs
+from streamv1.translator.exits import Exit, Failure
 from streamv1.translator.hashes import sha256
 from streamv1.translator.shapes import Encoder
 from streamv1.translator.sources import homes
@@ -65,9 +66,9 @@ def serve(
     defaults: bool = False,
     stdout: IO[bytes] | None = None,
     **options: Any,
-) -> NoReturn:
-    """Run the daemon until a signal stops it, then exit with its status (1 when it
-    could not start, or stopped with output it could not vouch for). ``options``
+) -> int:
+    """Run the daemon until a signal stops it; its exit status (1 when it stopped
+    with output it could not vouch for; a start that fails raises Failure). ``options``
     are :class:`TailDaemon`'s; ``published``: the output file sent, and where;
     ``stdout``: where stdout's lines go instead (the view for people)."""
     waiting = [root for root in roots if not root.is_dir()]
@@ -86,20 +87,19 @@ def serve(
     try:
         sink = OutputSink(output.resolve() if output else None, stdout)
     except OutputBusy as exc:
-        log.error("output busy", reason=str(exc))
-        sys.exit(1)
+        raise Failure("output busy", reason=str(exc)) from None
     except OSError as exc:
         why = (
             "a file is in the way of its folder"
             if isinstance(exc, FileExistsError | NotADirectoryError)
             else exc.strerror or str(exc)
         )
-        log.error(
-            "cannot open the output; give -o a file in a folder this user may write",
+        raise Failure(
+            "cannot open the output",
             path=str(output),
             reason=why,
-        )
-        sys.exit(1)
+            hint="give -o a file in a folder this user may write",
+        ) from None
     daemon = TailDaemon(roots, sink, state_path, encoder=encoder, **options)
 
     publisher = None
@@ -122,13 +122,11 @@ def serve(
     try:
         daemon.lock.acquire()  # one daemon per state file, before anything is touched
     except CheckpointError as exc:
-        log.error("checkpoint unusable", reason=str(exc))
-        sys.exit(1)
+        raise Failure("checkpoint unusable", reason=str(exc)) from None
     try:
         daemon.listen()
     except OSError as exc:  # another daemon holds the socket (and so this job), or no right
-        log.error("cannot listen", path=str(daemon.ingest_socket), reason=str(exc))
-        sys.exit(1)
+        raise Failure("cannot listen", path=str(daemon.ingest_socket), reason=str(exc)) from None
     started = False
     try:
         if publisher is not None:
@@ -143,10 +141,9 @@ def serve(
         )
         daemon.run(stop)
     except CheckpointError as exc:
-        log.error("checkpoint unusable", path=str(state_path), reason=str(exc))
-        sys.exit(1)
+        raise Failure("checkpoint unusable", path=str(state_path), reason=str(exc)) from None
     except OutputFailed:  # said where it happened; the last checkpoint stands
-        sys.exit(1)
+        raise Exit(1) from None
     except OutputClosed:
         pass  # the status below
     finally:
@@ -154,10 +151,9 @@ def serve(
             try:
                 daemon.stop()
             except Exception as exc:  # pragma: no cover - reported, never a traceback
-                log.error(
+                raise Failure(
                     "could not write the last checkpoint", path=str(state_path), reason=str(exc)
-                )
-                sys.exit(1)
+                ) from None
         if publisher is not None:
             publisher.stop()
     if daemon.closed:
@@ -165,5 +161,5 @@ def serve(
         # shell's status for SIGPIPE; nothing more may reach it at exit's flush.
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(128 + 13)
-    sys.exit(1 if daemon.failed else 0)
+        return 128 + 13
+    return 1 if daemon.failed else 0

@@ -17,7 +17,7 @@ def run() -> None:
     try:
         _signal.pthread_sigmask(_signal.SIG_BLOCK, held)
         try:
-            from streamv1.translator.cli import run as command
+            from streamv1.translator.cli.app import run as command
         finally:
             _signal.pthread_sigmask(_signal.SIG_UNBLOCK, held)  # a held Ctrl-C: raised here
     except KeyboardInterrupt:

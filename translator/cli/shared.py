@@ -1,0 +1,99 @@
+"""What more than one command does at run time: where stdout's lines go (the view
+for people, or bytes), a closed stdout as the shell's SIGPIPE status, Ctrl-C and
+SIGTERM while converting, the terminal checks behind a progress line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import IO, Any, TypeVar, cast
+
+from streamv1.translator import logs
+from streamv1.translator.exits import Exit
+from streamv1.translator.pipeline import Interrupted
+
+log = logs.get()
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+#: A reader that went away (``| head -1``): the shell's status for SIGPIPE.
+EXIT_PIPE = 128 + 13
+
+
+def stdout_for(view_format: str) -> IO[bytes]:
+    """Where a command's stream_v1 lines go: stdout's bytes, or, for people at a
+    terminal (--format pretty / auto), the view that shows them (translator.view)."""
+    if view_format == "pretty" or (view_format == "auto" and sys.stdout.isatty()):
+        from streamv1.translator.view import PrettyWriter
+
+        return cast(IO[bytes], PrettyWriter(sys.stdout))
+    return sys.stdout.buffer
+
+
+def quiet_on_closed_stdout(command: F) -> F:
+    """A closed stdout ends the command quietly with 141, as a SIGPIPE would: not
+    1 (damaged input), and no traceback. (Not the daemon's way: its sockets must
+    survive a reader going away, so SIGPIPE stays ignored and this is per command.)"""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except BrokenPipeError:
+            # Nothing more may reach the closed pipe, not even at exit's flush.
+            with contextlib.suppress(OSError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            raise Exit(EXIT_PIPE) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM raise Interrupted in the main process while converting."""
+    import signal
+
+    def interrupt(signum: int, _frame: Any) -> None:
+        raise Interrupted(signum)
+
+    old = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def progress_wanted(json_on_stdout: bool) -> bool:
+    """A progress line only on a terminal (stderr), and not one showing JSON lines
+    too (it would be mixed into them). The view for people may share its terminal
+    with it: drawn on the view's console, the view scrolls above it."""
+    return sys.stderr.isatty() and not (json_on_stdout and stdout_is_stderr())
+
+
+def stdout_is_stderr() -> bool:
+    """stdout and stderr are the same file (one terminal, usually)."""
+    try:
+        out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
+    except (OSError, ValueError):
+        return False
+    return (out.st_dev, out.st_ino, out.st_rdev) == (err.st_dev, err.st_ino, err.st_rdev)
+
+
+def exit_now(status: int) -> None:
+    """End a conversion a signal stopped, its summary said: at once, without the
+    interpreter's exit handlers, which join a killed process pool's threads (they
+    may write to a pipe its workers' deaths closed: a traceback about a bad file
+    descriptor, 1 run in 10). What had to be tidied (-o's temp file, the spool)
+    already was, on the way here."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
