@@ -516,7 +516,7 @@ def _run(
                 for job in unit:
                     bar.done(job)
         except Interrupted as exc:
-            exc.totals = totals  # type: ignore[attr-defined]  # the summary's so far
+            exc.totals = totals  # the summary's so far
             raise
         return totals
     # Imported here: a serial run should not pay for the process pool or temp files.
@@ -545,7 +545,7 @@ def _run(
             # Interrupted (or failing): stop the workers now, not after their
             # current inputs (tens of seconds); the spool folder goes with the with.
             if isinstance(exc, Interrupted):
-                exc.totals = totals  # type: ignore[attr-defined]
+                exc.totals = totals
             for proc in list(getattr(pool, "_processes", {}).values()):
                 proc.kill()
             pool.shutdown(wait=False, cancel_futures=True)

@@ -48,6 +48,9 @@ class Interrupted(Exception):
     def __init__(self, signum: int) -> None:
         super().__init__(f"signal {signum}")
         self.signum = signum
+        #: What was converted by then (batch.run fills it in on the way out): the
+        #: summary an interrupted conversion still says.
+        self.totals: Totals | None = None
 
 
 @dataclass(slots=True)

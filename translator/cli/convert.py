@@ -205,7 +205,7 @@ def convert(
         # Ctrl-C or SIGTERM: the open run was ended (stdout), -o left as it was (its
         # temp file removed), the spool gone with its folder; the summary, and the
         # shell's status for the signal.
-        part = getattr(exc, "totals", None) or Totals()
+        part = exc.totals or Totals()
         log.info("interrupted", **batch.describe(part))
         stopped = 128 + exc.signum
     finally:
