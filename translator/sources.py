@@ -41,9 +41,7 @@ def expect_strings(record: dict[str, Any], keys: tuple[str, ...]) -> None:
     are strings where present: a list or an object there is a body that does not
     fit (BodyError), not a type to look up or a session to file lines under."""
     for key in keys:
-        value = record.get(key)
-        if value is not None and not isinstance(value, str):
-            raise BodyError(f"{key} is {type(value).__name__}, not a string")
+        str_field(record, key)
 
 
 # -- a record's fields, read by table -------------------------------------------------
@@ -71,10 +69,11 @@ def take(record: Mapping[str, Any], spec: Spec, what: str = "") -> tuple[JSON, J
         value = record.get(key)
         if value is not None and kind is not object:
             if type(kind) is not type:
-                value = kind(value, f"{what}.{key}" if what else key)
+                value = kind(value, _named(what, key))
             elif not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-                name = f"{what}.{key}" if what else key
-                raise BodyError(f"{name} is {type(value).__name__}, not {kind.__name__}")
+                raise BodyError(
+                    f"{_named(what, key)} is {type(value).__name__}, not {kind.__name__}"
+                )
         fields[key] = value
     return fields, rest(record, spec)
 

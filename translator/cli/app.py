@@ -33,7 +33,7 @@ from streamv1.translator.cli import (
     tail,
     validate,
 )
-from streamv1.translator.cli.shared import EXIT_PIPE
+from streamv1.translator.cli.shared import EXIT_PIPE, stdout_to_devnull
 from streamv1.translator.exits import Exit, Failure
 
 log = logs.get()
@@ -51,12 +51,17 @@ class Streamv1(click.Group):
         try:
             status = super().invoke(ctx)
         except Exit as end:
-            if isinstance(end, Failure):
-                log.error(end.event, **end.fields)
-            ctx.exit(end.status)
+            ctx.exit(_said(end))
         if isinstance(status, int) and status:
             ctx.exit(status)
         return None
+
+
+def _said(end: Exit) -> int:
+    """A raised end's status, a Failure's line said first."""
+    if isinstance(end, Failure):
+        log.error(end.event, **end.fields)
+    return end.status
 
 
 @click.group(cls=Streamv1, context_settings={"help_option_names": ["-h", "--help"]})
@@ -95,22 +100,18 @@ def run() -> None:
     gc.set_threshold(100_000, 50, 100)
     try:
         _refuse_dash_paths(sys.argv[1:])
-    except Failure as refused:
-        log.error(refused.event, **refused.fields)
-        sys.exit(refused.status)
-    sys.argv[1:] = _global_options_first(sys.argv[1:])
-    try:
+        sys.argv[1:] = _global_options_first(sys.argv[1:])
         # Not click's standalone mode: it turns a Ctrl-C into "Aborted!" and exit 1.
         code = main(standalone_mode=False)
+    except Exit as end:  # raised before a command ran (the group's invoke says the rest)
+        sys.exit(_said(end))
     except (KeyboardInterrupt, click.exceptions.Abort):
         sys.exit(128 + 2)  # Ctrl-C anywhere else: no traceback, the shell's status
     except click.ClickException as exc:
         exc.show()  # a usage error: what standalone mode prints, and its status
         sys.exit(exc.exit_code)
     except BrokenPipeError:
-        # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        stdout_to_devnull()
         sys.exit(EXIT_PIPE)
     except Exception as exc:
         # A bug of ours (or a library's exception we did not know of: nats-py's

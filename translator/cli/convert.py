@@ -187,7 +187,7 @@ def convert(
             "of one stream: use them with stdout or -o, not --out-dir"
         )
     try:
-        totals = convert_inputs(paths, output, out_dir, options, jobs, log, pretty, keep)
+        totals = convert_inputs(paths, output, out_dir, options, jobs, pretty, keep)
         if bus_config is not None and output is not None:
             try:
                 from streamv1.translator import fleet  # asyncio, nats: only to publish
@@ -231,7 +231,6 @@ def convert_inputs(
     out_dir: Path | None,
     options: batch.Options,
     jobs: int | None,
-    log: logs.Logger,
     pretty: bool = False,
     keep: ledger.Filter | None = None,
 ) -> Totals:
@@ -239,7 +238,7 @@ def convert_inputs(
     failed = 0
     with ExitStack() as stack:
         work: list[batch.Job] = []
-        for path, rel in _inputs(paths, log, stack, out_dir):
+        for path, rel in _inputs(paths, stack, out_dir):
             if path is None:
                 failed += 1
             elif path == "-":
@@ -359,7 +358,7 @@ def _check_out_dir(out_dir: Path) -> None:
 
 
 def _inputs(
-    paths: tuple[Path, ...], log: logs.Logger, stack: ExitStack, out_dir: Path | None = None
+    paths: tuple[Path, ...], stack: ExitStack, out_dir: Path | None = None
 ) -> Iterator[tuple[Any, str]]:
     """(path or "-", relative output name) per input; (None, "") for a bad path.
     A folder's walk leaves out what is under ``out_dir`` (#23 item 18: an
@@ -402,9 +401,9 @@ def _inputs(
             yield "-", "stdin.jsonl"
         elif p.is_dir():
             root = str(p)
-            files, skipped = _walk(root, log)
+            files, skipped = _walk(root)
             if out_dir is not None:
-                files = _outside(files, out_dir, root, log)
+                files = _outside(files, out_dir, root)
             for _ in range(skipped):
                 yield None, ""  # counted as an input that failed: exit 1
             if not files and not skipped:
@@ -418,7 +417,7 @@ def _inputs(
             yield None, ""
 
 
-def _outside(files: list[str], out_dir: Path, root: str, log: logs.Logger) -> list[str]:
+def _outside(files: list[str], out_dir: Path, root: str) -> list[str]:
     """The files not under ``out_dir`` (its own earlier output is not input)."""
     inside = os.path.join(os.path.realpath(out_dir), "")
     kept = [f for f in files if not os.path.realpath(f).startswith(inside)]
@@ -431,7 +430,7 @@ def _outside(files: list[str], out_dir: Path, root: str, log: logs.Logger) -> li
     return kept
 
 
-def _walk(root: str, log: logs.Logger) -> tuple[list[str], int]:
+def _walk(root: str) -> tuple[list[str], int]:
     """A folder's transcripts, and how many of its folders could not be read (each
     said in one line: its sessions are missing, not silently)."""
     skipped = 0

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from streamv1.translator import logs
 from streamv1.translator.bus import (
     BusConfig,
     check_token,
@@ -20,8 +19,6 @@ from streamv1.translator.bus import config as configured_bus
 from streamv1.translator.reader import MAX_LINE_BYTES
 from streamv1.translator.shapes import DEFAULT, shapes
 from streamv1.translator.sources import Source, sources
-
-log = logs.get()
 
 
 def source_choice(name: str) -> Source | None:

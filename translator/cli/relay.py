@@ -6,10 +6,7 @@ from pathlib import Path
 
 import click
 
-from streamv1.translator import logs
 from streamv1.translator.cli.options import SOCKET_OPTION
-
-log = logs.get()
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

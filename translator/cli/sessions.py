@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from streamv1.translator import batch, logs
+from streamv1.translator import batch
 from streamv1.translator.cli.convert import convert_inputs
 from streamv1.translator.cli.options import (
     SOURCE_OPTION,
@@ -18,8 +18,6 @@ from streamv1.translator.cli.options import (
     source_choice,
 )
 from streamv1.translator.cli.shared import quiet_on_closed_stdout
-
-log = logs.get()
 
 
 @click.command()
@@ -79,7 +77,7 @@ def sessions(
     book = ledger.Ledger()
     with tempfile.TemporaryDirectory(prefix="streamv1-sessions-") as spool:
         stream = Path(spool) / "stream.jsonl"
-        totals = convert_inputs(paths, stream, None, options, jobs, log)
+        totals = convert_inputs(paths, stream, None, options, jobs)
         with stream.open("rb") as fh:
             for raw in fh:
                 book.feed(orjson.loads(raw))

@@ -12,12 +12,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any, TypeVar, cast
 
-from streamv1.translator import logs
 from streamv1.translator.exits import Exit
 from streamv1.translator.pipeline import Interrupted
-
-log = logs.get()
-
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,13 +42,17 @@ def quiet_on_closed_stdout(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except BrokenPipeError:
-            # Nothing more may reach the closed pipe, not even at exit's flush.
-            with contextlib.suppress(OSError):
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
+            stdout_to_devnull()
             raise Exit(EXIT_PIPE) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def stdout_to_devnull() -> None:
+    """stdout's reader went away: point it at /dev/null, so nothing more reaches the
+    closed pipe, not even the interpreter's flush at exit."""
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 @contextlib.contextmanager

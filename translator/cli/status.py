@@ -7,11 +7,8 @@ from pathlib import Path
 
 import click
 
-from streamv1.translator import logs
 from streamv1.translator.cli.options import SOCKET_OPTION
 from streamv1.translator.exits import Failure
-
-log = logs.get()
 
 
 @click.command()

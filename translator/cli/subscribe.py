@@ -8,7 +8,6 @@ from typing import IO, Any, cast
 
 import click
 
-from streamv1.translator import logs
 from streamv1.translator.bus import (
     ACK_WINDOW,
     FETCH,
@@ -25,8 +24,6 @@ from streamv1.translator.cli.options import (
 from streamv1.translator.cli.shared import quiet_on_closed_stdout, signals_interrupt, stdout_for
 from streamv1.translator.exits import Exit, Failure
 from streamv1.translator.pipeline import Interrupted
-
-log = logs.get()
 
 
 @click.command()

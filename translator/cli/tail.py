@@ -26,8 +26,6 @@ from streamv1.translator.cli.options import (
 from streamv1.translator.cli.shared import progress_wanted, stdout_is_stderr
 from streamv1.translator.shapes import DEFAULT
 
-log = logs.get()
-
 
 @click.command()
 @click.argument("dirs", nargs=-1, type=click.Path(path_type=Path, file_okay=False))
