@@ -14,9 +14,10 @@ from typing import Any
 
 import orjson
 
-from streamv1.translator import catalog, sources
-from streamv1.translator.events import JSON, MAX_COUNT, Problem, Usage, whole
-from streamv1.translator.sources import BodyError, Where
+from streamv1.translator.model import catalog
+from streamv1.translator.model.events import JSON, MAX_COUNT, Problem, Usage, whole
+from streamv1.translator.reading import sources
+from streamv1.translator.reading.sources import BodyError, Where
 from streamv1.translator.state import persisted
 from streamv1.translator.timefmt import normalize_ts
 

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from streamv1.adapters import _claude as cc
-from streamv1.translator.events import (
+from streamv1.translator.model.events import (
     JSON,
     Dropped,
     Event,
@@ -38,8 +38,8 @@ from streamv1.translator.events import (
     Usage,
     whole,
 )
-from streamv1.translator.mapping import Row
-from streamv1.translator.sources import (
+from streamv1.translator.reading.mapping import Row
+from streamv1.translator.reading.sources import (
     CERTAIN,
     NOT_MINE,
     OWN_TYPE,

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from streamv1.adapters import _claude as cc
-from streamv1.translator.events import (
+from streamv1.translator.model.events import (
     JSON,
     Delta,
     Dropped,
@@ -31,8 +31,8 @@ from streamv1.translator.events import (
     Usage,
     whole,
 )
-from streamv1.translator.mapping import Row
-from streamv1.translator.sources import (
+from streamv1.translator.reading.mapping import Row
+from streamv1.translator.reading.sources import (
     CERTAIN,
     DECISIVE,
     GUESS,

@@ -69,7 +69,7 @@ from typing import Any
 
 import orjson
 
-from streamv1.translator.events import (
+from streamv1.translator.model.events import (
     JSON,
     Dropped,
     Event,
@@ -82,8 +82,8 @@ from streamv1.translator.events import (
     Usage,
     whole,
 )
-from streamv1.translator.mapping import Row
-from streamv1.translator.sources import (
+from streamv1.translator.reading.mapping import Row
+from streamv1.translator.reading.sources import (
     DECISIVE,
     GUESS,
     NOT_MINE,

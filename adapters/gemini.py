@@ -41,7 +41,7 @@ resumed process starts in a later minute) gives no lines.
 the process's: the model router's calls and every subagent's are in them).
 
 **The json document** ``{session_id, response, stats, error?}`` (read member by
-member, see :mod:`translator.reader`): one run, emitted at its end.
+member, see :mod:`translator.reading.reader`): one run, emitted at its end.
 
 **Older chat files** ``session-*.json``: one document ``{sessionId, projectHash,
 startTime, lastUpdated, messages: [...]}`` whose messages are read one at a time
@@ -61,7 +61,7 @@ from typing import Any
 
 import orjson
 
-from streamv1.translator.events import (
+from streamv1.translator.model.events import (
     JSON,
     Dropped,
     Event,
@@ -74,8 +74,8 @@ from streamv1.translator.events import (
     Usage,
     whole,
 )
-from streamv1.translator.mapping import Row
-from streamv1.translator.sources import (
+from streamv1.translator.reading.mapping import Row
+from streamv1.translator.reading.sources import (
     CERTAIN,
     DECISIVE,
     GUESS,
@@ -706,7 +706,7 @@ class GeminiAdapter:
             agent = call.get("agentId")
             if isinstance(agent, str) and agent:
                 # The subagent it ran is over (its file may still hold its lines, waiting
-                # for this link: translator.session's _introduce hands it on).
+                # for this link: translator.translate.session's _introduce hands it on).
                 ext_ = {}
                 reason = _TERMINATION.search(str(result.content[0].get("content", "")))
                 if reason is not None:

@@ -2,7 +2,7 @@
 the session journal (``stella-events.jsonl``, replayed on ``stella resume``).
 
 All three carry the same event objects: one per line, or batched in one document
-under an ``events`` key (read item by item; see :mod:`translator.reader`).
+under an ``events`` key (read item by item; see :mod:`translator.reading.reader`).
 
 The client contract (seed 002) this adapter keeps, exactly:
 
@@ -34,7 +34,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from streamv1.translator.events import (
+from streamv1.translator.hashes import blake2b
+from streamv1.translator.model.events import (
     JSON,
     Delta,
     Event,
@@ -46,9 +47,8 @@ from streamv1.translator.events import (
     Unrecognized,
     Usage,
 )
-from streamv1.translator.hashes import blake2b
-from streamv1.translator.mapping import Row
-from streamv1.translator.sources import (
+from streamv1.translator.reading.mapping import Row
+from streamv1.translator.reading.sources import (
     LIKELY,
     NOT_MINE,
     OWN_TYPE,

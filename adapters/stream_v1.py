@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from streamv1.adapters._claude import usage_from_api
-from streamv1.translator import catalog
-from streamv1.translator.events import (
+from streamv1.translator.model import catalog
+from streamv1.translator.model.events import (
     JSON,
     Delta,
     Event,
@@ -29,8 +29,8 @@ from streamv1.translator.events import (
     Usage,
     whole,
 )
-from streamv1.translator.mapping import Row
-from streamv1.translator.sources import (
+from streamv1.translator.reading.mapping import Row
+from streamv1.translator.reading.sources import (
     CERTAIN,
     NOT_MINE,
     STR_OR_NONE,

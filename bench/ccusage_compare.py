@@ -29,7 +29,7 @@ PUBLIC = ROOT.parent / "shared" / "corpus" / "public"
 BIN = str(Path(sys.executable).parent / "streamv1")
 sys.path.insert(0, str(ROOT))
 
-from streamv1.translator import prices  # noqa: E402
+from streamv1.translator.views import prices  # noqa: E402
 
 
 def ccusage_rules_cost(path: Path) -> float:

@@ -9,7 +9,7 @@ Every figure is a ratio of two wall times measured in the same run, alternated
   inside one JSON string of one stream_v1 line (``sk-``, ``eyJ``, ``AKIA``,
   ``://a:``, ``password=``, …; every kind's own prefix; every kind's example,
   back to back: a line that is nothing but secrets to mask). gitleaks' kinds
-  (translator/gitleaks.py) come along: their prefixes, names and examples.
+  (translator/secrets/gitleaks.py) come along: their prefixes, names and examples.
 
 Redaction may cost at most 3x ``--no-redact`` on any input (issue #14): the
 script prints each ratio and exits 1 if one is above that.
@@ -35,7 +35,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from streamv1.translator import redact  # noqa: E402
+from streamv1.translator.secrets import redact  # noqa: E402
 
 BIN = str(Path(sys.executable).parent / "streamv1")
 LIMIT = 3.0

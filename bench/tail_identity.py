@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from streamv1.translator.pipeline import Totals
 from streamv1.translator.tail.follower import FileFollower
+from streamv1.translator.translate.translation import Totals
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "testdata" / "claude-session" / "print_mode_bash.jsonl"

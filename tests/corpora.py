@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import CAPTURES, CORPUS_2_1_332, CORPUS_FEATURES
 
-from streamv1.translator.discover import walk_paths
+from streamv1.translator.reading.discover import walk_paths
 
 CORPORA = {"basic": CORPUS_2_1_332, "features": CORPUS_FEATURES, "ours": CAPTURES}
 

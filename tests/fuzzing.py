@@ -481,10 +481,10 @@ class Chunked(io.RawIOBase):
 def convert(m: Mutant, path: str, chunks: list[int]) -> tuple[bytes, Any, int, str | None]:
     """(output, totals, exit status, traceback or None): ``streamv1 convert``'s
     rules in-process (an InputError is exit 1, never a traceback)."""
-    from streamv1.translator.convert import InputError, Totals, convert_stream
-    from streamv1.translator.reader import MAX_LINE_BYTES
-    from streamv1.translator.shapes import encoder_for
-    from streamv1.translator.sources import sources
+    from streamv1.translator.output.shapes import encoder_for
+    from streamv1.translator.reading.reader import MAX_LINE_BYTES
+    from streamv1.translator.reading.sources import sources
+    from streamv1.translator.translate.one_input import InputError, Totals, convert_stream
 
     out = io.BytesIO()
     totals = Totals()
@@ -512,8 +512,8 @@ def check(m: Mutant, path: str = "mutant.jsonl") -> Outcome:
     """Convert ``m`` in-process as ``streamv1 convert`` does; what is wrong with it."""
     from helpers import independent_validator
 
-    from streamv1.translator.reader import MAX_LINE_BYTES
-    from streamv1.translator.validate import StreamChecker, validate_stream
+    from streamv1.translator.contract.validate import StreamChecker, validate_stream
+    from streamv1.translator.reading.reader import MAX_LINE_BYTES
 
     failures: list[str] = []
     data, totals, status, trace = convert(m, path, [])

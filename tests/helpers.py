@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 from jsonschema import Draft202012Validator
 
-from streamv1.translator.convert import Totals, convert_stream
-from streamv1.translator.sources import sources
-from streamv1.translator.validate import StreamChecker, schema_text
+from streamv1.translator.contract.validate import StreamChecker, schema_text
+from streamv1.translator.reading.sources import sources
+from streamv1.translator.translate.one_input import Totals, convert_stream
 
 FIXED_NOW = "2026-01-01T00:00:00.000Z"
 
@@ -21,7 +21,7 @@ FIXED_NOW = "2026-01-01T00:00:00.000Z"
 def convert_bytes(
     data: bytes, path: str = "input.jsonl", source: str | None = None, to: str = "stream_v1"
 ) -> tuple[bytes, Totals]:
-    from streamv1.translator.shapes import encoder_for
+    from streamv1.translator.output.shapes import encoder_for
 
     out = io.BytesIO()
     totals = Totals()
@@ -49,12 +49,12 @@ def convert_session_files(
 ) -> tuple[bytes, Totals]:
     """Files converted together as ``streamv1 convert`` converts them: grouped by
     session, each session one stream, sessions in time order."""
-    from streamv1.translator import batch
+    from streamv1.translator.translate import many_inputs
 
     out = io.BytesIO()
-    jobs = [batch.Job(str(p)) for p in paths]
-    options = batch.Options(source=source, fixed_now=FIXED_NOW, to=to)
-    totals = batch.run(jobs, out, options, workers=1, progress=False)
+    jobs = [many_inputs.Job(str(p)) for p in paths]
+    options = many_inputs.Options(source=source, fixed_now=FIXED_NOW, to=to)
+    totals = many_inputs.run(jobs, out, options, workers=1, progress=False)
     return out.getvalue(), totals
 
 

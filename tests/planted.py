@@ -12,7 +12,7 @@ userinfo, ``curl -u``, ``mysql -p``, ...), built from the table of :data:`PLANTS
 and :data:`FORMS`, plus the forms that belong to one kind (PEM blocks, STS JSON,
 connection strings, headers); tests/test_redact.py runs them through ``convert``.
 The plants are the hand-written kinds' and one of each gitleaks rule kept (made from
-its pattern's example: translator/gitleaks.py). :data:`ISSUE_23_22` holds the seven
+its pattern's example: translator/secrets/gitleaks.py). :data:`ISSUE_23_22` holds the seven
 kinds issue #23 (item 22) found passing through; :data:`NOT_SECRETS`, ordinary text
 (prose, code, ids, hashes, image data) that must come out as it went in.
 """
@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from streamv1.translator import redact
+from streamv1.translator.secrets import redact
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -285,7 +285,7 @@ def _hand_masks(kind: redact.SecretKind) -> bool:
 
 
 def _gitleaks_plants() -> tuple[list[Plant], list[Case]]:
-    """One plant per gitleaks rule kept (translator/gitleaks.py), from its first
+    """One plant per gitleaks rule kept (translator/secrets/gitleaks.py), from its first
     pattern's example: a prefix kind as its secret; a kind known by a name as the
     name (its keyword, ``_KEY`` after it) and the secret. A kind known by other
     text before it (a URL's scheme) is its example alone."""

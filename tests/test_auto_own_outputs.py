@@ -10,8 +10,8 @@ import pytest
 from corpora import durable_files, scenario_dir, scenario_ids
 from helpers import FIXED_NOW, convert_session_files, lines_of
 
-from streamv1.translator.convert import Totals, convert_stream
-from streamv1.translator.sources import sources
+from streamv1.translator.reading.sources import sources
+from streamv1.translator.translate.one_input import Totals, convert_stream
 
 
 def _auto(data: bytes) -> tuple[bytes, Totals]:

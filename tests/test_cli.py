@@ -227,26 +227,28 @@ def test_the_default_jobs_is_one_process_until_the_inputs_pay_for_a_pool(
     """#26: a pool made --jobs' default 0.77-0.86x as fast as one process on 10
     small files. One process now, until the inputs hold PARALLEL_FROM bytes (sizes
     are what count, not how many files); then a process per core."""
-    from streamv1.translator import batch
+    from streamv1.translator.translate import many_inputs
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
 
-    def jobs(*sizes: int) -> list[batch.Job]:
+    def jobs(*sizes: int) -> list[many_inputs.Job]:
         made = []
         for i, size in enumerate(sizes):
             path = tmp_path / f"{len(list(tmp_path.iterdir()))}-{i}.jsonl"
             with path.open("wb") as fh:
                 fh.truncate(size)  # (sparse: only its size is looked at)
-            made.append(batch.Job(str(path)))
+            made.append(many_inputs.Job(str(path)))
         return made
 
-    small = batch.PARALLEL_FROM // 1000
-    assert batch.default_workers(jobs(*[small] * 999)) == 1
-    assert batch.default_workers(jobs(*[small] * 1000)) == 2
-    assert batch.default_workers(jobs(batch.PARALLEL_FROM)) == 1  # one input: nothing to share
-    assert batch.default_workers(jobs(batch.PARALLEL_FROM, 1)) == 2
+    small = many_inputs.PARALLEL_FROM // 1000
+    assert many_inputs.default_workers(jobs(*[small] * 999)) == 1
+    assert many_inputs.default_workers(jobs(*[small] * 1000)) == 2
+    assert (
+        many_inputs.default_workers(jobs(many_inputs.PARALLEL_FROM)) == 1
+    )  # one input: nothing to share
+    assert many_inputs.default_workers(jobs(many_inputs.PARALLEL_FROM, 1)) == 2
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
-    assert batch.default_workers(jobs(batch.PARALLEL_FROM, 1)) == 1
+    assert many_inputs.default_workers(jobs(many_inputs.PARALLEL_FROM, 1)) == 1
 
 
 def test_jobs_give_the_same_output_in_input_order(streamv1_bin: str, tmp_path: Path) -> None:
@@ -787,25 +789,25 @@ def test_validate_messages_name_the_place_not_a_dict(streamv1_bin: str, tmp_path
 def test_progress_moves_inside_one_big_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from streamv1.translator import batch
+    from streamv1.translator.translate import many_inputs
 
     big = tmp_path / "big.jsonl"
     big.write_bytes(SESSION.read_bytes() * 3000)  # ~34 MB: read in many 1 MiB reads
-    monkeypatch.setattr(batch, "PROGRESS_ONE_FILE", 1_000)
+    monkeypatch.setattr(many_inputs, "PROGRESS_ONE_FILE", 1_000)
     ticks = {"n": 0}
-    real_read = batch.Progress.read
+    real_read = many_inputs.Progress.read
 
-    def counting(self: batch.Progress, n: int) -> None:
+    def counting(self: many_inputs.Progress, n: int) -> None:
         ticks["n"] += 1
         real_read(self, n)
 
-    monkeypatch.setattr(batch.Progress, "read", counting)
+    monkeypatch.setattr(many_inputs.Progress, "read", counting)
     out = tmp_path / "out.jsonl"
     with out.open("wb") as sink:
-        batch.run(
-            [batch.Job(str(big))],
+        many_inputs.run(
+            [many_inputs.Job(str(big))],
             sink,
-            batch.Options(None, None, None, "stream_v1", False),
+            many_inputs.Options(None, None, None, "stream_v1", False),
             1,
             progress=True,
         )
@@ -876,8 +878,8 @@ def test_an_unreadable_input_is_one_line_and_the_rest_is_converted(
     # where the walk asks for it, as the kernel refuses it a user).
     from click.testing import CliRunner
 
-    from streamv1.translator import discover
     from streamv1.translator.cli import app
+    from streamv1.translator.reading import discover
 
     root = tmp_path / "projects"
     (root / "p").mkdir(parents=True)

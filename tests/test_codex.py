@@ -24,9 +24,9 @@ from helpers import (
 )
 
 from streamv1.adapters import codex
-from streamv1.translator.convert import Totals, convert_stream
-from streamv1.translator.sources import sources
-from streamv1.translator.validate import validate_stream
+from streamv1.translator.contract.validate import validate_stream
+from streamv1.translator.reading.sources import sources
+from streamv1.translator.translate.one_input import Totals, convert_stream
 
 CORPUS = SHARED / "corpus" / "codex-0.171.0"
 FIXTURES = ROOT / "testdata" / "codex"

@@ -21,7 +21,7 @@ from helpers import (
     tree_violations,
 )
 
-from streamv1.translator.validate import validate_stream
+from streamv1.translator.contract.validate import validate_stream
 
 #: Where one view truly cannot know what the other says: (scenario, run, field) →
 #: (the view that cannot know it, or "both" where each knows another thing, why).

@@ -153,7 +153,7 @@ def test_a_fifo_never_blocks_the_daemon_and_is_reported_once(tmp_path: Path) -> 
 def test_symlinks_out_of_the_watched_folder_are_not_followed_unless_asked(
     tmp_path: Path,
 ) -> None:
-    from streamv1.translator.discover import walk_paths
+    from streamv1.translator.reading.discover import walk_paths
 
     outside = tmp_path / "elsewhere.jsonl"
     outside.write_bytes(BASH.read_bytes())

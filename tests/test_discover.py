@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamv1.translator.discover import is_transcript, walk_paths
-from streamv1.translator.sources import homes
+from streamv1.translator.reading.discover import is_transcript, walk_paths
+from streamv1.translator.reading.sources import homes
 
 S = "5eccd76e-a2bd-46d3-9ac7-285807858239"
 

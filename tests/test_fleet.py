@@ -41,7 +41,7 @@ from tailing import (
     write_with_kills,
 )
 
-from streamv1.translator import bus, jetstream
+from streamv1.translator.fleet import bus, jetstream
 
 
 def _publishing(

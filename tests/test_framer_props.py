@@ -10,8 +10,7 @@ from helpers import framing_violations, schema_violations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamv1.translator.encode import encode
-from streamv1.translator.events import (
+from streamv1.translator.model.events import (
     Delta,
     Dropped,
     Event,
@@ -23,7 +22,8 @@ from streamv1.translator.events import (
     Unrecognized,
     Usage,
 )
-from streamv1.translator.framing import Framer
+from streamv1.translator.model.framing import Framer
+from streamv1.translator.output.encode import encode
 
 SID = "sess"
 _ts = st.one_of(st.none(), st.just("2026-11-30T10:00:00.000Z"), st.just("2026-11-30T10:00:01.500Z"))

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamv1.translator.convert import convert_stream
-from streamv1.translator.pipeline import Totals, Translation
-from streamv1.translator.reader import read_parsed
-from streamv1.translator.scrub import WHOLE_AFTER, scrubber
-from streamv1.translator.sources import sources
+from streamv1.translator.output.scrub import WHOLE_AFTER, scrubber
+from streamv1.translator.reading.reader import read_parsed
+from streamv1.translator.reading.sources import sources
+from streamv1.translator.translate.one_input import convert_stream
+from streamv1.translator.translate.translation import Totals, Translation
 
 ROOT = Path(__file__).resolve().parent.parent
 CLOCK = "2026-01-01T00:00:00.000Z"
@@ -166,26 +166,26 @@ def test_an_input_end_flushes_only_when_the_last_flush_is_old(
 ) -> None:
     # An archive of small files is not one write per file, but a reader of the
     # output still gets each input within SETTLE_AFTER of its conversion.
-    from streamv1.translator import batch
+    from streamv1.translator.translate import many_inputs
 
     now = [100.0]
-    monkeypatch.setattr(batch.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(many_inputs.time, "monotonic", lambda: now[0])
     raw = Recorded()
-    sink = batch.Sink(raw, "out")
-    batch.settle(sink)
+    sink = many_inputs.Sink(raw, "out")
+    many_inputs.settle(sink)
     assert raw.flushes == 0
-    now[0] = 100.0 + batch.SETTLE_AFTER / 2
-    batch.settle(sink)
+    now[0] = 100.0 + many_inputs.SETTLE_AFTER / 2
+    many_inputs.settle(sink)
     assert raw.flushes == 0
-    now[0] = 100.0 + batch.SETTLE_AFTER
-    batch.settle(sink)
+    now[0] = 100.0 + many_inputs.SETTLE_AFTER
+    many_inputs.settle(sink)
     assert raw.flushes == 1
-    batch.settle(sink)
+    many_inputs.settle(sink)
     assert raw.flushes == 1  # just flushed
     sink.flush()
     assert raw.flushes == 2
     other = Recorded()
-    batch.settle(other)  # a writer with no settle of its own flushes now
+    many_inputs.settle(other)  # a writer with no settle of its own flushes now
     assert other.flushes == 1
 
 
@@ -195,13 +195,13 @@ def test_lines_go_out_before_an_input_that_may_wait(tmp_path: Path) -> None:
     import os
     import threading
 
-    from streamv1.translator import batch
+    from streamv1.translator.translate import many_inputs
 
     raw = Recorded()
-    sink = batch.Sink(raw, "out")
-    options = batch.Options(source="stella", fixed_now=CLOCK)
+    sink = many_inputs.Sink(raw, "out")
+    options = many_inputs.Options(source="stella", fixed_now=CLOCK)
     first = ROOT / "testdata" / "stella" / "journal_two_runs.jsonl"
-    batch.convert_one(batch.Job(str(first)), sink, options, Totals())
+    many_inputs.convert_one(many_inputs.Job(str(first)), sink, options, Totals())
     assert raw.flushes == 0  # a regular file's end: not yet (SETTLE_AFTER)
     fifo = tmp_path / "live.jsonl"
     os.mkfifo(fifo)
@@ -214,6 +214,6 @@ def test_lines_go_out_before_an_input_that_may_wait(tmp_path: Path) -> None:
 
     thread = threading.Thread(target=writer)
     thread.start()
-    batch.convert_one(batch.Job(str(fifo)), sink, options, Totals())
+    many_inputs.convert_one(many_inputs.Job(str(fifo)), sink, options, Totals())
     thread.join(timeout=30)
     assert seen and seen[0] >= 1, "the first input's lines waited in the buffer"

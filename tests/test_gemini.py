@@ -235,7 +235,7 @@ def test_bad_tokens_are_one_error_naming_the_line() -> None:
 def test_the_chat_file_is_translated_in_flat_memory() -> None:
     """A long session (2,000 turns with tool calls, written as the CLI writes them):
     the adapter's state (what a checkpoint holds) stays the size of one turn."""
-    from streamv1.translator.sources import Where
+    from streamv1.translator.reading.sources import Where
     from streamv1.translator.state import dump
 
     lines = (FIXTURES / "chat_shell.jsonl").read_bytes().splitlines()
@@ -255,7 +255,7 @@ def test_the_chat_file_is_translated_in_flat_memory() -> None:
 def test_a_subagent_file_waits_for_its_spawner_and_learns_it() -> None:
     """Live, the subagent's file is written before its parent names it: its lines
     wait (``holding``) until a task_notification hands on the link."""
-    from streamv1.translator.sources import Where
+    from streamv1.translator.reading.sources import Where
 
     agent = f"{'f' * 8}-0000-4000-8000-{'0' * 12}"
     path = f"/nonexistent/chats/6cf9178a-33e2-4c83-98d0-c2921fb5f629/{agent}.jsonl"

@@ -1,4 +1,4 @@
-"""gitleaks' rule set as secret kinds (translator/gitleaks.py, translator/secrets/).
+"""gitleaks' rule set as secret kinds (translator/secrets/gitleaks.py, translator/secrets/).
 
 The shipped translation is the shipped rule file translated now, and the rule file
 is gitleaks' own (its digest); every rule is kept or left out with a reason, and
@@ -21,8 +21,8 @@ import orjson
 import pytest
 from conftest import ROOT
 
-from streamv1.translator import gitleaks, redact
-from streamv1.translator.scan import Scanner, hyperscan
+from streamv1.translator.secrets import gitleaks, redact
+from streamv1.translator.secrets.scan import Scanner, hyperscan
 
 ENGINES = ["re"] + (["hyperscan"] if hyperscan is not None else [])
 DATA, SOURCE = gitleaks.load()
@@ -43,12 +43,12 @@ def test_the_rule_file_is_gitleaks_own_with_its_licence() -> None:
 
 def test_the_shipped_translation_and_the_docs_are_the_rule_file_translated() -> None:
     """Neither gitleaks.kinds.json nor docs/security.md's tables are edited by hand:
-    ``python -m streamv1.translator.gitleaks --check`` makes them anew and compares."""
+    ``python -m streamv1.translator.secrets.gitleaks --check`` makes them anew and compares."""
     proc = subprocess.run(
         [
             sys.executable,
             "-m",
-            "streamv1.translator.gitleaks",
+            "streamv1.translator.secrets.gitleaks",
             "--check",
             str(ROOT / "docs" / "security.md"),
         ],
@@ -149,7 +149,7 @@ def test_a_flood_of_every_prefix_is_masked_right_in_both_engines() -> None:
     """Each kind's literal start, 2 KB of it, all in one line, then a secret: the
     line stays JSON, the secret after the floods is masked, the engines agree (the
     time it takes is the bench's: bench/redact.py)."""
-    from streamv1.translator.scrub import Scrubber
+    from streamv1.translator.output.scrub import Scrubber
 
     starts = sorted({k.example[:8] for k in redact.GITLEAKS})
     text = " ".join(s * (2000 // len(s)) for s in starts) + " glft-" + "Zq8vR2mK7xT4pL9wN3bH"
@@ -201,7 +201,7 @@ def test_past_checked_matches_a_line_is_a_flood_and_all_of_it_is_masked() -> Non
 def test_a_tool_glued_to_a_word_is_no_mysql_command() -> None:
     """``mysql -p…`` counts where a word starts (a line of ``-umysql -umysql …`` is
     not read again at every ``mysql``, bench/redact.py); the command is masked."""
-    from streamv1.translator.scrub import Scrubber
+    from streamv1.translator.output.scrub import Scrubber
 
     scrub = Scrubber()
     for text, masked in (

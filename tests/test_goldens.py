@@ -25,7 +25,7 @@ def test_golden_output_is_valid(case: Path) -> None:
 
 
 def test_every_adapter_has_goldens() -> None:
-    from streamv1.translator.sources import sources
+    from streamv1.translator.reading.sources import sources
 
     covered = {p.relative_to(TESTDATA).parts[0] for p in cases()}
     assert set(sources()) <= covered

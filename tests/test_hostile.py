@@ -20,10 +20,10 @@ from conftest import ROOT
 from fuzzing import Chunked
 from helpers import convert_bytes, framing_violations, lines_of, schema_violations
 
-from streamv1.translator.convert import Totals, convert_stream
-from streamv1.translator.pipeline import Translation
-from streamv1.translator.reader import MAX_LINE_BYTES, PART_RECORDS, read_lines, read_parsed
-from streamv1.translator.validate import validate_stream
+from streamv1.translator.contract.validate import validate_stream
+from streamv1.translator.reading.reader import MAX_LINE_BYTES, PART_RECORDS, read_lines, read_parsed
+from streamv1.translator.translate.one_input import Totals, convert_stream
+from streamv1.translator.translate.translation import Translation
 
 SID = "0b6a3c9e-1111-4222-8333-944455556666"
 PATH = f"{SID}.jsonl"
@@ -497,7 +497,7 @@ def test_a_nul_region_is_counted_not_held_and_the_record_after_it_is_read() -> N
 def test_a_file_of_nul_bytes_is_one_report() -> None:
     out = io.BytesIO()
     totals = Totals()
-    from streamv1.translator.sources import sources
+    from streamv1.translator.reading.sources import sources
 
     convert_stream(
         Endless(24 << 20, b"\x00"),
@@ -700,7 +700,7 @@ def test_stella_holds_at_most_hold_limit_events_before_content() -> None:
     events before it wait with it: never more than HOLD_LIMIT of them (25 million
     events with no content were all held: 4 GB)."""
     from streamv1.adapters.stella import HOLD_LIMIT, StellaAdapter
-    from streamv1.translator.sources import Where
+    from streamv1.translator.reading.sources import Where
 
     adapter = StellaAdapter("p.jsonl")
     out: list[Any] = []

@@ -144,7 +144,7 @@ def test_installs_beside_a_distribution_owning_adapters_and_translator(tmp_path:
         [
             str(python),
             "-c",
-            "from streamv1.translator.sources import sources; print(sorted(sources()))",
+            "from streamv1.translator.reading.sources import sources; print(sorted(sources()))",
         ],
         capture_output=True,
         text=True,

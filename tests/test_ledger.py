@@ -18,7 +18,7 @@ from conftest import CORPUS_2_1_332, CORPUS_FEATURES, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamv1.translator.ledger import Filter, Ledger, Row, parse_when
+from streamv1.translator.views.ledger import Filter, Ledger, Row, parse_when
 
 DATA = ROOT / "testdata"
 
@@ -306,7 +306,7 @@ def api_cost(path: Path) -> dict[str, float]:
     """Per session, each API message priced once, as the API bills it: by message
     id, its last record's usage (the final output count), 1 hour cache writes at
     their own rate, web searches per request."""
-    from streamv1.translator import prices
+    from streamv1.translator.views import prices
 
     last: dict[str, dict[str, object]] = {}
     for raw in path.read_bytes().splitlines():

@@ -187,7 +187,7 @@ def test_print_mode_round_trips_through_stream_v1(name: str) -> None:
 
 
 def test_tail_speaks_claude_too(tmp_path: Path) -> None:
-    from streamv1.translator.shapes import encoder_for
+    from streamv1.translator.output.shapes import encoder_for
     from streamv1.translator.tail.daemon import TailDaemon
     from streamv1.translator.tail.output import OutputSink
 

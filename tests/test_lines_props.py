@@ -1,4 +1,4 @@
-"""Property tests of the one line splitter (translator/lines.py): however a byte
+"""Property tests of the one line splitter (translator/reading/lines.py): however a byte
 string is cut into pieces, the lines, the cut-off tail, the numbers and offsets
 are those of splitting it whole, under every option its callers use."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamv1.translator.lines import Line, LineSplitter
+from streamv1.translator.reading.lines import Line, LineSplitter
 
 # Bytes rich in what the splitter cares about: newlines, CRs, NULs.
 _bytes = st.lists(

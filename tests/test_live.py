@@ -416,7 +416,7 @@ def test_a_stuck_subscriber_loses_lines_alone(
     assert warning["count"] == status["subscriber_dropped"]
     assert len(got) - len(own) + warning["count"] == n  # what it got and what it lost: all
     # The daemon's word is a run of its own session: what the subscriber read frames.
-    from streamv1.translator.validate import StreamChecker
+    from streamv1.translator.contract.validate import StreamChecker
 
     checker = StreamChecker("subscriber", allow_open=True)
     found = [

@@ -12,8 +12,8 @@ import pytest
 from conftest import ROOT
 from helpers import convert_bytes, lines_of
 
-from streamv1.translator import mapping
-from streamv1.translator.sources import sources
+from streamv1.translator.reading import mapping
+from streamv1.translator.reading.sources import sources
 
 S = "0b6a3c9e-1111-4222-8333-944455556666"
 T0 = "2026-12-01T10:00:00.000Z"
@@ -2760,10 +2760,11 @@ def test_every_row_has_its_example_and_no_more(source: str) -> None:
 
 
 def test_docs_mapping_is_made_from_the_adapters() -> None:
-    """docs/mapping.md's tables are made from the adapters' MAPPING (see translator.mapping)."""
+    """docs/mapping.md's tables are made from the adapters' MAPPING (see
+    translator.reading.mapping)."""
     doc = (ROOT / "docs" / "mapping.md").read_text("utf-8")
     assert mapping.missing_blocks(doc) == []
-    assert mapping.rewrite(doc) == doc, "run: python -m streamv1.translator.mapping"
+    assert mapping.rewrite(doc) == doc, "run: python -m streamv1.translator.reading.mapping"
 
 
 def test_an_unlinked_inline_subagent_is_a_run_of_its_own_after_its_parents() -> None:

@@ -10,7 +10,7 @@ from fuzzing import Chunked
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamv1.translator.reader import Line, parse_line, read_lines, read_parsed
+from streamv1.translator.reading.reader import Line, parse_line, read_lines, read_parsed
 
 _keys = st.text(st.characters(min_codepoint=97, max_codepoint=122), min_size=1, max_size=6)
 _scalars = st.one_of(

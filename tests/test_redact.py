@@ -27,9 +27,9 @@ from planted import (
     structural_cases,
 )
 
-from streamv1.translator import redact
-from streamv1.translator.scan import hyperscan
-from streamv1.translator.scrub import Scrubber
+from streamv1.translator.output.scrub import Scrubber
+from streamv1.translator.secrets import redact
+from streamv1.translator.secrets.scan import hyperscan
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = [
@@ -311,7 +311,7 @@ def test_no_redact_keeps_them(streamv1_bin: str) -> None:
 
 def _tail_once(tmp_path: Path, to: str) -> bytes:
     """The durable fixture through an in-process tail daemon, one round."""
-    from streamv1.translator.shapes import encoder_for
+    from streamv1.translator.output.shapes import encoder_for
     from streamv1.translator.tail.daemon import TailDaemon
     from streamv1.translator.tail.output import OutputSink
 

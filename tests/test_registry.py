@@ -17,7 +17,7 @@ from pathlib import Path
 from helpers import convert_file, framing_violations, lines_of, schema_violations
 
 from streamv1 import adapters
-from streamv1.translator.sources import CERTAIN, NOT_MINE, sources
+from streamv1.translator.reading.sources import CERTAIN, NOT_MINE, sources
 
 #: The whole of the toy source: what a contributor writes for a new one.
 TOY_MODULE = '''
@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from streamv1.translator.events import Event, Message, RunEnd, RunStart, Unrecognized
-from streamv1.translator.mapping import Row
-from streamv1.translator.sources import (
+from streamv1.translator.model.events import Event, Message, RunEnd, RunStart, Unrecognized
+from streamv1.translator.reading.mapping import Row
+from streamv1.translator.reading.sources import (
     CERTAIN,
     NOT_MINE,
     BodyError,

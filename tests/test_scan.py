@@ -13,10 +13,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from streamv1.translator import scan
-from streamv1.translator.encode import _CSI_ENCODED, _drop_csi, clean_ansi
-from streamv1.translator.scan import Scanner, hyperscan, literal
-from streamv1.translator.scrub import Scrubber
+from streamv1.translator.output.encode import _CSI_ENCODED, _drop_csi, clean_ansi
+from streamv1.translator.output.scrub import Scrubber
+from streamv1.translator.secrets import scan
+from streamv1.translator.secrets.scan import Scanner, hyperscan, literal
 
 PATTERNS = [
     literal(b"\\u001b"),
@@ -66,7 +66,7 @@ def test_each_pattern_is_reported(engine: str) -> None:
 
 
 def test_a_literal_at_the_end_of_a_short_buffer_is_found() -> None:
-    # Hyperscan 0.9.1 misses this one on its own (see translator.scan.SHORT).
+    # Hyperscan 0.9.1 misses this one on its own (see translator.secrets.scan.SHORT).
     data = "aABCDEFGH12345678\x9b".encode()
     for engine in ENGINES:
         assert Scanner(PATTERNS, engine=engine).hits(data) == {1}

@@ -7,7 +7,7 @@ import json
 from conftest import SHARED, need
 from jsonschema import Draft202012Validator
 
-from streamv1.translator.validate import schema_text
+from streamv1.translator.contract.validate import schema_text
 
 
 def test_packaged_schema_is_identical_to_the_shared_contract() -> None:

@@ -93,9 +93,9 @@ def test_tail_writes_the_runs_convert_keeps_across_restarts_mid_run(
     open run's decision is checkpointed with the file, so the rest of each run goes
     where its start went, and the output is convert --since's, byte for byte (the
     origin marks aside)."""
-    from streamv1.translator.ledger import Filter, parse_when
     from streamv1.translator.tail.daemon import TailDaemon
     from streamv1.translator.tail.output import OutputSink
+    from streamv1.translator.views.ledger import Filter, parse_when
 
     when = "2026-11-30T10:55:37Z"
     resumed = DATA / "claude-session" / "resumed_two_invocations.jsonl"
@@ -149,9 +149,9 @@ def test_a_selection_changed_between_restarts_leaves_each_open_run_whole(
     one wrote the rest of a run it had left out (lines with no init). A run open at
     a restart now goes on as it began; the new selection judges the runs after it.
     Here: the resumed session's first run is open at each restart."""
-    from streamv1.translator.ledger import Filter
     from streamv1.translator.tail.daemon import TailDaemon
     from streamv1.translator.tail.output import OutputSink
+    from streamv1.translator.views.ledger import Filter
 
     resumed = DATA / "claude-session" / "resumed_two_invocations.jsonl"
     lines = resumed.read_bytes().splitlines(keepends=True)
@@ -196,8 +196,8 @@ def test_lines_no_selection_can_judge_pass_and_a_bad_time_is_in_no_window() -> N
     passes is in no time window."""
     import io
 
-    from streamv1.translator.ledger import Filter, parse_when
-    from streamv1.translator.select import RunFilter
+    from streamv1.translator.translate.select import RunFilter
+    from streamv1.translator.views.ledger import Filter, parse_when
 
     class Sink(io.BytesIO):
         def fileno(self) -> int:

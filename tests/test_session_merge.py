@@ -1,4 +1,4 @@
-"""The session merge's live rule for an actor in a file of its own (translator.session):
+"""The session merge's live rule for an actor in a file of its own (translator.translate.session):
 lines of a file past its call spawning such an actor (a Spawn event) wait for the
 actor's start while the daemon is patient, so its task_started comes where batch
 conversion's time order puts it; not patient (or in batch), nothing waits."""
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import orjson
 
-from streamv1.translator.events import Event, Message, RunStart, Spawn
-from streamv1.translator.pipeline import Totals, Translation
-from streamv1.translator.session import SessionMerge
+from streamv1.translator.model.events import Event, Message, RunStart, Spawn
+from streamv1.translator.translate.session import SessionMerge
+from streamv1.translator.translate.translation import Totals, Translation
 
 SID = "s-1"
 CALL = "call_spawn"

@@ -165,7 +165,7 @@ def test_a_subagent_named_before_its_parent_is_still_inside_its_run(
 def test_first_time_reads_only_what_can_hold_a_time(
     tmp_path: Path, lines: list[bytes], expected: str
 ) -> None:
-    from streamv1.translator.sources import first_time
+    from streamv1.translator.reading.sources import first_time
 
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")

@@ -1,4 +1,4 @@
-"""Output shapes (translator.shapes): a new shape is one module, and whatever it
+"""Output shapes (translator.output.shapes): a new shape is one module, and whatever it
 encodes leaves scrubbed, since the scrub is where lines are written, not in the shape.
 
 A toy shape module is written into a temp folder that joins the shapes package's
@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 from planted import SECRETS
 
-from streamv1.translator import shapes
-from streamv1.translator.events import JSON
-from streamv1.translator.pipeline import Totals, Translation
-from streamv1.translator.shapes import encoder_for
+from streamv1.translator.model.events import JSON
+from streamv1.translator.output import shapes
+from streamv1.translator.output.shapes import encoder_for
+from streamv1.translator.translate.translation import Totals, Translation
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "testdata" / "claude-session" / "secrets.jsonl"
@@ -26,8 +26,8 @@ AWS = SECRETS["aws_access_key"]
 
 # Everything a shape is: one module. It does nothing about secrets or ANSI escapes.
 TOY = """
-from streamv1.translator.encode import encode
-from streamv1.translator.shapes import Shape, Stateless
+from streamv1.translator.output.encode import encode
+from streamv1.translator.output.shapes import Shape, Stateless
 
 
 class ToyEncoder(Stateless):
@@ -51,7 +51,7 @@ def toy(tmp_path: Path) -> Iterator[str]:
         yield "toy"
     finally:
         path.remove(str(folder))
-        sys.modules.pop("streamv1.translator.shapes.toy", None)
+        sys.modules.pop("streamv1.translator.output.shapes.toy", None)
         shapes.shapes.cache_clear()
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from streamv1.translator import fleet
-from streamv1.translator.pipeline import Interrupted
+from streamv1.translator.fleet import transfer
+from streamv1.translator.translate.translation import Interrupted
 
 
 async def _swallows_cancels(stopped: list[int]) -> str:
@@ -39,7 +39,7 @@ def test_a_signal_before_the_loops_handlers_is_not_lost(
 
     monkeypatch.setattr(asyncio, "current_task", current_task)
     with pytest.raises(Interrupted) as caught:
-        fleet._run_noting_signals(_swallows_cancels, cancel=cancel)
+        transfer._run_noting_signals(_swallows_cancels, cancel=cancel)
     assert caught.value.signum == signal.SIGINT
 
 
@@ -49,7 +49,7 @@ def test_the_handlers_before_it_are_back_after_it() -> None:
     async def work(stopped: list[int]) -> int:
         return 7
 
-    assert fleet._run_noting_signals(work) == 7
+    assert transfer._run_noting_signals(work) == 7
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
 
 
@@ -65,7 +65,7 @@ def test_a_signal_cancels_a_wait_while_the_work_says_so() -> None:
         return "not cancelled"
 
     with pytest.raises(Interrupted):
-        fleet._run_noting_signals(work, cancel=lambda: connecting[0])
+        transfer._run_noting_signals(work, cancel=lambda: connecting[0])
 
     async def fetching(stopped: list[int]) -> str:
         connecting[0] = False
@@ -74,7 +74,7 @@ def test_a_signal_cancels_a_wait_while_the_work_says_so() -> None:
         await asyncio.sleep(0.4)  # not cancelled: it ends at its next step
         return f"noted {[int(s) for s in stopped]}"
 
-    assert fleet._run_noting_signals(fetching, cancel=lambda: connecting[0]) == "noted [2]"
+    assert transfer._run_noting_signals(fetching, cancel=lambda: connecting[0]) == "noted [2]"
 
 
 def test_a_command_no_signal_ends_is_stopped_hard_saying_where() -> None:
@@ -83,8 +83,8 @@ def test_a_command_no_signal_ends_is_stopped_hard_saying_where() -> None:
     import time
 
     code = (
-        "import time\nfrom streamv1.translator import fleet\n"
-        "fleet._stop_within(0.3, 2)\n"
+        "import time\nfrom streamv1.translator.fleet import transfer\n"
+        "transfer._stop_within(0.3, 2)\n"
         "while True:\n    time.sleep(0.05)  # a wait no signal reaches\n"
     )
     began = time.monotonic()

@@ -17,12 +17,12 @@ from conftest import ROOT
 from goldens import cases, source_of
 from helpers import FIXED_NOW
 
-from streamv1.translator.framing import Framer
-from streamv1.translator.pipeline import STATE_VERSION, Totals, Translation
-from streamv1.translator.reader import read_parsed
-from streamv1.translator.shapes import encoder_for
-from streamv1.translator.sources import sources
+from streamv1.translator.model.framing import Framer
+from streamv1.translator.output.shapes import encoder_for
+from streamv1.translator.reading.reader import read_parsed
+from streamv1.translator.reading.sources import sources
 from streamv1.translator.state import StateError, dump, load, shape
+from streamv1.translator.translate.translation import STATE_VERSION, Totals, Translation
 
 SHAPES = ROOT / "tests" / "state_shapes.json"
 
@@ -135,7 +135,7 @@ def test_only_registered_types_are_built() -> None:
 
 
 def test_the_codec_keeps_types_and_identity() -> None:
-    from streamv1.translator.events import Usage
+    from streamv1.translator.model.events import Usage
 
     u = Usage(1, 2, 3, 4)
     value = {

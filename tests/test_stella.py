@@ -127,8 +127,8 @@ def test_session_id_from_option_or_file_name(tmp_path: Path) -> None:
     assert lines[0]["session_id"] == "sess-42"
     import io
 
-    from streamv1.translator.convert import Totals, convert_stream
-    from streamv1.translator.sources import sources
+    from streamv1.translator.reading.sources import sources
+    from streamv1.translator.translate.one_input import Totals, convert_stream
 
     out = io.BytesIO()
     convert_stream(

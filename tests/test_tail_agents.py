@@ -105,7 +105,7 @@ def plan(rng: random.Random, late: bool = False) -> list[tuple[int, bytes]]:
     whole while its parent waits just before the line that names it (its spawning
     call's answer, in Gemini's file), or, ``late``, just after that line: read
     after its parent's answer, the actor's start still comes before it, as in
-    ``convert`` (translator.session: the daemon waits for the actor's file)."""
+    ``convert`` (translator.translate.session: the daemon waits for the actor's file)."""
     data = [w.src.read_bytes() for w in WRITES]
     pos = [0] * len(data)
     hold = {}  # parent -> (child, offset its parent may not pass before the child is whole)

@@ -32,7 +32,7 @@ from tailing import (
     tail_output,
 )
 
-from streamv1.translator import discover
+from streamv1.translator.reading import discover
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail import daemon as daemon_mod
 from streamv1.translator.tail import descriptors as descriptors_mod

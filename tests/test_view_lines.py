@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamv1.translator.view import PrettyWriter
+from streamv1.translator.views.pretty import PrettyWriter
 
 _VALUE = st.recursive(
     st.none()
@@ -117,8 +117,8 @@ def test_a_run_ended_before_its_first_file_gives_the_terminal_back(
 
     from rich.console import Console
 
-    from streamv1.translator import batch
-    from streamv1.translator.pipeline import Interrupted
+    from streamv1.translator.translate import many_inputs
+    from streamv1.translator.translate.translation import Interrupted
 
     for name in ("a.jsonl", "b.jsonl"):
         (tmp_path / name).write_text("{}\n")
@@ -129,12 +129,15 @@ def test_a_run_ended_before_its_first_file_gives_the_terminal_back(
     def interrupted(jobs: object) -> object:
         raise Interrupted(2)
 
-    monkeypatch.setattr(batch, "sessions", interrupted)
+    monkeypatch.setattr(many_inputs, "sessions", interrupted)
     with pytest.raises(Interrupted):
-        batch.run(
-            [batch.Job(str(tmp_path / "a.jsonl")), batch.Job(str(tmp_path / "b.jsonl"))],
+        many_inputs.run(
+            [
+                many_inputs.Job(str(tmp_path / "a.jsonl")),
+                many_inputs.Job(str(tmp_path / "b.jsonl")),
+            ],
             io.BytesIO(),
-            batch.Options(),
+            many_inputs.Options(),
             1,
             progress=True,
             console=console,

@@ -103,7 +103,7 @@ def _masked(event: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     Always on (``--no-redact`` is about the output, not the logs)."""
     import orjson
 
-    from streamv1.translator.scrub import scrubber
+    from streamv1.translator.output.scrub import scrubber
 
     try:
         data = orjson.dumps({"event": event, **kw}, default=str) + b"\n"

@@ -1,5 +1,5 @@
 """Finding what a package's modules register: the sources (``adapters/``) and the
-output shapes (``translator/shapes/``) are each one module that defines one name, so
+output shapes (``translator/output/shapes/``) are each one module that defines one name, so
 adding either is adding a module. One rule for both."""
 
 from __future__ import annotations

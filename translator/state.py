@@ -34,6 +34,13 @@ JSON = dict[str, Any]
 T = TypeVar("T", bound=type)
 
 _OURS = "streamv1."
+#: Modules that moved since their classes' names were first written: a checkpoint
+#: keeps the first name, so one written before a move loads after it and back.
+_WRITTEN_AS = {
+    "translator.model.events": "translator.events",
+    "translator.model.framing": "translator.framing",
+    "translator.reading.sources": "translator.sources",
+}
 _BY_NAME: dict[str, type] = {}
 _NAME: dict[type, str] = {}
 
@@ -44,9 +51,10 @@ class StateError(ValueError):
 
 def persisted(cls: T) -> T:
     """Register a class whose instances may be part of a checkpoint."""
-    # Names are kept as they were before the package moved under ``streamv1.``,
-    # so a checkpoint written by either layout loads in the other.
-    name = f"{cls.__module__.removeprefix(_OURS)}.{cls.__qualname__}"
+    # Names are kept as they were before the package moved under ``streamv1.`` and
+    # into folders by stage, so a checkpoint written by either layout loads in the other.
+    module = cls.__module__.removeprefix(_OURS)
+    name = f"{_WRITTEN_AS.get(module, module)}.{cls.__qualname__}"
     _BY_NAME[name] = cls
     _NAME[cls] = name
     return cls

@@ -17,12 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from streamv1.translator import batch, logs
-from streamv1.translator.bus import (
-    BusError,
-    bus_options,
-    temp_output,
-)
+from streamv1.translator import logs
 from streamv1.translator.cli.options import (
     FORMAT_OPTION,
     MAX_LINE_OPTION,
@@ -40,15 +35,21 @@ from streamv1.translator.cli.shared import (
     signals_interrupt,
     stdout_is_stderr,
 )
-from streamv1.translator.discover import walk_paths
 from streamv1.translator.exits import Failure
-from streamv1.translator.pipeline import Interrupted, Totals
-from streamv1.translator.shapes import DEFAULT
-from streamv1.translator.sources import homes
+from streamv1.translator.fleet.bus import (
+    BusError,
+    bus_options,
+    temp_output,
+)
+from streamv1.translator.output.shapes import DEFAULT
+from streamv1.translator.reading.discover import walk_paths
+from streamv1.translator.reading.sources import homes
 from streamv1.translator.timefmt import normalize_ts
+from streamv1.translator.translate import many_inputs
+from streamv1.translator.translate.translation import Interrupted, Totals
 
 if TYPE_CHECKING:
-    from streamv1.translator import ledger
+    from streamv1.translator.views import ledger
 
 log = logs.get()
 
@@ -103,7 +104,7 @@ SAMPLE = "samples/claude-session-sample.jsonl"
 @click.option(
     "--publish",
     metavar="nats://HOST:PORT[,...]",
-    help="Send the lines to the NATS JetStream stream (docs/fleet.md) instead of stdout "
+    help="Send the lines to the NATS JetStream stream (docs/transfer.md) instead of stdout "
     "(with -o: as well). Converting the same input again stores nothing twice.",
 )
 @bus_options(publishing=True)
@@ -162,7 +163,7 @@ def convert(
     stopped: int | None = None  # the status a signal ended the conversion with
     if bus_config is not None and output is None:
         output = spool = temp_output()  # what is sent; removed after
-    options = batch.Options(
+    options = many_inputs.Options(
         source.name if source else None,
         fixed_now,
         session_id,
@@ -190,9 +191,10 @@ def convert(
         totals = convert_inputs(paths, output, out_dir, options, jobs, pretty, keep)
         if bus_config is not None and output is not None:
             try:
-                from streamv1.translator import fleet  # asyncio, nats: only to publish
+                # (asyncio, nats: only to publish)
+                from streamv1.translator.fleet import transfer
 
-                sent = fleet.publish_file(output, bus_config)
+                sent = transfer.publish_file(output, bus_config)
             except BusError as exc:
                 raise Failure("not published", reason=str(exc)) from None
             log.info("published", stream=bus_config.stream, **sent)
@@ -206,14 +208,14 @@ def convert(
         # temp file removed), the spool gone with its folder; the summary, and the
         # shell's status for the signal.
         part = exc.totals or Totals()
-        log.info("interrupted", **batch.describe(part))
+        log.info("interrupted", **many_inputs.describe(part))
         stopped = 128 + exc.signum
     finally:
         if spool is not None:
             spool.unlink(missing_ok=True)
     if stopped is not None:
         exit_now(stopped)
-    log.info("summary", **batch.describe(totals))
+    log.info("summary", **many_inputs.describe(totals))
     if totals.framing.dropped:
         log.debug(
             "dropped record kinds",
@@ -229,54 +231,54 @@ def convert_inputs(
     paths: tuple[Path, ...],
     output: Path | None,
     out_dir: Path | None,
-    options: batch.Options,
+    options: many_inputs.Options,
     jobs: int | None,
     pretty: bool = False,
     keep: ledger.Filter | None = None,
 ) -> Totals:
-    """The inputs, checked, through ``batch.run`` into the chosen sink."""
+    """The inputs, checked, through ``many_inputs.run`` into the chosen sink."""
     failed = 0
     with ExitStack() as stack:
-        work: list[batch.Job] = []
+        work: list[many_inputs.Job] = []
         for path, rel in _inputs(paths, stack, out_dir):
             if path is None:
                 failed += 1
             elif path == "-":
                 if out_dir is not None:
                     raise click.UsageError("--out-dir needs file or directory paths, not stdin")
-                work.append(batch.Job("-"))
+                work.append(many_inputs.Job("-"))
             else:
                 target = str(out_dir / rel) if out_dir is not None else None
-                work.append(batch.Job(str(path), target))
+                work.append(many_inputs.Job(str(path), target))
         if output is not None and str(output) != "-":
             _refuse_output_among_inputs(output, work)
         if out_dir is not None:
             _check_out_dir(out_dir)
             _refuse_clashing_targets(work)
-        shared: batch.Writer | None = None
+        shared: many_inputs.Writer | None = None
         if pretty:
-            from streamv1.translator.view import PrettyWriter
+            from streamv1.translator.views.pretty import PrettyWriter
 
             shared = PrettyWriter(sys.stdout)  # read by a person: one process is enough
             jobs = 1
         elif out_dir is None:
             try:
-                shared = stack.enter_context(batch.output_sink(output))
-            except batch.OutputError as exc:
+                shared = stack.enter_context(many_inputs.output_sink(output))
+            except many_inputs.OutputError as exc:
                 raise Failure("cannot open the output", path=exc.where, reason=exc.reason) from None
         selected = None
         if keep is not None and shared is not None:
-            from streamv1.translator.select import RunFilter
+            from streamv1.translator.translate.select import RunFilter
 
             shared = selected = RunFilter(shared, keep)
             jobs = 1  # the parallel path copies its spools straight to the output
-        workers = jobs if jobs is not None else batch.default_workers(work)
+        workers = jobs if jobs is not None else many_inputs.default_workers(work)
         try:
             with signals_interrupt():
                 view = getattr(shared if selected is None else selected.inner, "console", None)
                 on_stdout = output is None and out_dir is None and view is None
                 try:
-                    totals = batch.run(
+                    totals = many_inputs.run(
                         work,
                         shared,
                         options,
@@ -293,7 +295,7 @@ def convert_inputs(
                 shared.flush()
             if selected is not None:
                 log.info("runs the selection left out", runs=selected.runs_dropped)
-        except batch.OutputWriteError as exc:
+        except many_inputs.OutputWriteError as exc:
             raise Failure(
                 "cannot write the output",
                 path=exc.where,
@@ -311,7 +313,7 @@ def convert_inputs(
     return totals
 
 
-def _refuse_output_among_inputs(output: Path, work: list[batch.Job]) -> None:
+def _refuse_output_among_inputs(output: Path, work: list[many_inputs.Job]) -> None:
     """``-o`` naming one of the inputs would empty it before it is read."""
     try:
         out = os.stat(output)
@@ -330,7 +332,7 @@ def _refuse_output_among_inputs(output: Path, work: list[batch.Job]) -> None:
                 )
 
 
-def _refuse_clashing_targets(work: list[batch.Job]) -> None:
+def _refuse_clashing_targets(work: list[many_inputs.Job]) -> None:
     """Two inputs whose outputs would have one name (``d1/a.jsonl d2/a.jsonl``):
     one would overwrite the other, so neither is written."""
     seen: dict[str, str] = {}

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from streamv1.translator.bus import (
+from streamv1.translator.fleet.bus import (
     BusConfig,
     check_token,
 )
-from streamv1.translator.bus import config as configured_bus
-from streamv1.translator.reader import MAX_LINE_BYTES
-from streamv1.translator.shapes import DEFAULT, shapes
-from streamv1.translator.sources import Source, sources
+from streamv1.translator.fleet.bus import config as configured_bus
+from streamv1.translator.output.shapes import DEFAULT, shapes
+from streamv1.translator.reading.reader import MAX_LINE_BYTES
+from streamv1.translator.reading.sources import Source, sources
 
 
 def source_choice(name: str) -> Source | None:
@@ -32,7 +32,7 @@ def source_choice(name: str) -> Source | None:
 
 
 if TYPE_CHECKING:
-    from streamv1.translator import ledger
+    from streamv1.translator.views import ledger
 
     _StrChoice = click.Choice[str]
 else:
@@ -40,7 +40,7 @@ else:
 
 
 class ShapeChoice(_StrChoice):
-    """``--to``'s choices: the shapes :func:`translator.shapes.shapes` finds, looked
+    """``--to``'s choices: the shapes :func:`translator.output.shapes.shapes` finds, looked
     up when the option is used (a shape module is all a new shape takes)."""
 
     def __init__(self) -> None:
@@ -141,7 +141,7 @@ def selection(
     if not any((since, until, project, agent, session_prefix)):
         return None
     try:
-        from streamv1.translator import ledger  # (its price table: only when asked)
+        from streamv1.translator.views import ledger  # (its price table: only when asked)
 
         return ledger.Filter(
             since=ledger.parse_when(since) if since else None,

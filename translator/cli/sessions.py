@@ -1,5 +1,5 @@
 """``streamv1 sessions``: one row per session of what convert reads, from the
-converted stream (translator.ledger).
+converted stream (translator.views.ledger).
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 
-from streamv1.translator import batch
 from streamv1.translator.cli.convert import convert_inputs
 from streamv1.translator.cli.options import (
     SOURCE_OPTION,
@@ -18,6 +17,7 @@ from streamv1.translator.cli.options import (
     source_choice,
 )
 from streamv1.translator.cli.shared import quiet_on_closed_stdout
+from streamv1.translator.translate import many_inputs
 
 
 @click.command()
@@ -69,11 +69,11 @@ def sessions(
 
     import orjson
 
-    from streamv1.translator import ledger
+    from streamv1.translator.views import ledger
 
     keep = selection(since, until, project, agent, session_prefix) or ledger.Filter()
     source = source_choice(source_name)
-    options = batch.Options(source.name if source else None)
+    options = many_inputs.Options(source.name if source else None)
     book = ledger.Ledger()
     with tempfile.TemporaryDirectory(prefix="streamv1-sessions-") as spool:
         stream = Path(spool) / "stream.jsonl"

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any, TypeVar, cast
 
 from streamv1.translator.exits import Exit
-from streamv1.translator.pipeline import Interrupted
+from streamv1.translator.translate.translation import Interrupted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,9 +24,9 @@ EXIT_PIPE = 128 + 13
 
 def stdout_for(view_format: str) -> IO[bytes]:
     """Where a command's stream_v1 lines go: stdout's bytes, or, for people at a
-    terminal (--format pretty / auto), the view that shows them (translator.view)."""
+    terminal (--format pretty / auto), the view that shows them (translator.views.pretty)."""
     if view_format == "pretty" or (view_format == "auto" and sys.stdout.isatty()):
-        from streamv1.translator.view import PrettyWriter
+        from streamv1.translator.views.pretty import PrettyWriter
 
         return cast(IO[bytes], PrettyWriter(sys.stdout))
     return sys.stdout.buffer

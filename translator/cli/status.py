@@ -37,7 +37,7 @@ def status(socket_path: Path | None, as_json: bool) -> None:
     except (OSError, ValueError) as exc:
         raise Failure("no status from the daemon", path=str(path), reason=str(exc)) from None
     if not as_json and sys.stdout.isatty():
-        from streamv1.translator.view import status_lines
+        from streamv1.translator.views.pretty import status_lines
 
         click.echo("\n".join(status_lines(value)))
         return

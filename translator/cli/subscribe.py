@@ -8,13 +8,6 @@ from typing import IO, Any, cast
 
 import click
 
-from streamv1.translator.bus import (
-    ACK_WINDOW,
-    FETCH,
-    BusError,
-    bus_options,
-)
-from streamv1.translator.bus import config as configured_bus
 from streamv1.translator.cli.options import (
     FORMAT_OPTION,
     SOCKET_OPTION,
@@ -23,7 +16,14 @@ from streamv1.translator.cli.options import (
 )
 from streamv1.translator.cli.shared import quiet_on_closed_stdout, signals_interrupt, stdout_for
 from streamv1.translator.exits import Exit, Failure
-from streamv1.translator.pipeline import Interrupted
+from streamv1.translator.fleet.bus import (
+    ACK_WINDOW,
+    FETCH,
+    BusError,
+    bus_options,
+)
+from streamv1.translator.fleet.bus import config as configured_bus
+from streamv1.translator.translate.translation import Interrupted
 
 
 @click.command()
@@ -97,19 +97,19 @@ def subscribe(
     keep = selection(since, until, project, agent, session_prefix)
     out = stdout_for(view_format)
     if keep is not None:
-        from streamv1.translator.select import RunFilter
+        from streamv1.translator.translate.select import RunFilter
 
         out = cast(IO[bytes], RunFilter(out, keep))
     if source_url is None:
         _subscribe_local(socket_path, out)
         return
-    from streamv1.translator import fleet  # asyncio, nats: only to subscribe
+    from streamv1.translator.fleet import transfer  # asyncio, nats: only to subscribe
 
     bus_config = configured_bus(source_url, bus, host="-")
     whole = session_prefix if session_prefix and _WHOLE_ID.fullmatch(session_prefix) else None
     try:
         with signals_interrupt():
-            fleet.subscribe(
+            transfer.subscribe(
                 bus_config,
                 out,
                 host=host_filter,

@@ -12,10 +12,6 @@ from typing import IO, Any, cast
 import click
 
 from streamv1.translator import logs
-from streamv1.translator.bus import (
-    BusConfig,
-    bus_options,
-)
 from streamv1.translator.cli.options import (
     FORMAT_OPTION,
     output_shape_options,
@@ -24,7 +20,11 @@ from streamv1.translator.cli.options import (
     selection_options,
 )
 from streamv1.translator.cli.shared import progress_wanted, stdout_is_stderr
-from streamv1.translator.shapes import DEFAULT
+from streamv1.translator.fleet.bus import (
+    BusConfig,
+    bus_options,
+)
+from streamv1.translator.output.shapes import DEFAULT
 
 
 @click.command()
@@ -154,7 +154,7 @@ def tail(
       streamv1 tail --from end --project myrepo       # what happens from now, one repo
       streamv1 tail --since today --agent codex -o codex-today.jsonl
     """
-    from streamv1.translator.shapes import encoder_for
+    from streamv1.translator.output.shapes import encoder_for
     from streamv1.translator.tail import serve
 
     if claude_extra_types and to != "claude":
@@ -191,7 +191,7 @@ def tail(
         )
     view = None
     if pretty:
-        from streamv1.translator.view import PrettyWriter
+        from streamv1.translator.views.pretty import PrettyWriter
 
         view = PrettyWriter(sys.stdout)
     catch_up_view = None

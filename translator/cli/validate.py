@@ -9,11 +9,12 @@ from typing import IO, Any
 
 import click
 
-from streamv1.translator import batch, logs
+from streamv1.translator import logs
 from streamv1.translator.cli.options import MAX_LINE_OPTION
 from streamv1.translator.cli.shared import quiet_on_closed_stdout
-from streamv1.translator.discover import walk_paths
-from streamv1.translator.sources import sources
+from streamv1.translator.reading.discover import walk_paths
+from streamv1.translator.reading.sources import sources
+from streamv1.translator.translate import many_inputs
 
 log = logs.get()
 
@@ -29,14 +30,14 @@ def _not_stream_v1(stream: IO[bytes]) -> str | None:
     """What the input is when its first record is plainly another source's (read
     from its first 64 KiB, then rewound): one clear line instead of an error for
     every line."""
-    from streamv1.translator.sources import DECISIVE, sniff
+    from streamv1.translator.reading.sources import DECISIVE, sniff
 
     try:
         head = stream.read(1 << 16)
         stream.seek(0)
     except (OSError, ValueError):
         return None
-    record = batch.first_record(head)
+    record = many_inputs.first_record(head)
     own = sources().get("stream_v1")
     if record is None or (own is not None and own.sniff(record) >= DECISIVE):
         return None  # stream_v1 (a print-mode stream's lines may look alike)
@@ -61,7 +62,7 @@ def validate(files: tuple[Path, ...], quiet: bool, allow_open: bool, max_line_by
 
     Prints each violation as file:line: reason; exits 1 if there is any.
     """
-    from streamv1.translator.validate import validate_stream
+    from streamv1.translator.contract.validate import validate_stream
 
     targets: list[Any] = []
     for given in files or (Path("-"),):

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from streamv1.translator.events import JSON
+from streamv1.translator.model.events import JSON
 from streamv1.translator.timefmt import now_ts
 
 

@@ -38,15 +38,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from streamv1.translator import logs
-from streamv1.translator.discover import is_transcript, stays_inside, walk_paths
-from streamv1.translator.events import JSON
-from streamv1.translator.ledger import Filter
-from streamv1.translator.pipeline import InputError, Totals
+from streamv1.translator.model.events import JSON
+from streamv1.translator.output.shapes import Encoder
 from streamv1.translator.progress import ONE_FILE_SHOWN
-from streamv1.translator.select import RunSelection
-from streamv1.translator.session import Part, SessionMerge
-from streamv1.translator.shapes import Encoder
-from streamv1.translator.sources import (
+from streamv1.translator.reading.discover import is_transcript, stays_inside, walk_paths
+from streamv1.translator.reading.sources import (
     ended_by,
     input_clock,
     is_main_file,
@@ -69,13 +65,17 @@ from streamv1.translator.tail.output import (
 from streamv1.translator.tail.streams import LiveStreams
 from streamv1.translator.tail.watching import FileEvents, Sweep, Unwatched
 from streamv1.translator.timefmt import now_ts
+from streamv1.translator.translate.select import RunSelection
+from streamv1.translator.translate.session import Part, SessionMerge
+from streamv1.translator.translate.translation import InputError, Totals
+from streamv1.translator.views.ledger import Filter
 
 if TYPE_CHECKING:
     from streamv1.translator.progress import ProgressLine
 
 
 #: How long, live, a file's lines past its call spawning a nested actor wait for
-#: the actor's own file to begin (translator.session: the actor's task_started
+#: the actor's own file to begin (translator.translate.session: the actor's task_started
 #: belongs before them, where batch conversion puts it by time). The agents write
 #: that file as the actor begins, so it is seldom waited for at all.
 ACTOR_WAIT = 5.0
@@ -181,7 +181,7 @@ class TailDaemon:
         self._agent_runs: dict[tuple[str, str], str] = {}  # (session, tool_use) → agent file
         # One session, one stream: the files of a session (a main file and its
         # nested actors') are framed by the main file's translation, their records merged
-        # in time order (translator.session). Made when a second file of a session is
+        # in time order (translator.translate.session). Made when a second file of a session is
         # followed; key → (the merge, the main file's path). path → its session key.
         self._sessions: dict[str, tuple[SessionMerge, str]] = {}
         self._session_key: dict[str, str] = {}
@@ -1237,7 +1237,7 @@ class TailDaemon:
     def _spawned_in(self, path: str) -> None:
         """A main file says it spawned a nested actor whose own file is not followed
         yet: its session's merge is made now, so what follows the spawn waits for
-        that file to begin (translator.session)."""
+        that file to begin (translator.translate.session)."""
         key = self._session_key.get(path)
         if key is not None and self._mains.get(key) == path:
             self._merge_of(key, path)
@@ -1557,7 +1557,7 @@ def _skip(mark: cp.FileMark) -> int:
 def _older_release(mark: cp.FileMark) -> bool:
     """Was this mark's translation written by a release that framed each file of
     a session alone (before one stream a session)?"""
-    from streamv1.translator.pipeline import STATE_VERSION
+    from streamv1.translator.translate.translation import STATE_VERSION
 
     return not isinstance(mark.state, dict) or mark.state.get("version", 0) < STATE_VERSION
 

@@ -24,14 +24,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from streamv1.translator import reader
-from streamv1.translator.events import Problem
-from streamv1.translator.lines import Line, LineSplitter
-from streamv1.translator.pipeline import InputError, Totals, Translation
-from streamv1.translator.reader import parse_line
-from streamv1.translator.shapes import Encoder
+from streamv1.translator.model.events import Problem
+from streamv1.translator.output.shapes import Encoder
+from streamv1.translator.reading import reader
+from streamv1.translator.reading.lines import Line, LineSplitter
+from streamv1.translator.reading.reader import parse_line
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail.checkpoint import FileMark, digest
+from streamv1.translator.translate.translation import InputError, Totals, Translation
 
 HEAD_BYTES = 1024
 #: A line longer than this is reported and skipped, never held whole (the reader's).
@@ -290,7 +290,7 @@ class FileFollower:
     def replay_in_session(self, mark: FileMark, last: Callable[[], None] | None = None) -> None:
         """Replay to ``mark`` as one file of a session replayed together (the
         session's merge drops each file's first lines, as many as its mark counts:
-        :attr:`translator.session.Part.skip`); ``last`` runs at the end, inside the
+        :attr:`translator.translate.session.Part.skip`); ``last`` runs at the end, inside the
         replay (the merge framing what the files handed in)."""
         self._replay(dataclasses.replace(mark, framed=mark.framed or 0), last)
         self.pending_replay = None

@@ -117,7 +117,7 @@ class OutputSink:
 
     def __init__(self, path: Path | None, stdout: IO[bytes] | None = None) -> None:
         """``path`` None: stdout, or ``stdout`` where it is given (the view for
-        people, translator.view, at a terminal)."""
+        people, translator.views.pretty, at a terminal)."""
         self.path = path
         #: Told (inode, length) before the first line goes into a file the sink
         #: starts anew after the checkpoint (truncated from outside, or a new file

@@ -11,7 +11,7 @@ the server has acked every line before it. So:
 - while the bus is down the output file is the buffer (hours or days), and catching
   up reads it a batch at a time, so memory stays bounded;
 - after a crash the lines since the publisher's checkpoint go again, and the server
-  drops them by their ``Nats-Msg-Id`` (see :mod:`translator.jetstream` for the
+  drops them by their ``Nats-Msg-Id`` (see :mod:`translator.fleet.jetstream` for the
   check that covers an outage longer than the duplicate window).
 
 It runs on a thread of its own with its own event loop, in a process of its own
@@ -32,11 +32,12 @@ from typing import Any
 
 import orjson
 
-from streamv1.translator import bus, jetstream, logs
-from streamv1.translator.lines import MAX_LINE_BYTES, LineSplitter, line_too_long
+from streamv1.translator import logs
+from streamv1.translator.fleet import bus, jetstream
+from streamv1.translator.reading.lines import MAX_LINE_BYTES, LineSplitter, line_too_long
 
 #: Most lines, and bytes, read and sent as one batch (the unit of the checkpoint;
-#: each subject's share goes in atomic batches, translator.jetstream). 1,000 before
+#: each subject's share goes in atomic batches, translator.fleet.jetstream). 1,000 before
 #: #26: a checkpoint (fsync) and a round trip every 1,000 lines.
 BATCH_LINES = 10_000
 BATCH_BYTES = 16 << 20

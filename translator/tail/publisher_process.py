@@ -51,7 +51,8 @@ from typing import IO, Any
 
 import orjson
 
-from streamv1.translator import bus, logs
+from streamv1.translator import logs
+from streamv1.translator.fleet import bus
 from streamv1.translator.tail.publisher import OutputPublisher, files_before, status
 
 log = logs.get()

@@ -27,8 +27,9 @@ from typing import Any
 
 import orjson
 
-from streamv1.translator import logs, reader
-from streamv1.translator.lines import LineSplitter
+from streamv1.translator import logs
+from streamv1.translator.reading import reader
+from streamv1.translator.reading.lines import LineSplitter
 from streamv1.translator.tail import protocol
 
 log = logs.get()

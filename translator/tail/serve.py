@@ -18,11 +18,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from streamv1.translator import bus, logs
+from streamv1.translator import logs
 from streamv1.translator.exits import Exit, Failure
+from streamv1.translator.fleet import bus
 from streamv1.translator.hashes import sha256
-from streamv1.translator.shapes import Encoder
-from streamv1.translator.sources import homes
+from streamv1.translator.output.shapes import Encoder
+from streamv1.translator.reading.sources import homes
 from streamv1.translator.tail import protocol
 from streamv1.translator.tail.checkpoint import CheckpointError
 from streamv1.translator.tail.daemon import TailDaemon
@@ -33,7 +34,7 @@ log = logs.get()
 
 def watched_roots(dirs: Sequence[Path]) -> list[Path]:
     """The folders given, else every source's default folders (each agent's home,
-    :func:`translator.sources.homes`); absolute."""
+    :func:`translator.reading.sources.homes`); absolute."""
     roots = list(dirs) or [Path(p) for p in homes()]
     return [r.expanduser().resolve() for r in roots]
 

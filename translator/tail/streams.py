@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from streamv1.translator import logs
-from streamv1.translator.events import Problem
-from streamv1.translator.ledger import Filter
-from streamv1.translator.pipeline import InputError, Totals, Translation
-from streamv1.translator.reader import Line, parse_line
-from streamv1.translator.select import RunSelection
-from streamv1.translator.shapes import Encoder
+from streamv1.translator.model.events import Problem
+from streamv1.translator.output.shapes import Encoder
+from streamv1.translator.reading.reader import Line, parse_line
 from streamv1.translator.tail.claims import Claims, Counters, mark_origin
 from streamv1.translator.tail.ingest import IngestServer, LiveStream, Subscriber
+from streamv1.translator.translate.select import RunSelection
+from streamv1.translator.translate.translation import InputError, Totals, Translation
+from streamv1.translator.views.ledger import Filter
 
 
 class LiveStreams:

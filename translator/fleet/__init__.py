@@ -1,0 +1,12 @@
+"""The fleet stream: stream_v1 lines on NATS JetStream for a whole team.
+
+- ``bus``: the fleet's settings, cheap to import (every command declares its
+  options): the NATS options, the stream's configuration, subject tokens, errors;
+- ``jetstream``: subjects, message ids and once-only sending;
+- ``transfer``: what the commands do with it: publish a converted file, and read
+  the stream back (``subscribe --from``).
+
+May import translate (how an interrupted conversion is told) and the loose
+modules; the tail daemon's publisher imports this, never the other way.
+This file imports nothing, so a command pays only for the modules it uses.
+"""

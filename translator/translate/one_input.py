@@ -1,0 +1,196 @@
+"""Batch conversion of one input, or of one session's files: bytes → lines → records
+→ the translation → sink.
+
+Reads as a stream: memory stays flat whatever the input size, and when the input
+is a pipe each output line is written and flushed as soon as the input line that
+makes it has arrived.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO
+
+from streamv1.translator.output.shapes import Encoder
+from streamv1.translator.reading.reader import MAX_LINE_BYTES, ParsedLine, read_parsed
+from streamv1.translator.reading.sources import Source
+from streamv1.translator.timefmt import now_ts
+from streamv1.translator.translate.session import Part, SessionMerge
+from streamv1.translator.translate.translation import (
+    GATHER,
+    InputError,
+    Interrupted,
+    Totals,
+    Translation,
+)
+
+__all__ = [
+    "InputError",
+    "Interrupted",
+    "SessionInput",
+    "Totals",
+    "convert_session",
+    "convert_stream",
+]
+
+
+def convert_stream(
+    stream: IO[bytes],
+    path: str,
+    write: Callable[[bytes], object],
+    totals: Totals,
+    source: Source | None = None,
+    flush: Callable[[], object] | None = None,
+    clock: Callable[[], str] = now_ts,
+    session_id: str | None = None,
+    encoder: Encoder | None = None,
+    max_line: int = MAX_LINE_BYTES,
+    redact: bool = True,
+) -> None:
+    """Convert one input. ``flush`` is called after every input line (live pipes).
+    A line longer than ``max_line`` bytes is reported and skipped, never held."""
+    # A live input (``flush`` given) writes each line as it is framed; a file's
+    # lines are gathered and scrubbed and written a buffer at a time.
+    gather = GATHER if flush is None else 0
+    translation = Translation(
+        path, write, totals, source, clock, session_id, encoder, redact, gather
+    )
+    any_text = False
+    try:
+        for parsed in read_parsed(stream, path, max_line=max_line):
+            if parsed.records or parsed.damage:
+                any_text = True
+            translation.feed(parsed)
+            if flush is not None:
+                flush()
+    except Interrupted:
+        # Stopped by the user: what is open ends as a cut-off input ends (an
+        # ``interrupted`` result), so what was written still validates.
+        with contextlib.suppress(InputError):
+            translation.finish()
+        translation.flush_output()
+        if flush is not None:
+            flush()
+        totals.lines_in += translation.lines
+        raise
+    except BaseException:
+        translation.flush_output()  # what was framed before a read failed is kept
+        raise
+    totals.lines_in += translation.lines
+    if not any_text:
+        raise InputError("empty input: no lines to convert")
+    translation.finish()
+    if flush is not None:
+        flush()
+
+
+@dataclass(slots=True)
+class SessionInput:
+    """One file of a session: its stream and the name errors give it."""
+
+    stream: IO[bytes]
+    path: str
+
+
+def convert_session(
+    inputs: list[SessionInput],
+    write: Callable[[bytes], object],
+    totals: Totals,
+    source: Source | None = None,
+    clock: Callable[[], str] = now_ts,
+    session_id: str | None = None,
+    encoder: Encoder | None = None,
+    max_line: int = MAX_LINE_BYTES,
+    redact: bool = True,
+    on_error: Callable[[str, str], None] | None = None,
+) -> None:
+    """Convert the files of one session (the first is its main file) into one
+    stream (:class:`translator.translate.session.SessionMerge`): records are read one at a
+    time from the file whose next batch is due, so memory stays flat, and a nested
+    actor's batch waits for its spawning call while a file not read to its end
+    could still bring it. The result is written when every file is over. A file
+    that cannot be read is said through ``on_error`` (its path, why) and left out;
+    the others go on."""
+    if len(inputs) == 1:
+        convert_stream(
+            inputs[0].stream,
+            inputs[0].path,
+            write,
+            totals,
+            source,
+            None,
+            clock,
+            session_id,
+            encoder,
+            max_line,
+            redact,
+        )
+        return
+    translations = [
+        Translation(given.path, write, totals, source, clock, session_id, encoder, redact, GATHER)
+        for given in inputs
+    ]
+    merge = SessionMerge(translations[0])
+    for translation in translations[1:]:
+        merge.join(translation)
+    readers = {
+        id(part): _Reader(read_parsed(given.stream, given.path, max_line=max_line))
+        for part, given in zip(merge.parts, inputs, strict=True)
+    }
+
+    def may_bring(part: Part) -> bool:
+        return not readers[id(part)].ended
+
+    try:
+        for part in merge.parts:
+            _advance(part, readers[id(part)], on_error)
+        while merge.step(may_bring):
+            for part in merge.parts:
+                if not part.batches:
+                    _advance(part, readers[id(part)], on_error)
+    except Interrupted:
+        with contextlib.suppress(InputError):
+            translations[0].close_framing()
+        translations[0].flush_output()
+        raise
+    except BaseException:
+        for translation in translations:
+            translation.flush_output()  # what was framed before a failure is kept
+        raise
+    finally:
+        for translation in translations:
+            totals.lines_in += translation.lines
+    translations[0].close_framing()
+
+
+@dataclass(slots=True)
+class _Reader:
+    lines: Iterator[ParsedLine]
+    ended: bool = False
+    any_text: bool = False
+
+
+def _advance(part: Part, reader: _Reader, on_error: Callable[[str, str], None] | None) -> None:
+    """Read the part's records until one makes events (or its end, where its
+    adapter's last events come)."""
+    translation = part.translation
+    try:
+        while not part.batches and not reader.ended:
+            parsed = next(reader.lines, None)
+            if parsed is None:
+                reader.ended = True
+                if not reader.any_text:
+                    raise InputError("empty input: no lines to convert")
+                translation.finish_input()
+                break
+            if parsed.records or parsed.damage:
+                reader.any_text = True
+            translation.feed(parsed)
+    except InputError as exc:
+        reader.ended = True
+        part.batches.clear()
+        translation.totals.failed_inputs += 1
+        if on_error is not None:
+            on_error(translation.path, str(exc))
