@@ -35,18 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from streamv1.translator.hashes import blake2b
-from streamv1.translator.model.events import (
-    JSON,
-    Delta,
-    Event,
-    Message,
-    Note,
-    Problem,
-    RunEnd,
-    RunStart,
-    Unrecognized,
-    Usage,
-)
+from streamv1.translator.model import events as ev
 from streamv1.translator.reading.mapping import Row
 from streamv1.translator.reading.sources import (
     LIKELY,
@@ -123,9 +112,9 @@ def session_from_path(path: str) -> str | None:
 @persisted
 class _Run:
     def __init__(self) -> None:
-        self.usage = Usage()
+        self.usage = ev.Usage()
         self.usage_seen = False
-        self.model_usage: dict[str | None, Usage] = {}
+        self.model_usage: dict[str | None, ev.Usage] = {}
         self.turns = 0
         self.steps = 0  # completed text steps: the index of the next text block
         self.content = False
@@ -143,8 +132,8 @@ class StellaAdapter:
         self._fallback = session_id or session_from_path(path) or "unknown"
         self._session: str | None = None
         self._run: _Run | None = None
-        self._held: list[Event] = []  # events before the run's first content
-        self._start: RunStart | None = None
+        self._held: list[ev.Event] = []  # events before the run's first content
+        self._start: ev.RunStart | None = None
 
     @property
     def _sid(self) -> str:
@@ -152,8 +141,8 @@ class StellaAdapter:
 
     # -- the adapter contract -------------------------------------------------
 
-    def feed(self, record: dict[str, Any], where: Where) -> Iterable[Event]:
-        out: list[Event] = []
+    def feed(self, record: dict[str, Any], where: Where) -> Iterable[ev.Event]:
+        out: list[ev.Event] = []
         if self._fallback == STDIN:
             # Two streams on stdin are two sessions (#23 item 20): named by their first
             # record, so the same bytes get the same name again (and nothing is stored
@@ -171,14 +160,14 @@ class StellaAdapter:
             self._one(record, where, out)
         return out
 
-    def finish(self) -> Iterable[Event]:
-        out: list[Event] = []
+    def finish(self) -> Iterable[ev.Event]:
+        out: list[ev.Event] = []
         self._release(out, partial=False)
         return out  # an open run ends interrupted in the framer
 
     # -- events -------------------------------------------------------------------
 
-    def _document(self, doc: dict[str, Any], where: Where, out: list[Event]) -> None:
+    def _document(self, doc: dict[str, Any], where: Where, out: list[ev.Event]) -> None:
         """A whole --output-format json document on one line: its events in order."""
         sid = doc.get("session_id")
         if isinstance(sid, str):
@@ -188,7 +177,7 @@ class StellaAdapter:
                 self._one(event, where, out)
             else:
                 out.append(
-                    Problem(
+                    ev.Problem(
                         f"events item is {type(event).__name__}, not an object",
                         where.path,
                         where.line,
@@ -196,7 +185,7 @@ class StellaAdapter:
                     )
                 )
 
-    def _members(self, members: dict[str, Any], out: list[Event]) -> None:
+    def _members(self, members: dict[str, Any], out: list[ev.Event]) -> None:
         """Members of a streamed json document beside its events (the reader hands
         each over as its own record): the session id, and the rest kept visible."""
         sid = members.get("session_id")
@@ -206,14 +195,14 @@ class StellaAdapter:
         if rest:
             if self._run is None:
                 self._begin(None)
-            self._emit(out, Note("document", self._sid, None, {}, rest))
+            self._emit(out, ev.Note("document", self._sid, None, {}, rest))
 
-    def _one(self, ev: dict[str, Any], where: Where, out: list[Event]) -> None:
-        kind = ev.get("type")
-        sid = ev.get("session_id")
+    def _one(self, event: dict[str, Any], where: Where, out: list[ev.Event]) -> None:
+        kind = event.get("type")
+        sid = event.get("session_id")
         if isinstance(sid, str) and sid:
             self._session = sid
-        raw_ts = ev.get("ts")
+        raw_ts = event.get("ts")
         ts = normalize_ts(raw_ts)
         if self._run is None:
             self._begin(ts)
@@ -221,36 +210,38 @@ class StellaAdapter:
             self._emit(out, time_problem("ts", raw_ts, where, self._session))
         try:
             if type(kind) not in STR_OR_NONE or type(sid) not in STR_OR_NONE:
-                expect_strings(ev, _NAMING_KEYS)  # (raises: inline first, it is hot)
+                expect_strings(event, _NAMING_KEYS)  # (raises: inline first, it is hot)
             handler = _EVENTS.get(kind) if isinstance(kind, str) else None
             if handler is None:
                 name = kind if isinstance(kind, str) else "<no type>"
-                self._emit(out, Unrecognized(name, self._sid, ts, ev))
+                self._emit(out, ev.Unrecognized(name, self._sid, ts, event))
                 return
             if kind in _CONTENT and self._start is not None:
                 self._release(out, partial=kind == "text_delta")
-            handler(self, ev, rest(ev, _ENVELOPE), ts, out)
+            handler(self, event, rest(event, _ENVELOPE), ts, out)
         except BodyError as exc:
             what = kind if isinstance(kind, str) else "event"
-            self._emit(out, body_problem(f"{what}: {exc}", ev, where, self._sid, ts))
+            self._emit(out, body_problem(f"{what}: {exc}", event, where, self._sid, ts))
 
     # Each known event type's handler: given the event, its fields beside the
     # envelope (what a handler does not use goes into the line's extension), its time.
 
-    def _stage(self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]) -> None:
-        name = str_field(ev, "name", required=True)
-        scope = str_field(ev, "scope")
-        value: JSON = {"value": name}
+    def _stage(
+        self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
+    ) -> None:
+        name = str_field(event, "name", required=True)
+        scope = str_field(event, "scope")
+        value: ev.JSON = {"value": name}
         if scope is not None:
             value["category"] = scope
-        self._emit(out, Note("stage", self._sid, ts, value, rest(fields, ("name", "scope"))))
+        self._emit(out, ev.Note("stage", self._sid, ts, value, rest(fields, ("name", "scope"))))
 
     def _text_delta(
-        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+        self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
     ) -> None:
         assert self._run is not None
-        text = _aliased(ev, "delta", "text")
-        payload: JSON = {
+        text = _aliased(event, "delta", "text")
+        payload: ev.JSON = {
             "type": "content_block_delta",
             "index": self._run.steps,
             "delta": {"type": "text_delta", "text": text},
@@ -258,35 +249,37 @@ class StellaAdapter:
         ext = rest(fields, ("delta", "text"))
         if ext:
             payload["extension"] = ext
-        self._emit(out, Delta(self._sid, ts, payload))
+        self._emit(out, ev.Delta(self._sid, ts, payload))
 
-    def _text(self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]) -> None:
+    def _text(
+        self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
+    ) -> None:
         assert self._run is not None
-        text = _aliased(ev, "text", "delta")
+        text = _aliased(event, "text", "delta")
         self._run.steps += 1
         self._say(out, ts, {"type": "text", "text": text}, rest(fields, ("text", "delta")))
 
     def _tool_start(
-        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+        self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
     ) -> None:
-        call_id = str_field(ev, "call_id", required=True)
-        name = str_field(ev, "name", required=True)
-        block: JSON = {
+        call_id = str_field(event, "call_id", required=True)
+        name = str_field(event, "name", required=True)
+        block: ev.JSON = {
             "type": "tool_use",
             "id": call_id,
             "name": name,
-            "input": ev.get("input", {}),
+            "input": event.get("input", {}),
         }
         self._say(out, ts, block, rest(fields, ("call_id", "name", "input")))
 
     def _tool_result(
-        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+        self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
     ) -> None:
-        call_id = str_field(ev, "call_id", required=True)
-        is_error = _bool(ev, "is_error")
-        count_field(ev, "duration_ms")  # checked; kept with the other measures
-        result: JSON = {"type": "tool_result", "tool_use_id": call_id}
-        content = ev.get("content", ev.get("output"))
+        call_id = str_field(event, "call_id", required=True)
+        is_error = _bool(event, "is_error")
+        count_field(event, "duration_ms")  # checked; kept with the other measures
+        result: ev.JSON = {"type": "tool_result", "tool_use_id": call_id}
+        content = event.get("content", event.get("output"))
         if content is not None:
             result["content"] = content
         if is_error is not None:
@@ -294,7 +287,7 @@ class StellaAdapter:
         measured = rest(fields, ("call_id", "content", "output", "is_error"))
         self._emit(
             out,
-            Message(
+            ev.Message(
                 "user",
                 self._sid,
                 ts,
@@ -305,47 +298,49 @@ class StellaAdapter:
         )
 
     def _step_usage(
-        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+        self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
     ) -> None:
         run = self._run
         assert run is not None
-        nested = ev.get("usage")
-        usage = _usage(nested if isinstance(nested, dict) else ev)
-        model = str_field(ev, "model")
-        duration = count_field(ev, "duration_ms")
+        nested = event.get("usage")
+        usage = _usage(nested if isinstance(nested, dict) else event)
+        model = str_field(event, "model")
+        duration = count_field(event, "duration_ms")
         run.usage.add(usage)
         run.usage_seen = True
-        run.model_usage.setdefault(model, Usage()).add(usage)
+        run.model_usage.setdefault(model, ev.Usage()).add(usage)
         if model:
             run.model = model
         value = {"duration_ms": duration} if duration is not None else {}
-        self._emit(out, Note("step_usage", self._sid, ts, value, rest(fields, ("duration_ms",))))
+        self._emit(out, ev.Note("step_usage", self._sid, ts, value, rest(fields, ("duration_ms",))))
 
     def _turn_complete(
-        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+        self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
     ) -> None:
         assert self._run is not None
         self._run.turns += 1
-        stop = str_field(ev, "stop_reason")
+        stop = str_field(event, "stop_reason")
         value = {"stop_reason": stop} if stop is not None else {}
-        self._emit(out, Note("turn_complete", self._sid, ts, value, rest(fields, ("stop_reason",))))
+        self._emit(
+            out, ev.Note("turn_complete", self._sid, ts, value, rest(fields, ("stop_reason",)))
+        )
 
     def _run_complete(
-        self, ev: dict[str, Any], fields: JSON, ts: str | None, out: list[Event]
+        self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
     ) -> None:
         run = self._run
         assert run is not None
-        model = str_field(ev, "model") or run.model
-        cost = ev.get("cost_usd")
+        model = str_field(event, "model") or run.model
+        cost = event.get("cost_usd")
         if cost is not None and (not isinstance(cost, int | float) or isinstance(cost, bool)):
             raise BodyError(f"cost_usd is {type(cost).__name__}, not a number")
-        is_error = _bool(ev, "is_error")
-        duration = count_field(ev, "duration_ms")
-        own = ev.get("usage")
+        is_error = _bool(event, "is_error")
+        duration = count_field(event, "duration_ms")
+        own = event.get("usage")
         if own is not None and not isinstance(own, dict):
             raise BodyError(f"usage is {type(own).__name__}, not an object")
         usage = _usage(own) if own is not None else (run.usage if run.usage_seen else None)
-        model_usage: dict[str, Usage] | None = None
+        model_usage: dict[str, ev.Usage] | None = None
         if own is not None and model:
             model_usage = {model: usage} if usage else None
         elif run.usage_seen:
@@ -355,17 +350,17 @@ class StellaAdapter:
                 if key is None:
                     model_usage = None
                     break
-                model_usage.setdefault(key, Usage()).add(u)
+                model_usage.setdefault(key, ev.Usage()).add(u)
         self._release(out, partial=False)
         out.append(
-            RunEnd(
+            ev.RunEnd(
                 session_id=self._sid,
                 ts=ts,
                 subtype="error_during_execution" if is_error else "success",
                 is_error=is_error,
                 num_turns=run.turns if run.turns else (1 if run.content else 0),
                 duration_ms=duration,
-                stop_reason=str_field(ev, "stop_reason"),
+                stop_reason=str_field(event, "stop_reason"),
                 usage=usage,
                 model_usage=model_usage or None,
                 total_cost_usd=cost,
@@ -376,19 +371,19 @@ class StellaAdapter:
         )
         self._run = None
 
-    def _say(self, out: list[Event], ts: str | None, block: JSON, ext: JSON) -> None:
+    def _say(self, out: list[ev.Event], ts: str | None, block: ev.JSON, ext: ev.JSON) -> None:
         """One completed assistant block (text or tool_use) of the run."""
         assert self._run is not None
         self._run.content = True
-        self._emit(out, Message("assistant", self._sid, ts, [block], extension=ext))
+        self._emit(out, ev.Message("assistant", self._sid, ts, [block], extension=ext))
 
     # -- runs -------------------------------------------------------------------------
 
     def _begin(self, ts: str | None) -> None:
         self._run = _Run()
-        self._start = RunStart(self._sid, ts, AGENT_NAME, PROVIDER)
+        self._start = ev.RunStart(self._sid, ts, AGENT_NAME, PROVIDER)
 
-    def _emit(self, out: list[Event], event: Event) -> None:
+    def _emit(self, out: list[ev.Event], event: ev.Event) -> None:
         """Events wait with the init until the run's first content says whether
         deltas (partial_messages_v1) are coming."""
         if self._start is not None:
@@ -398,7 +393,7 @@ class StellaAdapter:
         else:
             out.append(event)
 
-    def _release(self, out: list[Event], partial: bool) -> None:
+    def _release(self, out: list[ev.Event], partial: bool) -> None:
         start = self._start
         if start is None:
             return
@@ -415,16 +410,16 @@ class StellaAdapter:
         self._start = None
 
 
-def _bool(ev: dict[str, Any], key: str) -> bool | None:
-    value = ev.get(key)
+def _bool(event: dict[str, Any], key: str) -> bool | None:
+    value = event.get(key)
     if value is not None and not isinstance(value, bool):
         raise BodyError(f"{key} is {type(value).__name__}, not a boolean")
     return value
 
 
-def _aliased(ev: dict[str, Any], field: str, alias: str) -> str:
+def _aliased(event: dict[str, Any], field: str, alias: str) -> str:
     for key in (field, alias):
-        value = ev.get(key)
+        value = event.get(key)
         if value is not None:
             if not isinstance(value, str):
                 raise BodyError(f"{key} is {type(value).__name__}, not a string")
@@ -432,13 +427,13 @@ def _aliased(ev: dict[str, Any], field: str, alias: str) -> str:
     raise BodyError(f"no {field} (or its alias {alias})")
 
 
-def _usage(raw: dict[str, Any]) -> Usage:
-    usage = Usage()
+def _usage(raw: dict[str, Any]) -> ev.Usage:
+    usage = ev.Usage()
     for key, target in _TOKEN_FIELDS.items():
         if key in raw:
             value = count_field(raw, key)
             if value is not None:
-                one = Usage()
+                one = ev.Usage()
                 setattr(one, target, value)
                 usage.add(one)  # (aliases add up; the sum still fits 64 bits)
     return usage
@@ -446,7 +441,7 @@ def _usage(raw: dict[str, Any]) -> Usage:
 
 #: Each known event type's handler (any other type is kept whole:
 #: system/unrecognized).
-_Handler = Callable[[StellaAdapter, dict[str, Any], JSON, str | None, list[Event]], None]
+_Handler = Callable[[StellaAdapter, dict[str, Any], ev.JSON, str | None, list[ev.Event]], None]
 _EVENTS: dict[str, _Handler] = {
     "stage": StellaAdapter._stage,
     "text": StellaAdapter._text,

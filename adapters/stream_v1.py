@@ -17,36 +17,9 @@ from typing import Any, NamedTuple
 
 from streamv1.adapters._claude import usage_from_api
 from streamv1.translator.model import catalog
-from streamv1.translator.model.events import (
-    JSON,
-    Delta,
-    Event,
-    Message,
-    Note,
-    RunEnd,
-    RunStart,
-    Unrecognized,
-    Usage,
-    whole,
-)
+from streamv1.translator.model import events as ev
+from streamv1.translator.reading import sources as src
 from streamv1.translator.reading.mapping import Row
-from streamv1.translator.reading.sources import (
-    CERTAIN,
-    NOT_MINE,
-    STR_OR_NONE,
-    BodyError,
-    Source,
-    Spec,
-    Where,
-    array,
-    body_problem,
-    expect_strings,
-    number,
-    rest,
-    string,
-    take,
-    time_problem,
-)
 from streamv1.translator.state import persisted
 from streamv1.translator.timefmt import normalize_ts
 
@@ -57,14 +30,14 @@ _NAMING_KEYS = ("type", "session_id")
 def sniff(record: dict[str, Any]) -> int:
     kind = record.get("type")
     if isinstance(kind, str) and kind in _TYPES and "seq" in record and "session_id" in record:
-        return CERTAIN
-    return NOT_MINE
+        return src.CERTAIN
+    return src.NOT_MINE
 
 
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read", "cache_creation")
 
 
-def _usage(raw: Any, name: str = "usage") -> Usage | None:
+def _usage(raw: Any, name: str = "usage") -> ev.Usage | None:
     """The catalog's usage object: four whole numbers (the schema's), else a body
     that does not fit."""
     if not isinstance(raw, dict):
@@ -72,12 +45,12 @@ def _usage(raw: Any, name: str = "usage") -> Usage | None:
     counts = []
     for key in _USAGE_KEYS:
         if key not in raw:
-            raise BodyError(f"usage does not fit (no {key})")
-        count = whole(raw[key])
+            raise src.BodyError(f"usage does not fit (no {key})")
+        count = ev.whole(raw[key])
         if count is None:
-            raise BodyError(f"usage does not fit ({key} is not a whole number)")
+            raise src.BodyError(f"usage does not fit ({key} is not a whole number)")
         counts.append(count)
-    return Usage(*counts)
+    return ev.Usage(*counts)
 
 
 @persisted
@@ -90,40 +63,40 @@ class StreamV1Adapter:
         self._path = path
         self._fallback = session_id
 
-    def feed(self, record: dict[str, Any], where: Where) -> Iterable[Event]:
+    def feed(self, record: dict[str, Any], where: src.Where) -> Iterable[ev.Event]:
         raw_ts = record.get("ts")
         if raw_ts is not None and normalize_ts(raw_ts) is None:
-            bad = time_problem("ts", raw_ts, where, self._sid(record))
+            bad = src.time_problem("ts", raw_ts, where, self._sid(record))
             return [bad, *self.feed({k: v for k, v in record.items() if k != "ts"}, where)]
         try:
             return [self._event(record)]
-        except BodyError as exc:
+        except src.BodyError as exc:
             ts = normalize_ts(record.get("ts"))
-            return [body_problem(str(exc), record, where, self._sid(record), ts)]
+            return [src.body_problem(str(exc), record, where, self._sid(record), ts)]
 
-    def finish(self) -> Iterable[Event]:
+    def finish(self) -> Iterable[ev.Event]:
         return []
 
     def _sid(self, rec: dict[str, Any]) -> str:
         sid = rec.get("session_id")
         return sid if isinstance(sid, str) else (self._fallback or "unknown")
 
-    def _event(self, rec: dict[str, Any]) -> Event:
+    def _event(self, rec: dict[str, Any]) -> ev.Event:
         kind = rec.get("type")
-        if type(kind) not in STR_OR_NONE or type(rec.get("session_id")) not in STR_OR_NONE:
-            expect_strings(rec, _NAMING_KEYS)  # (raises: inline first, it is hot)
+        if type(kind) not in src.STR_OR_NONE or type(rec.get("session_id")) not in src.STR_OR_NONE:
+            src.expect_strings(rec, _NAMING_KEYS)  # (raises: inline first, it is hot)
         # Only an RFC 3339 time passes (the pipeline reports any other); the framer
         # gives the line the time of the line before.
         at = _Envelope(
             self._sid(rec),
             normalize_ts(rec.get("ts")),
-            string(rec.get("parent_tool_use_id")),
+            src.string(rec.get("parent_tool_use_id")),
             _obj(rec.get("extension")),
         )
         line = _LINES.get(kind) if isinstance(kind, str) else None
         if line is None:
             name = kind if isinstance(kind, str) else "<no type>"
-            return Unrecognized(name, at.session_id, at.ts, rec, at.parent)
+            return ev.Unrecognized(name, at.session_id, at.ts, rec, at.parent)
         return line(rec, at)
 
 
@@ -133,11 +106,11 @@ class _Envelope(NamedTuple):
     session_id: str
     ts: str | None
     parent: str | None
-    extension: JSON
+    extension: ev.JSON
 
 
 #: The keys every line may carry beside its own fields.
-_ENVELOPE: Spec = {
+_ENVELOPE: src.Spec = {
     "type": object,
     "session_id": object,
     "seq": object,
@@ -148,19 +121,24 @@ _ENVELOPE: Spec = {
 _NOTE_KEYS = frozenset({*_ENVELOPE, "subtype"})
 
 #: An init line's fields (the rest goes into the run start's extension).
-_INIT: Spec = {
+_INIT: src.Spec = {
     **_ENVELOPE,
     "subtype": object,
-    "cwd": string,
-    "tools": array,
-    "mcp_servers": array,
+    "cwd": src.string,
+    "tools": src.array,
+    "mcp_servers": src.array,
     "agent": object,
-    "capabilities": array,
+    "capabilities": src.array,
 }
-_AGENT: Spec = {"name": string, "provider": string, "model": string, "role": string}
+_AGENT: src.Spec = {
+    "name": src.string,
+    "provider": src.string,
+    "model": src.string,
+    "role": src.string,
+}
 
 
-def _model_usage(raw: Any, name: str = "model_usage") -> dict[str, Usage] | None:
+def _model_usage(raw: Any, name: str = "model_usage") -> dict[str, ev.Usage] | None:
     if not isinstance(raw, dict):
         return None
     found = {str(m): u for m, u in ((m, _usage(u)) for m, u in raw.items()) if u is not None}
@@ -169,7 +147,7 @@ def _model_usage(raw: Any, name: str = "model_usage") -> dict[str, Usage] | None
 
 #: A result line's fields, in the order they are checked (the rest goes into the
 #: run end's extension).
-_RESULT: Spec = {
+_RESULT: src.Spec = {
     "model_usage": _model_usage,
     "subtype": str,
     "is_error": bool,
@@ -178,27 +156,27 @@ _RESULT: Spec = {
     "duration_ms": int,
     "stop_reason": str,
     "usage": _usage,
-    "total_cost_usd": number,
+    "total_cost_usd": src.number,
     "ttft_ms": int,
     **_ENVELOPE,
 }
 
 
-def _system(rec: dict[str, Any], at: _Envelope) -> Event:
+def _system(rec: dict[str, Any], at: _Envelope) -> ev.Event:
     subtype = rec.get("subtype")
     if subtype == "init":
         return _init(rec, at)
     if not isinstance(subtype, str):
-        raise BodyError("system line without a subtype")
-    fields = rest(rec, _NOTE_KEYS)
-    return Note(subtype, at.session_id, at.ts, fields, dict(at.extension), at.parent)
+        raise src.BodyError("system line without a subtype")
+    fields = src.rest(rec, _NOTE_KEYS)
+    return ev.Note(subtype, at.session_id, at.ts, fields, dict(at.extension), at.parent)
 
 
-def _init(rec: dict[str, Any], at: _Envelope) -> RunStart:
-    line, extra = take(rec, _INIT)
-    agent, _ = take(_obj(line["agent"]), _AGENT)
+def _init(rec: dict[str, Any], at: _Envelope) -> ev.RunStart:
+    line, extra = src.take(rec, _INIT)
+    agent, _ = src.take(_obj(line["agent"]), _AGENT)
     name, provider = agent["name"], agent["provider"]
-    return RunStart(
+    return ev.RunStart(
         session_id=at.session_id,
         ts=at.ts,
         agent_name="unknown" if name is None else name,
@@ -214,43 +192,43 @@ def _init(rec: dict[str, Any], at: _Envelope) -> RunStart:
     )
 
 
-def _message(rec: dict[str, Any], at: _Envelope) -> Message:
+def _message(rec: dict[str, Any], at: _Envelope) -> ev.Message:
     kind = rec["type"]
     message = rec.get("message")
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
-        raise BodyError(f"{kind} line without a message whose content is a list")
+        raise src.BodyError(f"{kind} line without a message whose content is a list")
     inner = _obj(at.extension.get("message"))
     usage = usage_from_api(inner.get("usage")) if kind == "assistant" else None
-    return Message(
+    return ev.Message(
         role=kind,
         session_id=at.session_id,
         ts=at.ts,
         # Blocks in the catalog's shape: what does not fit (an unknown key, a
         # number for a block) is kept in the block's extension, not dropped.
         content=[catalog.content_block(b) for b in message["content"]],
-        message_id=string(message.get("id")),
+        message_id=src.string(message.get("id")),
         parent_tool_use_id=at.parent,
         tool_use_result=rec.get("tool_use_result"),
         has_tool_use_result="tool_use_result" in rec,
-        model=string(inner.get("model")),
-        stop_reason=string(inner.get("stop_reason")),
+        model=src.string(inner.get("model")),
+        stop_reason=src.string(inner.get("stop_reason")),
         usage=usage,
         extension=dict(at.extension),
     )
 
 
-def _delta(rec: dict[str, Any], at: _Envelope) -> Delta:
+def _delta(rec: dict[str, Any], at: _Envelope) -> ev.Delta:
     event = rec.get("event")
     if not isinstance(event, dict):
-        raise BodyError("stream_event line without an event object")
-    return Delta(at.session_id, at.ts, event, at.parent)
+        raise src.BodyError("stream_event line without an event object")
+    return ev.Delta(at.session_id, at.ts, event, at.parent)
 
 
-def _end(rec: dict[str, Any], at: _Envelope) -> RunEnd:
-    line, extra = take(rec, _RESULT, "result")
+def _end(rec: dict[str, Any], at: _Envelope) -> ev.RunEnd:
+    line, extra = src.take(rec, _RESULT, "result")
     # The input's counts of what was dropped are not carried: the framer counts anew.
-    ext = rest(at.extension, ("dropped", "unrecognized"))
-    return RunEnd(
+    ext = src.rest(at.extension, ("dropped", "unrecognized"))
+    return ev.RunEnd(
         session_id=at.session_id,
         ts=at.ts,
         subtype=line["subtype"],
@@ -268,7 +246,7 @@ def _end(rec: dict[str, Any], at: _Envelope) -> RunEnd:
 
 
 #: Each line type's handler (any other type is kept whole: system/unrecognized).
-_LINES: dict[str, Callable[[dict[str, Any], _Envelope], Event]] = {
+_LINES: dict[str, Callable[[dict[str, Any], _Envelope], ev.Event]] = {
     "system": _system,
     "assistant": _message,
     "user": _message,
@@ -304,7 +282,7 @@ MAPPING = (
 )
 
 
-SOURCE = Source(
+SOURCE = src.Source(
     name="stream_v1",
     description="stream_v1 itself (milk --output-format stream-json, streamv1's own output)",
     sniff=sniff,

@@ -95,26 +95,17 @@ def bus_options(publishing: bool) -> Callable[[Any], Any]:
     the stream is made). Each command gets ``bus`` (a dict) to pass to ``config``."""
 
     def add(command: Any) -> Any:
+        # (the files a TLS or credentials connection reads: each must exist)
+        files = {
+            "--nats-creds": "NATS credentials file (JWT and seed) for this host.",
+            "--nats-tls-ca": "CA certificate(s) that sign the servers' certificates.",
+            "--nats-tls-cert": "Client certificate, for servers that verify clients.",
+            "--nats-tls-key": "The client certificate's key.",
+        }
         opts = [
-            click.option(
-                "--nats-creds",
-                type=click.Path(dir_okay=False, exists=True),
-                help="NATS credentials file (JWT and seed) for this host.",
-            ),
-            click.option(
-                "--nats-tls-ca",
-                type=click.Path(dir_okay=False, exists=True),
-                help="CA certificate(s) that sign the servers' certificates.",
-            ),
-            click.option(
-                "--nats-tls-cert",
-                type=click.Path(dir_okay=False, exists=True),
-                help="Client certificate, for servers that verify clients.",
-            ),
-            click.option(
-                "--nats-tls-key",
-                type=click.Path(dir_okay=False, exists=True),
-                help="The client certificate's key.",
+            *(
+                click.option(name, type=click.Path(dir_okay=False, exists=True), help=text)
+                for name, text in files.items()
             ),
             click.option(
                 "--nats-stream",
