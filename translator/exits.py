@@ -8,7 +8,13 @@ Both are BaseExceptions, as SystemExit is: an ``except Exception`` on the way up
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from typing import Any
+
+#: A command whose stdout's reader went away ends as the shell's SIGPIPE status.
+EXIT_PIPE = 128 + 13
 
 
 class Exit(BaseException):
@@ -27,3 +33,11 @@ class Failure(Exit):
         super().__init__(status)
         self.event = event
         self.fields = fields
+
+
+def stdout_to_devnull() -> None:
+    """stdout's reader went away: point it at /dev/null, so nothing more reaches the
+    closed pipe, not even the interpreter's flush at exit (the CLI and the daemon's
+    serve both end so)."""
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

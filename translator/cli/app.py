@@ -33,8 +33,7 @@ from streamv1.translator.cli import (
     tail,
     validate,
 )
-from streamv1.translator.cli.shared import EXIT_PIPE, stdout_to_devnull
-from streamv1.translator.exits import Exit, Failure
+from streamv1.translator.exits import EXIT_PIPE, Exit, Failure, stdout_to_devnull
 
 log = logs.get()
 

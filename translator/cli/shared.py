@@ -12,14 +12,13 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any, TypeVar, cast
 
-from streamv1.translator.exits import Exit
+from streamv1.translator.exits import EXIT_PIPE, Exit, stdout_to_devnull
 from streamv1.translator.translate.translation import Interrupted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 #: A reader that went away (``| head -1``): the shell's status for SIGPIPE.
-EXIT_PIPE = 128 + 13
 
 
 def stdout_for(view_format: str) -> IO[bytes]:
@@ -46,13 +45,6 @@ def quiet_on_closed_stdout(command: F) -> F:
             raise Exit(EXIT_PIPE) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-def stdout_to_devnull() -> None:
-    """stdout's reader went away: point it at /dev/null, so nothing more reaches the
-    closed pipe, not even the interpreter's flush at exit."""
-    with contextlib.suppress(OSError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 @contextlib.contextmanager

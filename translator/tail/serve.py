@@ -9,17 +9,15 @@ the first checkpoint and stopped after the last.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from streamv1.translator import logs
-from streamv1.translator.exits import Exit, Failure
+from streamv1.translator.exits import EXIT_PIPE, Exit, Failure, stdout_to_devnull
 from streamv1.translator.fleet import bus
 from streamv1.translator.hashes import sha256
 from streamv1.translator.output.shapes import Encoder
@@ -158,9 +156,7 @@ def serve(
         if publisher is not None:
             publisher.stop()
     if daemon.closed:
-        # stdout's reader went away (| head): the job is over, quietly, with the
-        # shell's status for SIGPIPE; nothing more may reach it at exit's flush.
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 128 + 13
+        # stdout's reader went away (| head): the job is over, quietly.
+        stdout_to_devnull()
+        return EXIT_PIPE
     return 1 if daemon.failed else 0
