@@ -19,8 +19,10 @@ import click
 
 from streamv1.translator import logs
 from streamv1.translator.cli.options import (
+    FOLDER,
     FORMAT_OPTION,
     MAX_LINE_OPTION,
+    PATH_OR_DASH,
     SOURCE_OPTION,
     output_shape_options,
     publishing,
@@ -58,18 +60,13 @@ SAMPLE = "samples/claude-session-sample.jsonl"
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
+@click.argument("paths", nargs=-1, type=PATH_OR_DASH)
 @SOURCE_OPTION
 @click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path, allow_dash=True),
-    help="Write all output to this file instead of stdout.",
+    "-o", "--output", type=PATH_OR_DASH, help="Write all output to this file instead of stdout."
 )
 @click.option(
-    "--out-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Write one output file per input, mirroring relative paths.",
+    "--out-dir", type=FOLDER, help="Write one output file per input, mirroring relative paths."
 )
 @click.option(
     "--lenient",

@@ -20,6 +20,12 @@ from streamv1.translator.output.shapes import DEFAULT, shapes
 from streamv1.translator.reading.reader import MAX_LINE_BYTES
 from streamv1.translator.reading.sources import Source, sources
 
+#: The path types the commands' options and arguments take (click.Path instances hold no
+#: state, so one serves every option).
+FILE = click.Path(path_type=Path, dir_okay=False)  # a file written or kept, never a folder
+FOLDER = click.Path(path_type=Path, file_okay=False)
+PATH_OR_DASH = click.Path(path_type=Path, allow_dash=True)  # "-": stdin or stdout
+
 
 def source_choice(name: str) -> Source | None:
     if name == "auto":
@@ -191,7 +197,7 @@ MAX_LINE_OPTION = click.option(
 SOCKET_OPTION = click.option(
     "--socket",
     "socket_path",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=FILE,
     help="The daemon's socket (default: $XDG_RUNTIME_DIR/streamv1/ingest.sock).",
 )
 

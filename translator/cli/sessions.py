@@ -11,6 +11,7 @@ import click
 
 from streamv1.translator.cli.convert import convert_inputs
 from streamv1.translator.cli.options import (
+    PATH_OR_DASH,
     SOURCE_OPTION,
     selection,
     selection_options,
@@ -21,7 +22,7 @@ from streamv1.translator.translate import many_inputs
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
+@click.argument("paths", nargs=-1, type=PATH_OR_DASH)
 @click.option(
     "--json",
     "as_json",

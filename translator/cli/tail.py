@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -13,6 +14,8 @@ import click
 
 from streamv1.translator import logs
 from streamv1.translator.cli.options import (
+    FILE,
+    FOLDER,
     FORMAT_OPTION,
     output_shape_options,
     publishing,
@@ -27,13 +30,21 @@ from streamv1.translator.fleet.bus import (
 from streamv1.translator.output.shapes import DEFAULT
 
 
+def seconds_option(name: str, default: float, text: str) -> Callable[[Any], Any]:
+    """One of the daemon's periods, in seconds (each says what 0 means, where it means
+    something)."""
+    return click.option(
+        name, type=float, default=default, show_default=True, metavar="SECONDS", help=text
+    )
+
+
 @click.command()
-@click.argument("dirs", nargs=-1, type=click.Path(path_type=Path, file_okay=False))
+@click.argument("dirs", nargs=-1, type=FOLDER)
 @click.option(
     "-o",
     "--output",
     "output",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=FILE,
     help="Append the stream to this file (exactly once across crashes); "
     "default stdout (at least once).",
 )
@@ -48,16 +59,13 @@ from streamv1.translator.output.shapes import DEFAULT
 @click.option(
     "--state",
     "state_path",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=FILE,
     help="Checkpoint file (default: $XDG_STATE_HOME/streamv1/tail-<hash>.json).",
 )
-@click.option(
+@seconds_option(
     "--idle-close",
-    type=float,
-    default=600.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="End a run silent this long, as batch conversion does at the end of a file (0: never).",
+    600.0,
+    "End a run silent this long, as batch conversion does at the end of a file (0: never).",
 )
 @click.option(
     "--log-format",
@@ -66,20 +74,13 @@ from streamv1.translator.output.shapes import DEFAULT
     show_default=True,
     help="auto: JSON when stderr is not a terminal.",
 )
-@click.option(
-    "--rescan-every",
-    type=float,
-    default=30.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Full rescan for files whose events were missed.",
-)
+@seconds_option("--rescan-every", 30.0, "Full rescan for files whose events were missed.")
 @output_shape_options
 @click.option(
     "--socket",
     "--ingest-socket",
     "ingest_socket",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=FILE,
     help="Unix socket for relays, subscribers and status "
     "(default: $XDG_RUNTIME_DIR/streamv1/ingest.sock).",
 )
@@ -89,22 +90,8 @@ from streamv1.translator.output.shapes import DEFAULT
     is_flag=True,
     help="Follow symlinked files that lead out of the watched folders (default: skip them).",
 )
-@click.option(
-    "--stats-every",
-    type=float,
-    default=60.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Log the counters this often (0: never).",
-)
-@click.option(
-    "--commit-every",
-    type=float,
-    default=0.5,
-    show_default=True,
-    metavar="SECONDS",
-    help="Least time between two checkpoints.",
-)
+@seconds_option("--stats-every", 60.0, "Log the counters this often (0: never).")
+@seconds_option("--commit-every", 0.5, "Least time between two checkpoints.")
 @click.option(
     "--publish",
     metavar="nats://HOST:PORT[,...]",

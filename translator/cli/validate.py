@@ -10,7 +10,7 @@ from typing import IO, Any
 import click
 
 from streamv1.translator import logs
-from streamv1.translator.cli.options import MAX_LINE_OPTION
+from streamv1.translator.cli.options import MAX_LINE_OPTION, PATH_OR_DASH
 from streamv1.translator.cli.shared import quiet_on_closed_stdout
 from streamv1.translator.reading.discover import walk_paths
 from streamv1.translator.reading.sources import sources
@@ -48,7 +48,7 @@ def _not_stream_v1(stream: IO[bytes]) -> str | None:
 
 
 @click.command()
-@click.argument("files", nargs=-1, type=click.Path(path_type=Path, allow_dash=True))
+@click.argument("files", nargs=-1, type=PATH_OR_DASH)
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing; the exit status tells.")
 @click.option(
     "--allow-open",
