@@ -21,6 +21,7 @@ from helpers import (
 )
 
 from streamv1.adapters import gemini
+from streamv1.adapters._gemini_files import session_hint, session_of
 
 CORPUS = SHARED / "corpus" / "gemini-0.61.0"
 FIXTURES = ROOT / "testdata" / "gemini"
@@ -116,9 +117,7 @@ def _chat_inputs() -> list[Path]:
         p
         for p in FIXTURES.rglob("*.jsonl")
         if ".expected." not in p.name
-        and (
-            p.name.startswith(("chat_", "session-")) or p.parent.name == gemini.session_hint(str(p))
-        )
+        and (p.name.startswith(("chat_", "session-")) or p.parent.name == session_hint(str(p)))
     )
 
 
@@ -142,7 +141,7 @@ def test_a_resume_counts_both_processes_calls_not_the_replayed_history() -> None
 def test_a_subagents_lines_are_its_parents_runs() -> None:
     chats = FIXTURES / "subagent" / "chats"
     files = [p for p in chats.rglob("*.jsonl") if ".expected." not in p.name]
-    keys = {gemini.session_of(str(p)) for p in files}
+    keys = {session_of(str(p)) for p in files}
     assert keys == {str(chats / "session-2026-12-01T19-50-6cf9178a")}
     out, totals = convert_session_files(files)
     assert totals.errors == 0 and framing_violations(out) == []
@@ -179,7 +178,7 @@ def test_a_resumes_stub_file_makes_no_lines(tmp_path: Path) -> None:
     stub = chats / "session-2026-12-01T19-49-2e64fa7e.jsonl"
     main.write_bytes((FIXTURES / "chat_resume.jsonl").read_bytes())
     stub.write_bytes(b"\n".join(head) + b"\n")
-    assert gemini.session_of(str(stub)) == gemini.session_of(str(main)) == str(main)[:-6]
+    assert session_of(str(stub)) == session_of(str(main)) == str(main)[:-6]
     assert convert_file(stub)[0] == b""
     together, _ = convert_session_files([stub, main])
     assert together == convert_file(main)[0]

@@ -1,8 +1,9 @@
-"""Each source's mapping table, kept once: in its adapter module (``MAPPING``).
+"""Each source's mapping table, kept once: by its adapter (``SOURCE.mapping``, a
+``MAPPING`` in the adapter's module or, for a large one, its ``_<source>_mapping``).
 
 docs/mapping.md carries every table between markers, written by
-``python -m streamv1.translator.reading.mapping`` (and a test fails when the file and the adapters
-differ); each row is also tested in-process (tests/test_mapping_tables.py), one
+``python -m streamv1.translator.reading.mapping`` (and a test fails when the file and
+the adapters differ); each row is also tested in-process (tests/test_mapping_tables.py), one
 example per row key, so a table cannot drift from what the adapter does.
 """
 
