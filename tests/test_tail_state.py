@@ -34,8 +34,8 @@ from tailing import (
 
 from streamv1.translator.reading import discover
 from streamv1.translator.tail import checkpoint as cp
-from streamv1.translator.tail import daemon as daemon_mod
 from streamv1.translator.tail import descriptors as descriptors_mod
+from streamv1.translator.tail import inputs as inputs_mod
 from streamv1.translator.tail import output as output_mod
 from streamv1.translator.tail.daemon import TailDaemon
 from streamv1.translator.tail.output import OutputSink
@@ -443,7 +443,7 @@ def test_a_write_during_the_first_scan_is_seen_at_once(
     proj = tmp_path / "projects" / "p"
     proj.mkdir(parents=True)
     late = proj / BASH_NAME
-    real_walk = daemon_mod.walk_paths
+    real_walk = inputs_mod.walk_paths
 
     def walk_then_write(root: str, follow_symlinks: bool = False) -> list[str]:
         found = real_walk(root, follow_symlinks)
@@ -451,7 +451,7 @@ def test_a_write_during_the_first_scan_is_seen_at_once(
             late.write_bytes(BASH.read_bytes())  # written just after the scan looked
         return found
 
-    monkeypatch.setattr(daemon_mod, "walk_paths", walk_then_write)
+    monkeypatch.setattr(inputs_mod, "walk_paths", walk_then_write)
     stop = threading.Event()
     d = TailDaemon(
         [tmp_path / "projects"],
@@ -735,7 +735,7 @@ def test_a_failed_fsync_stops_without_a_checkpoint_past_it(
     def eio(fd: int) -> None:
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(daemon_mod.os, "fsync", eio)
+    monkeypatch.setattr(output_mod.os, "fsync", eio)
     with target.open("ab") as fh:
         fh.write(b"".join(src[14:]))
     with pytest.raises(output_mod.OutputFailed):

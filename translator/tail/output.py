@@ -350,6 +350,11 @@ class OutputSink:
             os.fsync(self._fd)
 
     @property
+    def name(self) -> str:
+        """The output as log lines name it: its path, or stdout."""
+        return str(self.path) if self.path is not None else "stdout"
+
+    @property
     def length(self) -> int | None:
         """What the file holds whole (None for stdout)."""
         return None if self.path is None else self._length

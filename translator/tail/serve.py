@@ -106,7 +106,7 @@ def serve(
         from streamv1.translator.tail.publisher_process import PublisherProcess
 
         publisher = PublisherProcess(published[0], bus.publish_state(state_path), published[1])
-        daemon.on_commit = publisher.committed
+        daemon.commits.on_commit = publisher.committed
         daemon.more_status = lambda: {"publish": publisher.status()}
 
     def on_signal(signum: int, _frame: Any) -> None:
