@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from streamv1.translator.secrets import redact
+from streamv1.translator.secrets.secret_kind import SecretKind
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -275,7 +276,7 @@ _HAND_PLANTS: list[Plant] = [
 ]
 
 
-def _hand_masks(kind: redact.SecretKind) -> bool:
+def _hand_masks(kind: SecretKind) -> bool:
     """Does the hand-written kind of the same name mask this example (all but a
     public prefix of up to 8 bytes), before the gitleaks kind sees it?"""
     ours = [k for k in redact.KINDS if k.name == kind.name and k.rule is None]

@@ -21,8 +21,9 @@ import orjson
 import pytest
 from conftest import ROOT
 
-from streamv1.translator.secrets import gitleaks, redact
+from streamv1.translator.secrets import gitleaks, gitleaks_patterns, gitleaks_regex, redact
 from streamv1.translator.secrets.scan import Scanner, hyperscan
+from streamv1.translator.secrets.secret_kind import SecretKind
 
 ENGINES = ["re"] + (["hyperscan"] if hyperscan is not None else [])
 DATA, SOURCE = gitleaks.load()
@@ -76,7 +77,7 @@ def test_rules_left_out_by_choice_translate_and_refused_ones_do_not() -> None:
     for rid in gitleaks.LEFT_OUT:
         assert gitleaks.translate_rule(RULES[rid]), rid
     for rid in gitleaks.REFUSED:
-        with pytest.raises(gitleaks.Unsupported):
+        with pytest.raises(gitleaks_regex.Unsupported):
             gitleaks.translate_rule(RULES[rid])
         assert LEFT[rid].startswith(gitleaks.REFUSED[rid])
 
@@ -89,7 +90,7 @@ def test_a_covered_rule_is_masked_by_the_hand_written_kind(rid: str) -> None:
     ours = [k for k in redact.KINDS if k.name == name and k.rule is None]
     assert ours, name
     for seed in range(5):
-        for secret in gitleaks.made_up(RULES[rid], seed):
+        for secret in gitleaks_patterns.made_up(RULES[rid], seed):
             out = orjson.loads(redact.mask(orjson.dumps({"t": secret}) + b"\n", ours))["t"]
             marker = f"[REDACTED:{name}]"
             assert marker in out, (rid, secret)
@@ -124,7 +125,7 @@ def _open_repeats(source: bytes) -> list[bytes]:
 
 
 @pytest.mark.parametrize("kind", redact.GITLEAKS, ids=lambda k: f"{k.rule}:{k.example[:12]}")
-def test_each_pattern_fits_the_design(kind: redact.SecretKind) -> None:
+def test_each_pattern_fits_the_design(kind: SecretKind) -> None:
     """It compiles; it starts with a literal (re skips to candidates at memchr speed);
     an open repeat is possessive (a run is read once: linear time); its core finds
     its example in both engines and the kind masks it, the line still JSON."""
