@@ -115,14 +115,7 @@ def _exec_item(
                     "assistant",
                     a._sid,
                     None,
-                    [
-                        {
-                            "type": "tool_use",
-                            "id": item_id,
-                            "name": item_type,
-                            "input": tool_input,
-                        }
-                    ],
+                    [ev.tool_use(item_id, item_type, tool_input)],
                 ),
             )
         if kind == "item.completed":

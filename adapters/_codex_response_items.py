@@ -159,7 +159,7 @@ def _call(
         tool_input = item.get("action") if isinstance(item.get("action"), dict) else {}
     full = f"{namespace}.{name}" if namespace else name
     response = a._response_part(ts, out)
-    response.blocks.append({"type": "tool_use", "id": call_id, "name": full, "input": tool_input})
+    response.blocks.append(ev.tool_use(call_id, full, tool_input))
     assert a._run is not None
     a._run.replied = False
     a._run.unanswered.add(call_id)

@@ -96,7 +96,7 @@ def _execution(
             "assistant",
             a._sid,
             ts,
-            [{"type": "tool_use", "id": item_id, "name": name, "input": tool_input}],
+            [ev.tool_use(item_id, name, tool_input)],
             parent_tool_use_id=parent,
         ),
     )

@@ -142,12 +142,7 @@ def _tool_use(call: ev.JSON, ts: str | None, sid: str, results: list[ev.Event]) 
     """One ``toolCalls[]`` entry: its tool_use block; its result (after, for a call
     that ran a subagent, the lines that end that subagent) appended to ``results``."""
     cid = str_field(call, "id", required=True) or ""
-    block: ev.JSON = {
-        "type": "tool_use",
-        "id": cid,
-        "name": str_field(call, "name", required=True),
-        "input": call.get("args", {}),
-    }
+    block = ev.tool_use(cid, str_field(call, "name", required=True), call.get("args", {}))
     ext = rest(call, _CALL_USED)
     if ext:
         block["extension"] = ext

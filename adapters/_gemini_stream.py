@@ -51,12 +51,7 @@ def tool_use(rec: dict[str, Any], fields: ev.JSON) -> ev.JSON:
     """A ``tool_use`` event's block (``fields``: the event less its type and time)."""
     tid = str_field(rec, "tool_id", required=True)
     name = str_field(rec, "tool_name", required=True)
-    block: ev.JSON = {
-        "type": "tool_use",
-        "id": tid,
-        "name": name,
-        "input": rec.get("parameters", {}),
-    }
+    block = ev.tool_use(tid, name, rec.get("parameters", {}))
     ext = rest(fields, ("tool_id", "tool_name", "parameters"))
     if ext:
         block["extension"] = ext

@@ -264,12 +264,7 @@ class StellaAdapter:
     ) -> None:
         call_id = str_field(event, "call_id", required=True)
         name = str_field(event, "name", required=True)
-        block: ev.JSON = {
-            "type": "tool_use",
-            "id": call_id,
-            "name": name,
-            "input": event.get("input", {}),
-        }
+        block = ev.tool_use(call_id, name, event.get("input", {}))
         self._say(out, ts, block, rest(fields, ("call_id", "name", "input")))
 
     def _tool_result(

@@ -27,6 +27,12 @@ JSON = dict[str, Any]
 MAX_COUNT = 2**63 - 1
 
 
+def tool_use(call_id: str | None, name: str | None, tool_input: Any) -> JSON:
+    """A tool call as message content: the one block every source's call becomes
+    (Claude's own shape, which stream_v1 carries)."""
+    return {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
+
+
 def whole(value: Any) -> int | None:
     """``value`` as a whole number a line can carry: an int (not a bool) or a float
     with no fraction, within ±MAX_COUNT; None for anything else (``1e300`` made an
