@@ -789,19 +789,19 @@ def test_validate_messages_name_the_place_not_a_dict(streamv1_bin: str, tmp_path
 def test_progress_moves_inside_one_big_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from streamv1.translator.translate import many_inputs
+    from streamv1.translator.translate import batch_progress, many_inputs
 
     big = tmp_path / "big.jsonl"
     big.write_bytes(SESSION.read_bytes() * 3000)  # ~34 MB: read in many 1 MiB reads
-    monkeypatch.setattr(many_inputs, "PROGRESS_ONE_FILE", 1_000)
+    monkeypatch.setattr(batch_progress, "PROGRESS_ONE_FILE", 1_000)
     ticks = {"n": 0}
-    real_read = many_inputs.Progress.read
+    real_read = batch_progress.Progress.read
 
-    def counting(self: many_inputs.Progress, n: int) -> None:
+    def counting(self: batch_progress.Progress, n: int) -> None:
         ticks["n"] += 1
         real_read(self, n)
 
-    monkeypatch.setattr(many_inputs.Progress, "read", counting)
+    monkeypatch.setattr(batch_progress.Progress, "read", counting)
     out = tmp_path / "out.jsonl"
     with out.open("wb") as sink:
         many_inputs.run(

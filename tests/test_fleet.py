@@ -42,7 +42,7 @@ from tailing import (
     write_with_kills,
 )
 
-from streamv1.translator.fleet import bus, jetstream
+from streamv1.translator.fleet import bus, jetstream, messages
 
 
 def _publishing(
@@ -106,12 +106,12 @@ def test_subject_tokens_are_safe_and_never_shared(a: str, b: str) -> None:
 def test_a_line_is_its_own_id() -> None:
     mine = bus.BusConfig(servers=("nats://x:1",), host="my.host")
     line = b'{"type":"assistant","session_id":"s.1","seq":3}'
-    one, two = jetstream.line_for(mine, line), jetstream.line_for(mine, line)
+    one, two = messages.line_for(mine, line), messages.line_for(mine, line)
     assert one == two and one.subject == "streamv1.my_2Ehost.s_2E1"
     assert one.msg_id.startswith("my_2Ehost.s_2E1.3.")
-    assert jetstream.line_for(mine, line.replace(b"3", b"4")).msg_id != one.msg_id
+    assert messages.line_for(mine, line.replace(b"3", b"4")).msg_id != one.msg_id
     other = bus.BusConfig(servers=("nats://x:1",), host="other")
-    assert jetstream.line_for(other, line).msg_id != one.msg_id
+    assert messages.line_for(other, line).msg_id != one.msg_id
 
 
 # -- many lines a round trip: atomic batches ---------------------------------------------------
@@ -140,7 +140,7 @@ def _send(url: str, data: list[bytes], *, atomic_stream: bool, before: int = 0) 
     from nats.js.api import StorageType, StreamConfig
 
     config = bus.BusConfig(servers=(url,), host="h")
-    lines = jetstream.lines_of(config, data)
+    lines = messages.lines_of(config, data)
 
     async def run() -> dict[str, int]:
         nc = await nats.connect(url)
@@ -306,7 +306,7 @@ def test_a_batch_the_server_cannot_store_now_is_sent_again() -> None:
     )
     config = bus.BusConfig(servers=("nats://x:1",), host="h")
     sender = jetstream.Sender(fake, config, nc=fake)
-    lines = jetstream.lines_of(config, _lines_of_one_session(3))
+    lines = messages.lines_of(config, _lines_of_one_session(3))
     asyncio.run(sender.send(lines, fresh=False))
     assert (sender.stored, sender.batches, fake.published) == (3, 1, 6)
 
@@ -315,7 +315,7 @@ def test_a_batch_the_server_cannot_store_now_is_sent_again() -> None:
     data = [
         orjson.dumps({"type": "assistant", "session_id": f"s{k % 20}", "seq": k}) for k in range(40)
     ]
-    asyncio.run(sender.send(jetstream.lines_of(config, data), fresh=False))
+    asyncio.run(sender.send(messages.lines_of(config, data), fresh=False))
     assert many.stream_infos == 1 and sender.stored == 40
 
 
@@ -360,13 +360,13 @@ def test_a_stream_without_atomic_batches_gets_one_line_a_round_trip(
 def test_a_batch_frame_is_what_nats_py_would_send(
     host: str, session: str, kind: str, seq: int | str, n: int
 ) -> None:
-    """A batch's lines go as frames made by jetstream.frame, not by nats-py's
+    """A batch's lines go as frames made by messages.frame, not by nats-py's
     publish: byte for byte the same, whatever a crafted line's session, seq or
     type holds (spaces around, CR and LF inside: trimmed and made spaces)."""
     from nats.aio.client import Client
 
     config = bus.BusConfig(servers=("nats://127.0.0.1:4222",), host=host)
-    line = jetstream.line_for(
+    line = messages.line_for(
         config, orjson.dumps({"type": kind, "session_id": session, "seq": seq, "text": "x"})
     )
     sent: list[bytes] = []
@@ -378,7 +378,7 @@ def test_a_batch_frame_is_what_nats_py_would_send(
     nc._send_command = capture  # type: ignore[method-assign]
     headers = {**line.headers, "Nats-Batch-Id": "b" * 32, "Nats-Batch-Sequence": str(n)}
     asyncio.run(nc._send_publish(line.subject, "", line.data, len(line.data), headers))
-    assert sent == [jetstream.frame(line, "b" * 32, n)]
+    assert sent == [messages.frame(line, "b" * 32, n)]
     # The id is stored as it is sent: what the exactly-once checks compare.
     assert line.msg_id.split() == [line.msg_id]
 

@@ -166,26 +166,26 @@ def test_an_input_end_flushes_only_when_the_last_flush_is_old(
 ) -> None:
     # An archive of small files is not one write per file, but a reader of the
     # output still gets each input within SETTLE_AFTER of its conversion.
-    from streamv1.translator.translate import many_inputs
+    from streamv1.translator.translate import sinks
 
     now = [100.0]
-    monkeypatch.setattr(many_inputs.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(sinks.time, "monotonic", lambda: now[0])
     raw = Recorded()
-    sink = many_inputs.Sink(raw, "out")
-    many_inputs.settle(sink)
+    sink = sinks.Sink(raw, "out")
+    sinks.settle(sink)
     assert raw.flushes == 0
-    now[0] = 100.0 + many_inputs.SETTLE_AFTER / 2
-    many_inputs.settle(sink)
+    now[0] = 100.0 + sinks.SETTLE_AFTER / 2
+    sinks.settle(sink)
     assert raw.flushes == 0
-    now[0] = 100.0 + many_inputs.SETTLE_AFTER
-    many_inputs.settle(sink)
+    now[0] = 100.0 + sinks.SETTLE_AFTER
+    sinks.settle(sink)
     assert raw.flushes == 1
-    many_inputs.settle(sink)
+    sinks.settle(sink)
     assert raw.flushes == 1  # just flushed
     sink.flush()
     assert raw.flushes == 2
     other = Recorded()
-    many_inputs.settle(other)  # a writer with no settle of its own flushes now
+    sinks.settle(other)  # a writer with no settle of its own flushes now
     assert other.flushes == 1
 
 
@@ -195,10 +195,10 @@ def test_lines_go_out_before_an_input_that_may_wait(tmp_path: Path) -> None:
     import os
     import threading
 
-    from streamv1.translator.translate import many_inputs
+    from streamv1.translator.translate import many_inputs, sinks
 
     raw = Recorded()
-    sink = many_inputs.Sink(raw, "out")
+    sink = sinks.Sink(raw, "out")
     options = many_inputs.Options(source="stella", fixed_now=CLOCK)
     first = ROOT / "testdata" / "stella" / "journal_two_runs.jsonl"
     many_inputs.convert_one(many_inputs.Job(str(first)), sink, options, Totals())

@@ -47,7 +47,7 @@ from streamv1.translator.output.shapes import DEFAULT
 from streamv1.translator.reading.discover import walk_paths
 from streamv1.translator.reading.sources import homes
 from streamv1.translator.timefmt import normalize_ts
-from streamv1.translator.translate import many_inputs
+from streamv1.translator.translate import many_inputs, sinks
 from streamv1.translator.translate.translation import Interrupted, Totals
 
 if TYPE_CHECKING:
@@ -252,7 +252,7 @@ def convert_inputs(
         if out_dir is not None:
             _check_out_dir(out_dir)
             _refuse_clashing_targets(work)
-        shared: many_inputs.Writer | None = None
+        shared: sinks.Writer | None = None
         if pretty:
             from streamv1.translator.views.pretty import PrettyWriter
 
@@ -260,8 +260,8 @@ def convert_inputs(
             jobs = 1
         elif out_dir is None:
             try:
-                shared = stack.enter_context(many_inputs.output_sink(output))
-            except many_inputs.OutputError as exc:
+                shared = stack.enter_context(sinks.output_sink(output))
+            except sinks.OutputError as exc:
                 raise Failure("cannot open the output", path=exc.where, reason=exc.reason) from None
         selected = None
         if keep is not None and shared is not None:
@@ -292,7 +292,7 @@ def convert_inputs(
                 shared.flush()
             if selected is not None:
                 log.info("runs the selection left out", runs=selected.runs_dropped)
-        except many_inputs.OutputWriteError as exc:
+        except sinks.OutputWriteError as exc:
             raise Failure(
                 "cannot write the output",
                 path=exc.where,

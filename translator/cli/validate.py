@@ -14,7 +14,7 @@ from streamv1.translator.cli.options import MAX_LINE_OPTION, PATH_OR_DASH
 from streamv1.translator.cli.shared import quiet_on_closed_stdout
 from streamv1.translator.reading.discover import walk_paths
 from streamv1.translator.reading.sources import sources
-from streamv1.translator.translate import many_inputs
+from streamv1.translator.translate.input_files import first_record
 
 log = logs.get()
 
@@ -37,7 +37,7 @@ def _not_stream_v1(stream: IO[bytes]) -> str | None:
         stream.seek(0)
     except (OSError, ValueError):
         return None
-    record = many_inputs.first_record(head)
+    record = first_record(head)
     own = sources().get("stream_v1")
     if record is None or (own is not None and own.sniff(record) >= DECISIVE):
         return None  # stream_v1 (a print-mode stream's lines may look alike)

@@ -2,7 +2,11 @@
 
 - ``bus``: the fleet's settings, cheap to import (every command declares its
   options): the NATS options, the stream's configuration, subject tokens, errors;
-- ``jetstream``: subjects, message ids and once-only sending;
+- ``messages``: a line as a JetStream message: its subject, id, headers and
+  the protocol frame a batch sends it in;
+- ``connection``: reaching the server: connecting, making the stream, waiting
+  out what waiting mends;
+- ``jetstream``: once-only sending (:class:`jetstream.Sender`);
 - ``transfer``: what the commands do with it: publish a converted file, and read
   the stream back (``subscribe --from``).
 

@@ -1,240 +1,32 @@
-"""stream_v1 lines on NATS JetStream: the fleet's shared stream.
+"""Sending stream_v1 lines to NATS JetStream so that each is stored once.
 
-One JetStream stream (default ``STREAMV1``) holds every host's lines, one subject per
-host and session: ``<prefix>.<host>.<session_id>``, each token made subject-safe by
-:func:`token`. Every message carries the line as its body and these headers:
-
-- ``Nats-Msg-Id``: ``<host>.<session>.<seq>.<hash>``, where hash is a BLAKE2b of the
-  line's bytes. It is the line's identity: sent again (a crash, a reconnect, the same
-  archive converted twice), the server drops it inside its duplicate window.
-- ``Streamv1-Host``, ``Streamv1-Session``, ``Streamv1-Seq``, ``Streamv1-Type``: for
-  consumers that filter without parsing the body.
-
-Beyond the duplicate window, no line is stored twice either: within one subject
-lines are sent one at a time, in order, so the only line whose fate can be unknown
-is the one in flight; when a send fails, or a subject is first used after a start,
-the subject's last stored message is asked for and compared by id (:class:`Sender`).
-This holds while one publisher writes each host's subjects (docs/fleet.md).
+Each line is a message with its own subject and id (:mod:`translator.fleet.messages`):
+sent again, the server drops it inside its duplicate window. Beyond the window, no
+line is stored twice either: within one subject lines are sent one at a time, in
+order, so the only line whose fate can be unknown is the one in flight; when a send
+fails, or a subject is first used after a start, the subject's last stored message
+is asked for and compared by id (:class:`Sender`). This holds while one publisher
+writes each host's subjects (docs/fleet.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ssl
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import orjson
 
 from streamv1.translator import logs
-from streamv1.translator.fleet.bus import BusConfig, BusError, token
-from streamv1.translator.hashes import blake2b
+from streamv1.translator.fleet.bus import BusConfig, BusError
+from streamv1.translator.fleet.connection import RETRY_MAX, reason_of, refused_for_good, retrying
+from streamv1.translator.fleet.messages import Line, frame
 
 log = logs.get()
 
-T = TypeVar("T")
-
 #: How long one publish waits for its ack before the line's fate is asked for.
 ACK_WAIT = 5.0
-#: How long to wait between tries while the server is unreachable (doubling to this).
-RETRY_MAX = 5.0
-
-
-class Line(NamedTuple):
-    """One encoded stream_v1 line, as it goes out."""
-
-    subject: str
-    msg_id: str
-    data: bytes
-    headers: dict[str, str]
-    #: ``headers`` as the protocol writes them (``Key: value\r\n`` each, values
-    #: trimmed, CR and LF as spaces: nats-py's rules), for the frames of a batch
-    head: bytes
-
-
-def line_for(config: BusConfig, data: bytes) -> Line:
-    """The message for one output line (without its newline). Lines that are not a
-    JSON object with a session_id go out under session ``_`` (they never come from
-    our encoders; the output is what it is)."""
-    session, seq, kind = _fields(data)
-    digest = blake2b(data, digest_size=12).hexdigest()
-    # Every part a token: a crafted line's seq ("1\n") would otherwise be an id the
-    # client changes on the way (CR and LF as spaces), never the one compared.
-    msg_id = f"{token(config.host)}.{token(session)}.{token(seq) if seq else ''}.{digest}"
-    headers = {
-        "Nats-Msg-Id": msg_id,
-        "Streamv1-Host": config.host,
-        "Streamv1-Session": session,
-        "Streamv1-Seq": seq,
-        "Streamv1-Type": kind,
-    }
-    head = (
-        f"Nats-Msg-Id: {msg_id}\r\nStreamv1-Host: {_value(config.host)}\r\n"
-        f"Streamv1-Session: {_value(session)}\r\nStreamv1-Seq: {_value(seq)}\r\n"
-        f"Streamv1-Type: {_value(kind)}\r\n"
-    ).encode()
-    return Line(config.subject(session), msg_id, data, headers, head)
-
-
-#: A header value as nats-py writes it: trimmed, CR and LF as spaces (so a value
-#: never ends its line or starts a command).
-_NEWLINES = str.maketrans({"\r": " ", "\n": " "})
-
-
-def _value(text: str) -> str:
-    return text.strip().translate(_NEWLINES)
-
-
-def subject_of(config: BusConfig, data: bytes) -> str:
-    """The subject ``line_for`` gives the line, without the rest of its message."""
-    return config.subject(_fields(data)[0])
-
-
-def _fields(data: bytes) -> tuple[str, str, str]:
-    """(session_id, seq, type) of a line, "" where it has none."""
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return "", "", ""
-    if not isinstance(obj, dict):
-        return "", "", ""
-    return (str(obj.get("session_id") or ""), str(obj.get("seq", "")), str(obj.get("type") or ""))
-
-
-def _tls(config: BusConfig) -> ssl.SSLContext | None:
-    if not (config.tls_ca or config.tls_cert):
-        return None
-    context = ssl.create_default_context(cafile=config.tls_ca)
-    if config.tls_cert:
-        context.load_cert_chain(config.tls_cert, config.tls_key)
-    return context
-
-
-async def connect(
-    config: BusConfig,
-    name: str,
-    *,
-    wait: bool = True,
-    on_state: Callable[[str], None] | None = None,
-) -> Any:
-    """A connection that reconnects for ever. With ``wait``, a server that is down at
-    start is waited for (the daemon's publisher); without, the error is raised
-    (``subscribe`` and ``convert`` tell their user at once)."""
-    import nats
-
-    async def disconnected() -> None:
-        if on_state is not None:
-            on_state("disconnected")
-
-    async def reconnected() -> None:
-        if on_state is not None:
-            on_state("connected")
-
-    seen: set[str] = set()
-
-    async def error(exc: Exception) -> None:
-        # A permissions violation comes this way, not as a failed publish (that one
-        # only times out and is retried): say each kind once, loudly.
-        text = _reason(exc)
-        if text not in seen and len(seen) < 100:
-            seen.add(text)
-            log.warning("nats error", reason=text)
-
-    last: list[BaseException] = []
-
-    async def quiet(exc: Exception) -> None:
-        last[:] = [exc]
-
-    delay = 0.2
-    while True:
-        try:
-            if not wait:
-                # nats-py retries a first connect for ever when reconnecting is on:
-                # one try without it says at once whether anything answers.
-                probe = await nats.connect(
-                    servers=list(config.servers),
-                    name=name,
-                    tls=_tls(config),
-                    user_credentials=config.creds,
-                    allow_reconnect=False,
-                    connect_timeout=2,
-                    max_reconnect_attempts=1,
-                    reconnect_time_wait=0.2,
-                    error_cb=quiet,
-                )
-                await probe.close()
-            return await nats.connect(
-                servers=list(config.servers),
-                name=name,
-                tls=_tls(config),
-                user_credentials=config.creds,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=1,
-                connect_timeout=2,
-                allow_reconnect=True,
-                disconnected_cb=disconnected,
-                reconnected_cb=reconnected,
-                error_cb=error,
-            )
-        except Exception as exc:
-            if not wait or _permanent(exc):
-                cause = last[0] if last else exc
-                raise BusError(
-                    f"cannot connect to {','.join(config.servers)}: {_reason(cause)}"
-                ) from exc
-            if on_state is not None:
-                on_state("disconnected")
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, RETRY_MAX)
-
-
-def _permanent(exc: BaseException) -> bool:
-    """A TLS or credentials file that cannot be read does not get better by waiting."""
-    return isinstance(exc, (FileNotFoundError, PermissionError, ssl.SSLError))
-
-
-def _reason(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-async def ensure_stream(js: Any, config: BusConfig) -> None:
-    """Make the stream if missing; an existing one is used as it is (its limits are
-    the operator's), but a stream that does not take our subjects is an error."""
-    from nats.js.api import StorageType, StreamConfig
-    from nats.js.errors import APIError, NotFoundError
-
-    wanted = f"{config.prefix}.>"
-    try:
-        info = await js.stream_info(config.stream)
-    except NotFoundError:
-        made = StreamConfig(
-            name=config.stream,
-            subjects=[wanted],
-            storage=StorageType.FILE,
-            num_replicas=config.replicas,
-            max_age=config.max_age or None,
-            max_bytes=config.max_bytes,
-            duplicate_window=config.duplicate_window,
-            allow_atomic=True,
-        )  # many lines a round trip (:meth:`Sender._batch`)
-        try:
-            await js.add_stream(made)
-        except APIError as exc:
-            if (getattr(exc, "code", None) or 0) != 400:
-                raise
-            # A server before 2.12 may refuse the field it does not know: the stream
-            # without it (one line a round trip).
-            made.allow_atomic = None
-            await js.add_stream(made)
-        log.info("stream made", stream=config.stream, subjects=wanted, replicas=config.replicas)
-        return
-    subjects = info.config.subjects or []
-    if wanted not in subjects and not any(s in (">",) for s in subjects):
-        raise BusError(
-            f"stream {config.stream} takes {', '.join(subjects) or 'no subjects'}, not {wanted}"
-        )
 
 
 class Sender:
@@ -336,11 +128,11 @@ class Sender:
 
                 if isinstance(exc, MaxPayloadError):
                     break  # uncommitted: the server drops the batch; line by line
-                if _refused(exc):
+                if refused_for_good(exc):
                     raise BusError(
-                        f"publish to {lines[0].subject} refused: {_reason(exc)}"
+                        f"publish to {lines[0].subject} refused: {reason_of(exc)}"
                     ) from exc
-                if await self._stored_meanwhile(lines, _reason(exc), delay):
+                if await self._stored_meanwhile(lines, reason_of(exc), delay):
                     return
                 delay = min(delay * 2, RETRY_MAX)
                 continue
@@ -443,9 +235,9 @@ class Sender:
                         bytes=len(line.data),
                     )
                     return
-                if _refused(exc):
-                    raise BusError(f"publish to {line.subject} refused: {_reason(exc)}") from exc
-                if await self._stored_meanwhile([line], _reason(exc), delay):
+                if refused_for_good(exc):
+                    raise BusError(f"publish to {line.subject} refused: {reason_of(exc)}") from exc
+                if await self._stored_meanwhile([line], reason_of(exc), delay):
                     return
                 delay = min(delay * 2, RETRY_MAX)
                 continue
@@ -523,31 +315,6 @@ class Sender:
         return str(value) if value is not None else None
 
 
-async def retrying(
-    call: Callable[[], Awaitable[T]],
-    on_retry: Callable[[str], None] | None,
-    refused: Callable[[BaseException], bool] | None = None,
-    what: str = "",
-    first: float = 0.1,
-) -> T:
-    """``call()`` until it answers, waiting longer each time (to RETRY_MAX): a server
-    that is down, electing a leader or coming up is waited out. An error ``refused``
-    says waiting will not mend (by default :func:`_refused`) ends it as a BusError."""
-    delay = first
-    while True:
-        try:
-            return await call()
-        except BusError:
-            raise
-        except Exception as exc:
-            if (refused or _refused)(exc):
-                raise BusError(f"{what}{_reason(exc)}") from exc
-            if on_retry is not None:
-                on_retry(_reason(exc))
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, RETRY_MAX)
-
-
 #: At most this many lines in one atomic batch (the server's limit, 1,000) and
 #: about this many bytes (the server holds a batch in memory until its commit).
 BATCH_LINES = 1000
@@ -565,23 +332,6 @@ _INCOMPLETE = 10176
 _BATCH_ONLY = frozenset({10199, 10201, _INCOMPLETE})
 #: "atomic publish is disabled" (nats-server 2.15.1, a stream without allow_atomic).
 _DISABLED = 10174
-
-
-def frame(line: Line, batch: str, n: int) -> bytes:
-    """The protocol's HPUB for ``line`` as the ``n``-th of atomic batch ``batch``
-    (no reply subject), byte for byte what nats-py's ``publish`` sends."""
-    head = b"NATS/1.0\r\n%sNats-Batch-Id: %s\r\nNats-Batch-Sequence: %d\r\n\r\n" % (
-        line.head,
-        batch.encode(),
-        n,
-    )
-    return b"HPUB %s  %d %d\r\n%s%s\r\n" % (
-        line.subject.encode(),
-        len(head),
-        len(head) + len(line.data),
-        head,
-        line.data,
-    )
 
 
 def _chunk(lines: Sequence[Line], start: int) -> list[Line]:
@@ -603,19 +353,3 @@ def _after(lines: list[Line], last: str | None) -> int:
         if lines[i].msg_id == last:
             return i + 1
     return 0
-
-
-def _refused(exc: BaseException) -> bool:
-    """Errors that waiting does not mend: permissions, a stream that is not there or
-    not ours (everything else, a timeout or a lost connection, is waited out)."""
-    from nats.js.errors import APIError, NoStreamResponseError
-
-    if isinstance(exc, NoStreamResponseError):
-        return False  # no stream answers: a cluster electing a leader, or the server coming up
-    if isinstance(exc, APIError):  # 503 (no leader yet) and the like are waited out
-        return (getattr(exc, "code", None) or 0) in (400, 403, 404)
-    return False
-
-
-def lines_of(config: BusConfig, data: Iterable[bytes]) -> list[Line]:
-    return [line_for(config, raw) for raw in data if raw]

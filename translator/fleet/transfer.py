@@ -2,8 +2,10 @@
 reading the stream back. The options and the stream's configuration are in
 :mod:`translator.fleet.bus` (light: every command imports it; this module brings
 asyncio and nats-py, and is imported only to publish or subscribe). The protocol
-itself (subjects, ids, once-only sending) is in :mod:`translator.fleet.jetstream`;
-docs/fleet.md is the operator's guide."""
+itself is in :mod:`translator.fleet.messages` (subjects, ids),
+:mod:`translator.fleet.connection` (connecting, the stream) and
+:mod:`translator.fleet.jetstream` (once-only sending); docs/fleet.md is the
+operator's guide."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -21,7 +24,7 @@ from typing import IO, Any, TypeVar
 import orjson
 
 from streamv1.translator import logs
-from streamv1.translator.fleet import jetstream
+from streamv1.translator.fleet import connection, jetstream, messages
 from streamv1.translator.fleet.bus import ACK_WINDOW, FETCH, BusConfig, BusError
 from streamv1.translator.translate.translation import Interrupted
 
@@ -156,10 +159,10 @@ def publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
 
 
 async def _publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
-    nc = await jetstream.connect(bus, f"streamv1-convert@{bus.host}", wait=False)
+    nc = await connection.connect(bus, f"streamv1-convert@{bus.host}", wait=False)
     try:
         js = nc.jetstream()
-        await _bounded(jetstream.ensure_stream(js, bus))
+        await _bounded(connection.ensure_stream(js, bus))
         sender = jetstream.Sender(js, bus, on_retry=_said_once(), nc=nc)
         # First pass: the sessions in the file, and the ids their subjects hold
         # already, so a second run stores nothing twice however long after the
@@ -169,10 +172,10 @@ async def _publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
         if await _bounded(_holds_any(js, bus)):
             with path.open("rb") as f:
                 for raw in f:
-                    if raw.strip() and (subject := jetstream.subject_of(bus, raw)) not in held:
+                    if raw.strip() and (subject := messages.subject_of(bus, raw)) not in held:
                         held[subject] = await _bounded(sender.stored_ids(subject), 120.0)
         lines = skipped = 0
-        batch: list[jetstream.Line] = []
+        batch: list[messages.Line] = []
         for _, line in _numbered(path, bus):
             lines += 1
             if line.msg_id in held.get(line.subject, ()):
@@ -199,12 +202,12 @@ async def _holds_any(js: Any, bus: BusConfig) -> bool:
     return bool((await js.stream_info(bus.stream)).state.messages)
 
 
-def _numbered(path: Path, bus: BusConfig) -> Iterator[tuple[int, jetstream.Line]]:
+def _numbered(path: Path, bus: BusConfig) -> Iterator[tuple[int, messages.Line]]:
     with path.open("rb") as f:
         for number, raw in enumerate(f):
             data = raw.rstrip(b"\n")
             if data:
-                yield number, jetstream.line_for(bus, data)
+                yield number, messages.line_for(bus, data)
 
 
 async def _bounded(work: Any, seconds: float = 20.0) -> Any:
@@ -216,7 +219,7 @@ async def _bounded(work: Any, seconds: float = 20.0) -> Any:
     except BusError:
         raise
     except Exception as exc:
-        raise BusError(jetstream._reason(exc)) from exc
+        raise BusError(connection.reason_of(exc)) from exc
 
 
 def _said_once() -> Callable[[str], None]:
@@ -264,30 +267,32 @@ def subscribe(
     # creation): nothing is printed or acked yet. From the first fetch on, the loop
     # ends between two fetches, so nothing fetched is left unacked.
     connecting = [True]
+    asked = _Asked(host, session, durable, since, catch_up, ack_window)
     return _run_noting_signals(
-        lambda stopped: _subscribe(
-            bus, out, host, session, durable, since, catch_up, ack_window, stopped, connecting
-        ),
+        lambda stopped: _subscribe(bus, out, asked, stopped, connecting),
         cancel=lambda: connecting[0],
         stop_within=STOP_WITHIN,
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """What :func:`subscribe` was asked to read, handed whole to its loop."""
+
+    host: str | None
+    session: str | None
+    durable: str | None
+    since: datetime | None
+    catch_up: bool
+    ack_window: int
+
+
 async def _subscribe(
-    bus: BusConfig,
-    out: IO[bytes],
-    host: str | None,
-    session: str | None,
-    durable: str | None,
-    since: datetime | None,
-    catch_up: bool,
-    ack_window: int,
-    stopped: list[int],
-    connecting: list[bool],
+    bus: BusConfig, out: IO[bytes], asked: _Asked, stopped: list[int], connecting: list[bool]
 ) -> int:
     from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-    nc = await jetstream.connect(bus, "streamv1-subscribe", wait=False)
+    nc = await connection.connect(bus, "streamv1-subscribe", wait=False)
     written = 0
     # Ctrl-C and SIGTERM end the loop between two fetches, never inside one: what a
     # fetch brought is written and acked first, so no line is printed twice and none
@@ -295,19 +300,19 @@ async def _subscribe(
     # the event loop, the interrupt was lost in 8 of 10 tries, then hung for good).
     try:
         js = nc.jetstream()
-        subject = bus.filter(host, session)
+        subject = bus.filter(asked.host, asked.session)
         cfg = ConsumerConfig(
             ack_policy=AckPolicy.EXPLICIT,
-            deliver_policy=DeliverPolicy.BY_START_TIME if since else DeliverPolicy.ALL,
-            opt_start_time=since.astimezone(UTC) if since else None,
+            deliver_policy=DeliverPolicy.BY_START_TIME if asked.since else DeliverPolicy.ALL,
+            opt_start_time=asked.since.astimezone(UTC) if asked.since else None,
             filter_subject=subject,
-            inactive_threshold=None if durable else 300.0,
+            inactive_threshold=None if asked.durable else 300.0,
         )
         sub = await _bounded(
-            js.pull_subscribe(subject, durable=durable, stream=bus.stream, config=cfg)
+            js.pull_subscribe(subject, durable=asked.durable, stream=bus.stream, config=cfg)
         )
-        if durable:
-            await _take_back(nc, sub, bus, durable, stopped)
+        if asked.durable:
+            await _take_back(nc, sub, bus, asked.durable, stopped)
         said_held = False
         connecting[0] = False  # from here a signal ends the loop between two fetches
         while not stopped:
@@ -320,13 +325,13 @@ async def _subscribe(
                 out.write(msg.data + b"\n")
                 out.flush()  # written before it is acked: nothing acked is unprinted
                 window.append(msg)
-                if len(window) >= ack_window or i == len(msgs) - 1:
+                if len(window) >= asked.ack_window or i == len(msgs) - 1:
                     await _confirm(nc, window, stopped)
                     window = []
                 else:
                     await msg.ack()
                 written += 1
-            if catch_up and (not msgs or msgs[-1].metadata.num_pending == 0):
+            if asked.catch_up and (not msgs or msgs[-1].metadata.num_pending == 0):
                 # Done only when nothing is held either: lines another subscriber
                 # fetched and never acked are part of what the stream holds (#23
                 # item 12: they were left out, with exit 0).
@@ -338,7 +343,7 @@ async def _subscribe(
                     log.warning(
                         "waiting for lines another subscriber holds (fetched, not acked): "
                         "they come when it acks them, or after their ack wait",
-                        durable=durable,
+                        durable=asked.durable,
                         lines=info.num_ack_pending,
                         ack_wait_s=_seconds(info.config.ack_wait),
                     )
@@ -368,12 +373,12 @@ async def _confirm(nc: Any, window: list[Any], stopped: list[int]) -> None:
             if stopped or (tries >= 3 and nc.is_connected):
                 log.warning(
                     "ack not confirmed: these lines may be printed again by the next run",
-                    reason=jetstream._reason(exc),
+                    reason=connection.reason_of(exc),
                     lines=len(window),
                 )
                 return
             await asyncio.sleep(delay)
-            delay = min(delay * 2, jetstream.RETRY_MAX)
+            delay = min(delay * 2, connection.RETRY_MAX)
             for msg in window[:-1]:
                 with contextlib.suppress(Exception):
                     await msg.ack()
@@ -450,7 +455,7 @@ async def _take_back(nc: Any, sub: Any, bus: BusConfig, durable: str, stopped: l
             "consumer reset refused; the lines a stopped subscriber held come after their ack wait",
             durable=durable,
             lines=held,
-            reason=jetstream._reason(exc),
+            reason=connection.reason_of(exc),
         )
         return
     if not isinstance(answer, dict) or answer.get("error"):

@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from streamv1.translator import logs
-from streamv1.translator.fleet import bus, jetstream
+from streamv1.translator.fleet import bus, connection, jetstream, messages
 from streamv1.translator.reading.lines import MAX_LINE_BYTES, LineSplitter, line_too_long
 
 #: Most lines, and bytes, read and sent as one batch (the unit of the checkpoint;
@@ -169,7 +169,7 @@ class OutputPublisher:
                 self._changed()
 
         nc = await self._until_stopped(
-            jetstream.connect(self.config, f"streamv1-tail@{self.config.host}", on_state=state)
+            connection.connect(self.config, f"streamv1-tail@{self.config.host}", on_state=state)
         )
         if nc is None:
             return
@@ -179,8 +179,8 @@ class OutputPublisher:
             # A cluster still forming answers 400 (no peers yet): only a permissions
             # error stops the publisher here.
             await self._until_stopped(
-                jetstream.retrying(
-                    lambda: jetstream.ensure_stream(js, self.config),
+                connection.retrying(
+                    lambda: connection.ensure_stream(js, self.config),
                     self._retry_said,
                     refused=lambda exc: "permission" in str(exc).lower(),
                     first=0.2,
@@ -263,7 +263,7 @@ class OutputPublisher:
                 if end == self.offset:
                     await self._wait()
                     continue
-                await self._until_stopped(sender.send(jetstream.lines_of(self.config, raw), fresh))
+                await self._until_stopped(sender.send(messages.lines_of(self.config, raw), fresh))
                 if self._stop.is_set():
                     break  # cut short: this batch is not checkpointed; it goes again
                 fresh = False

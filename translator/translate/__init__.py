@@ -7,6 +7,13 @@
 - ``one_input``: converting one input, or one session's files, to a sink;
 - ``many_inputs``: converting many inputs, serially or in worker processes,
   grouped by session;
+- ``grouping``: which inputs go together: a session's files, sessions in time
+  order, consecutive sessions in a worker's group;
+- ``input_files``: what an input file is checked for before it is converted
+  (not JSON lines, another source's records than ``--source`` names), its size;
+- ``sinks``: where the lines go: stdout or ``-o FILE`` (whole or not at all), a
+  worker's spool file copied in, the output's own errors;
+- ``batch_progress``: the progress line of a batch conversion;
 - ``select``: which runs ``convert --since/--until/--project/--agent/--session``
   keeps, a whole run at a time.
 

@@ -30,6 +30,7 @@ __all__ = [
     "InputError",
     "Interrupted",
     "SessionInput",
+    "Settings",
     "Totals",
     "convert_session",
     "convert_stream",
@@ -94,16 +95,24 @@ class SessionInput:
     path: str
 
 
+@dataclass(slots=True, frozen=True)
+class Settings:
+    """How a session's lines are made, the same for each of its files: what
+    :func:`convert_stream` takes one by one, as one value for :func:`convert_session`."""
+
+    source: Source | None = None
+    clock: Callable[[], str] = now_ts
+    session_id: str | None = None
+    encoder: Encoder | None = None
+    max_line: int = MAX_LINE_BYTES
+    redact: bool = True
+
+
 def convert_session(
     inputs: list[SessionInput],
     write: Callable[[bytes], object],
     totals: Totals,
-    source: Source | None = None,
-    clock: Callable[[], str] = now_ts,
-    session_id: str | None = None,
-    encoder: Encoder | None = None,
-    max_line: int = MAX_LINE_BYTES,
-    redact: bool = True,
+    settings: Settings,
     on_error: Callable[[str, str], None] | None = None,
 ) -> None:
     """Convert the files of one session (the first is its main file) into one
@@ -119,24 +128,34 @@ def convert_session(
             inputs[0].path,
             write,
             totals,
-            source,
+            settings.source,
             None,
-            clock,
-            session_id,
-            encoder,
-            max_line,
-            redact,
+            settings.clock,
+            settings.session_id,
+            settings.encoder,
+            settings.max_line,
+            settings.redact,
         )
         return
     translations = [
-        Translation(given.path, write, totals, source, clock, session_id, encoder, redact, GATHER)
+        Translation(
+            given.path,
+            write,
+            totals,
+            settings.source,
+            settings.clock,
+            settings.session_id,
+            settings.encoder,
+            settings.redact,
+            GATHER,
+        )
         for given in inputs
     ]
     merge = SessionMerge(translations[0])
     for translation in translations[1:]:
         merge.join(translation)
     readers = {
-        id(part): _Reader(read_parsed(given.stream, given.path, max_line=max_line))
+        id(part): _Reader(read_parsed(given.stream, given.path, max_line=settings.max_line))
         for part, given in zip(merge.parts, inputs, strict=True)
     }
 

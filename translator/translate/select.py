@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from streamv1.translator.reading.lines import LineSplitter
-from streamv1.translator.translate.many_inputs import Writer, settle
+from streamv1.translator.translate.sinks import Writer, settle
 from streamv1.translator.views.ledger import Filter, Row
 
 #: Where the open runs' decisions are kept in the state given (the daemon's
@@ -135,7 +135,7 @@ def _parsed(data: bytes) -> dict[str, Any]:
 
 
 class RunFilter:
-    """A :class:`translator.translate.many_inputs.Writer` passing the lines of the runs
+    """A :class:`translator.translate.sinks.Writer` passing the lines of the runs
     ``keep`` keeps."""
 
     def __init__(self, inner: Writer, keep: Filter) -> None:

@@ -58,7 +58,7 @@ MAIN_ARGUMENT = (
 
 
 class PrettyWriter:
-    """A :class:`translator.translate.many_inputs.Writer` that shows each stream_v1 line
+    """A :class:`translator.translate.sinks.Writer` that shows each stream_v1 line
     for people."""
 
     def __init__(self, stream: IO[str]) -> None:
