@@ -117,8 +117,8 @@ def test_a_run_ended_before_its_first_file_gives_the_terminal_back(
 
     from rich.console import Console
 
+    from streamv1.translator.exits import Interrupted
     from streamv1.translator.translate import many_inputs
-    from streamv1.translator.translate.translation import Interrupted
 
     for name in ("a.jsonl", "b.jsonl"):
         (tmp_path / name).write_text("{}\n")

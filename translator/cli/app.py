@@ -33,7 +33,7 @@ from streamv1.translator.cli import (
     tail,
     validate,
 )
-from streamv1.translator.exits import EXIT_PIPE, Exit, Failure, stdout_to_devnull
+from streamv1.translator.exits import EXIT_PIPE, Exit, Failure, Interrupted, stdout_to_devnull
 
 log = logs.get()
 
@@ -51,6 +51,9 @@ class Streamv1(click.Group):
             status = super().invoke(ctx)
         except Exit as end:
             ctx.exit(_said(end))
+        except Interrupted as stop:
+            # A command that says no summary of its own (sessions) ends as Ctrl-C does.
+            ctx.exit(128 + stop.signum)
         if isinstance(status, int) and status:
             ctx.exit(status)
         return None

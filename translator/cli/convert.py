@@ -37,7 +37,7 @@ from streamv1.translator.cli.shared import (
     signals_interrupt,
     stdout_is_stderr,
 )
-from streamv1.translator.exits import Failure
+from streamv1.translator.exits import Failure, Interrupted
 from streamv1.translator.fleet.bus import (
     BusError,
     bus_options,
@@ -48,7 +48,7 @@ from streamv1.translator.reading.discover import walk_paths
 from streamv1.translator.reading.sources import homes
 from streamv1.translator.timefmt import normalize_ts
 from streamv1.translator.translate import many_inputs, sinks
-from streamv1.translator.translate.translation import Interrupted, Totals
+from streamv1.translator.translate.translation import Totals
 
 if TYPE_CHECKING:
     from streamv1.translator.views import ledger

@@ -12,8 +12,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any, TypeVar, cast
 
-from streamv1.translator.exits import EXIT_PIPE, Exit, stdout_to_devnull
-from streamv1.translator.translate.translation import Interrupted
+from streamv1.translator import exits
+from streamv1.translator.exits import EXIT_PIPE, Exit, Interrupted, stdout_to_devnull
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,18 +49,24 @@ def quiet_on_closed_stdout(command: F) -> F:
 
 @contextlib.contextmanager
 def signals_interrupt() -> Iterator[None]:
-    """SIGINT and SIGTERM raise Interrupted in the main process while converting."""
+    """SIGINT and SIGTERM raise Interrupted in the main process while converting,
+    and are noted (exits.NOTED): a raise something below swallowed is raised again
+    at the conversion's next input, or here at its end."""
     import signal
 
     def interrupt(signum: int, _frame: Any) -> None:
+        exits.NOTED.append(signum)
         raise Interrupted(signum)
 
+    exits.NOTED.clear()
     old = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
+        exits.stop_if_interrupted()  # (taken, and its raise lost on the way)
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
+        exits.NOTED.clear()  # a note is of this conversion only
 
 
 def progress_wanted(json_on_stdout: bool) -> bool:

@@ -15,7 +15,7 @@ from streamv1.translator.cli.options import (
     selection_options,
 )
 from streamv1.translator.cli.shared import quiet_on_closed_stdout, signals_interrupt, stdout_for
-from streamv1.translator.exits import Exit, Failure
+from streamv1.translator.exits import Exit, Failure, Interrupted
 from streamv1.translator.fleet.bus import (
     ACK_WINDOW,
     FETCH,
@@ -23,7 +23,6 @@ from streamv1.translator.fleet.bus import (
     bus_options,
 )
 from streamv1.translator.fleet.bus import config as configured_bus
-from streamv1.translator.translate.translation import Interrupted
 
 
 @click.command()

@@ -24,9 +24,9 @@ from typing import IO, Any, TypeVar
 import orjson
 
 from streamv1.translator import logs
+from streamv1.translator.exits import Interrupted
 from streamv1.translator.fleet import connection, jetstream, messages
 from streamv1.translator.fleet.bus import ACK_WINDOW, FETCH, BusConfig, BusError
-from streamv1.translator.translate.translation import Interrupted
 
 log = logs.get()
 

@@ -342,10 +342,12 @@ def open_regular(path: str) -> BinaryIO:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path}: not a regular file")
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    # Outside the try: once fdopen's file object holds fd it closes it itself, and a
+    # second close (a signal raised inside fdopen) could close a file opened since.
+    return os.fdopen(fd, "rb")
 
 
 #: How much of a file :func:`first_time` looks at.

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from streamv1.translator import logs
+from streamv1.translator.exits import Interrupted, stop_if_interrupted
 from streamv1.translator.model.events import Usage
 from streamv1.translator.model.framing import FramerStats
 from streamv1.translator.output.shapes import encoder_for
@@ -38,7 +39,6 @@ from streamv1.translator.translate.input_files import (
 )
 from streamv1.translator.translate.one_input import (
     InputError,
-    Interrupted,
     SessionInput,
     Settings,
     Totals,
@@ -307,6 +307,7 @@ def _run(
     if workers <= 1 or len(units) <= 1 or any(j.path == "-" for j in jobs):
         try:
             for unit in units:
+                stop_if_interrupted()
                 read = bar.read if bar.enabled else None
                 if unit[0].target is not None:
                     Path(unit[0].target).parent.mkdir(parents=True, exist_ok=True)
@@ -338,10 +339,12 @@ def _run(
             pending: list[tuple[list[list[Job]], Future[tuple[Totals, str | None]]]] = []
             queue: Iterable[list[list[Job]]] = iter(worker_groups(units, workers))
             for group in queue:
+                stop_if_interrupted()
                 pending.append((group, pool.submit(_worker, group, options, spool)))
                 if len(pending) >= window:
                     _drain_first(pending, shared, totals, bar)
             while pending:
+                stop_if_interrupted()
                 _drain_first(pending, shared, totals, bar)
         except BaseException as exc:
             # Interrupted (or failing): stop the workers now, not after their

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
+from streamv1.translator.exits import Interrupted
 from streamv1.translator.output.shapes import Encoder
 from streamv1.translator.reading.reader import MAX_LINE_BYTES, ParsedLine, read_parsed
 from streamv1.translator.reading.sources import Source
@@ -21,14 +22,12 @@ from streamv1.translator.translate.session import Part, SessionMerge
 from streamv1.translator.translate.translation import (
     GATHER,
     InputError,
-    Interrupted,
     Totals,
     Translation,
 )
 
 __all__ = [
     "InputError",
-    "Interrupted",
     "SessionInput",
     "Settings",
     "Totals",

@@ -42,17 +42,6 @@ class InputError(Exception):
     """An input that cannot be converted at all (one clear line, exit 1)."""
 
 
-class Interrupted(Exception):
-    """SIGINT or SIGTERM reached a conversion: stop now, ending what is open."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"signal {signum}")
-        self.signum = signum
-        #: What was converted by then (batch.run fills it in on the way out): the
-        #: summary an interrupted conversion still says.
-        self.totals: Totals | None = None
-
-
 @dataclass(slots=True)
 class Totals:
     files: int = 0
