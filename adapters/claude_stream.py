@@ -1,7 +1,7 @@
 """Claude Code print-mode stream: ``claude -p --verbose --output-format stream-json``.
 
 What each record type becomes is ``MAPPING`` below (docs/mapping.md is made from
-it).
+it); a ``result`` record's own rules are in adapters/_claude_stream_result.py.
 
 Runs: each ``system/init`` starts one. A stream that stops before a run's result
 (a killed CLI) ends that run ``interrupted``, with ``num_turns`` counted by the rule
@@ -18,44 +18,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from streamv1.adapters import _claude as cc
-from streamv1.translator.model.events import (
-    JSON,
-    Delta,
-    Dropped,
-    Event,
-    Message,
-    Note,
-    RunEnd,
-    RunStart,
-    Unrecognized,
-    Usage,
-    whole,
-)
+from streamv1.adapters import _claude_stream_result as results
+from streamv1.translator.model import events as ev
+from streamv1.translator.reading import sources as src
 from streamv1.translator.reading.mapping import Row
-from streamv1.translator.reading.sources import (
-    CERTAIN,
-    DECISIVE,
-    GUESS,
-    NOT_MINE,
-    POSSIBLE,
-    STR_OR_NONE,
-    Source,
-    Spec,
-    Where,
-    expect_strings,
-    number,
-    rest,
-    string,
-    take,
-    time_problem,
-)
+from streamv1.translator.reading.sources import STR_OR_NONE, rest, string  # (bare: per record)
 from streamv1.translator.state import persisted
 from streamv1.translator.timefmt import normalize_ts
 
 _NAMING_KEYS = ("type", "session_id")
 _STREAM_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
 #: An init's fields (the rest goes into the run start's extension).
-_INIT: Spec = {
+_INIT: src.Spec = {
     "type": object,
     "subtype": object,
     "session_id": object,
@@ -75,19 +49,19 @@ _PASSED_EVENTS = frozenset(
 
 def sniff(record: dict[str, Any]) -> int:
     if "seq" in record:
-        return NOT_MINE  # stream_v1's envelope: print mode never writes a seq
+        return src.NOT_MINE  # stream_v1's envelope: print mode never writes a seq
     if ("sessionId" in record or "parentUuid" in record) and "session_id" not in record:
-        return NOT_MINE  # a durable record (``--to claude`` keeps its keys beside session_id)
+        return src.NOT_MINE  # a durable record (``--to claude`` keeps its keys beside session_id)
     kind = record.get("type")
     if kind == "system" and record.get("subtype") == "init" and "session_id" in record:
-        return CERTAIN
+        return src.CERTAIN
     if isinstance(kind, str) and kind in _STREAM_TYPES and "session_id" in record:
-        return DECISIVE
+        return src.DECISIVE
     if isinstance(kind, str) and "session_id" in record:
-        return POSSIBLE  # a snake_case record of a type not listed here (command_lifecycle)
+        return src.POSSIBLE  # a snake_case record of a type not listed here (command_lifecycle)
     if isinstance(kind, str) and "uuid" not in record and "timestamp" not in record:
-        return GUESS  # a control record (control_response)
-    return NOT_MINE
+        return src.GUESS  # a control record (control_response)
+    return src.NOT_MINE
 
 
 @persisted
@@ -98,20 +72,20 @@ class ClaudeStreamAdapter:
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
-        self._held_init: RunStart | None = None
+        self._held_init: ev.RunStart | None = None
         self._runs: deque[_Run] = deque()  # open runs, oldest (the live one) first
-        self._later: deque[list[Event]] = deque()  # lines of runs that began early
+        self._later: deque[list[ev.Event]] = deque()  # lines of runs that began early
         self._tool_ids: dict[tuple[str | None, int], str] = {}
         self._session: str | None = session_id
         # The last result's modelUsage, where the CLI gives only that running total
         # of its process (before model_usage_since_last_result): a run's share is
         # the difference to it.
-        self._process_usage: dict[str, Usage] | None = None
+        self._process_usage: dict[str, ev.Usage] | None = None
 
     # -- the adapter contract -------------------------------------------------
 
-    def feed(self, record: dict[str, Any], where: Where) -> Iterable[Event]:
-        out: list[Event] = []
+    def feed(self, record: dict[str, Any], where: src.Where) -> Iterable[ev.Event]:
+        out: list[ev.Event] = []
         if self._held_init is not None and _replayed_prompt(record):
             # --replay-user-messages echoes the prompt right after the init: it is the
             # run's prompt (as the durable view has it), not a user line.
@@ -128,23 +102,23 @@ class ClaudeStreamAdapter:
             self._held_init = None
         raw_ts = record.get("timestamp")
         if raw_ts is not None and normalize_ts(raw_ts) is None:
-            self._route(out, time_problem("timestamp", raw_ts, where, self._session))
+            self._route(out, src.time_problem("timestamp", raw_ts, where, self._session))
         try:
             self._translate(record, out)
         except cc.BodyError as exc:
             self._route(out, cc.body_problem(exc, record, where, self._session))
         return out
 
-    def finish(self) -> Iterable[Event]:
-        out: list[Event] = []
+    def finish(self) -> Iterable[ev.Event]:
+        out: list[ev.Event] = []
         if self._held_init is not None:
             self._route(out, self._held_init)
             self._held_init = None
         while self._runs:
             run = self._runs.popleft()
-            ext: JSON = {"interrupt": run.interrupt} if run.interrupt else {"cut_off": True}
+            ext: ev.JSON = {"interrupt": run.interrupt} if run.interrupt else {"cut_off": True}
             out.append(
-                RunEnd(
+                ev.RunEnd(
                     self._session or "unknown",
                     None,
                     subtype="interrupted",
@@ -160,18 +134,18 @@ class ClaudeStreamAdapter:
 
     # -- runs -------------------------------------------------------------------
 
-    def _route(self, out: list[Event], event: Event) -> None:
+    def _route(self, out: list[ev.Event], event: ev.Event) -> None:
         """Live for the oldest open run; held for runs that began before it ended."""
         if self._later:
             self._later[-1].append(event)
         else:
             out.append(event)
 
-    def _translate(self, rec: dict[str, Any], out: list[Event]) -> None:
+    def _translate(self, rec: dict[str, Any], out: list[ev.Event]) -> None:
         kind = rec.get("type")
         sid = rec.get("session_id")
         if type(kind) not in STR_OR_NONE or type(sid) not in STR_OR_NONE:
-            expect_strings(rec, _NAMING_KEYS)  # (raises: inline first, it is hot)
+            src.expect_strings(rec, _NAMING_KEYS)  # (raises: inline first, it is hot)
         if isinstance(sid, str):
             self._session = sid
         session = self._session or "unknown"
@@ -194,14 +168,14 @@ class ClaudeStreamAdapter:
                 # no result for it); a line of the next run.
                 self._route(
                     out,
-                    Note("local_command_output", session, msg.ts, {"body": text}, msg.extension),
+                    ev.Note("local_command_output", session, msg.ts, {"body": text}, msg.extension),
                 )
                 return
             if self._runs and msg.parent_tool_use_id is None and cc.is_interrupt(text):
                 # The CLI's interrupt marker: the run was stopped (as the durable view
                 # ends it); not a line of the conversation.
                 self._current_run().interrupt = text
-                self._route(out, Dropped("user/interrupt", session))
+                self._route(out, ev.Dropped("user/interrupt", session))
                 return
             self._tally(msg)
             self._route(out, msg)
@@ -211,25 +185,27 @@ class ClaudeStreamAdapter:
             self._end(rec, session, out)
         elif kind == "rate_limit_event":
             ext = rest(rec, ("type", "session_id"))
-            self._route(out, Note("rate_limit", session, None, extension=ext))
+            self._route(out, ev.Note("rate_limit", session, None, extension=ext))
         elif kind in _HOST_PROTOCOL:
             # An SDK host's protocol (answers to its initialize, set_model, interrupt;
             # the CLI's prompt suggestions): no activity of a run, and none is opened
             # for it (capture: x_sdk_two_prompts).
-            self._route(out, Dropped(kind, session))
+            self._route(out, ev.Dropped(kind, session))
         elif kind == "control_request":
             ext = rest(rec, ("type", "session_id"))
-            self._route(out, Note("control_request", session, None, extension=ext))
+            self._route(out, ev.Note("control_request", session, None, extension=ext))
         else:
             name = kind if isinstance(kind, str) else "<no type>"
-            self._route(out, Unrecognized(name, session, normalize_ts(rec.get("timestamp")), rec))
+            self._route(
+                out, ev.Unrecognized(name, session, normalize_ts(rec.get("timestamp")), rec)
+            )
 
     def _current_run(self) -> _Run:
         """The run a line now belongs to: the newest, if one began early, else the
         live one (the same choice :meth:`_route` makes for the line itself)."""
         return self._runs[-1] if self._later else self._runs[0]
 
-    def _tally(self, msg: Message) -> None:
+    def _tally(self, msg: ev.Message) -> None:
         """Count a main-thread line toward its run (the newest, if one began early)."""
         if not self._runs or msg.parent_tool_use_id is not None:
             return
@@ -243,7 +219,7 @@ class ClaudeStreamAdapter:
         if self._runs:
             self._later.append([])
         self._runs.append(_Run())
-        line, ext = take(rec, _INIT)
+        line, ext = src.take(rec, _INIT)
         tools, servers = line["tools"], line["mcp_servers"]
         # Tools and servers of another shape are kept, in the extension.
         if tools is not None and not _str_list(tools):
@@ -252,7 +228,7 @@ class ClaudeStreamAdapter:
         if servers is not None and not isinstance(servers, list):
             ext["mcp_servers"] = servers
             servers = None
-        self._held_init = RunStart(
+        self._held_init = ev.RunStart(
             session_id=session,
             ts=normalize_ts(rec.get("timestamp")),
             agent_name=cc.AGENT_NAME,
@@ -264,49 +240,26 @@ class ClaudeStreamAdapter:
             extension=ext,
         )
 
-    def _end(self, rec: dict[str, Any], session: str, out: list[Event]) -> None:
+    def _end(self, rec: dict[str, Any], session: str, out: list[ev.Event]) -> None:
         # The result belongs to the oldest open run, which is the live one: it goes
         # out now, then the held lines of the run that began early, live from here on.
         run = self._runs.popleft() if self._runs else _Run()
-        end = _result(rec, session, run.api_call)
+        end = results.run_end(rec, session, run.api_call)
         if "model_usage_since_last_result" not in end.extension and end.model_usage:
-            end.model_usage = self._run_share(end)
+            last, self._process_usage = self._process_usage, end.model_usage
+            end.model_usage = results.run_share(end, last)
         out.append(end)
         if self._later:
             out += self._later.popleft()
 
-    def _run_share(self, end: RunEnd) -> dict[str, Usage]:
-        """``modelUsage`` is the process's running total (every run of a streaming-
-        input process so far): the run's own is the difference to the last
-        result's. A total below the last is a new process (a resumed stream after
-        another): taken whole. The total is kept in ``extension.process_model_usage``."""
-        total = end.model_usage or {}
-        last, self._process_usage = self._process_usage, total
-        if last is None:
-            return total
-        fields = ("input_tokens", "output_tokens", "cache_read", "cache_creation")
-        if any(
-            model not in total or any(getattr(total[model], f) < getattr(used, f) for f in fields)
-            for model, used in last.items()
-        ):
-            return total  # smaller than before: another process's count
-        share: dict[str, Usage] = {}
-        for model, now in total.items():
-            before = last.get(model, Usage())
-            diff = Usage(*(getattr(now, f) - getattr(before, f) for f in fields))
-            if diff != Usage():
-                share[model] = diff
-        end.extension["process_model_usage"] = {m: u.as_dict() for m, u in total.items()}
-        return share
-
-    def _delta(self, rec: dict[str, Any], session: str) -> Event:
+    def _delta(self, rec: dict[str, Any], session: str) -> ev.Event:
         event = rec.get("event")
         if not isinstance(event, dict):
             raise cc.BodyError("stream_event record without an event object")
         parent = string(rec.get("parent_tool_use_id"))
         ts = normalize_ts(rec.get("timestamp"))
         etype = event.get("type")
-        index = whole(event.get("index"))
+        index = ev.whole(event.get("index"))
         if etype == "message_start":
             for key in [k for k in self._tool_ids if k[0] == parent]:
                 del self._tool_ids[key]
@@ -317,25 +270,25 @@ class ClaudeStreamAdapter:
                 if isinstance(tool_id, str):
                     self._tool_ids[(parent, index)] = tool_id
         if isinstance(etype, str) and etype in _PASSED_EVENTS:
-            return Dropped(f"stream_event/{etype}", session)
+            return ev.Dropped(f"stream_event/{etype}", session)
         if etype != "content_block_delta":
-            return Delta(session, ts, event, parent)
+            return ev.Delta(session, ts, event, parent)
         delta = event.get("delta")
         if not isinstance(delta, dict):
             raise cc.BodyError("content_block_delta without a delta object")
         dtype = delta.get("type")
         if dtype == "signature_delta":
-            return Dropped("stream_event/signature_delta", session)
+            return ev.Dropped("stream_event/signature_delta", session)
         if dtype == "input_json_delta":
-            payload: JSON = {"type": "tool_args_delta"}
+            payload: ev.JSON = {"type": "tool_args_delta"}
             tool_id = self._tool_ids.get((parent, index)) if index is not None else None
             if tool_id is not None:
                 payload["tool_use_id"] = tool_id
             if index is not None:
                 payload["index"] = index
             payload["partial_json"] = delta.get("partial_json", "")
-            return Delta(session, ts, payload, parent)
-        return Delta(session, ts, event, parent)
+            return ev.Delta(session, ts, payload, parent)
+        return ev.Delta(session, ts, event, parent)
 
 
 @persisted
@@ -371,10 +324,10 @@ def _str_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def _message(rec: dict[str, Any], kind: str, session: str) -> Message:
+def _message(rec: dict[str, Any], kind: str, session: str) -> ev.Message:
     message = cc.message_of(rec, kind)
     content = cc.content_blocks(message.get("content"))
-    return Message(
+    return ev.Message(
         role=kind,
         session_id=session,
         ts=normalize_ts(rec.get("timestamp")),
@@ -394,97 +347,32 @@ def _message(rec: dict[str, Any], kind: str, session: str) -> Message:
 _HOST_PROTOCOL = frozenset({"control_response", "control_cancel_request", "prompt_suggestion"})
 
 
-def _state(rec: dict[str, Any], session: str) -> Note:
+def _state(rec: dict[str, Any], session: str) -> ev.Note:
     """``system/session_state_changed`` (``running``, ``idle``, …): stream_v1's
     ``system/state`` with ``session_state``."""
     body = rest(rec, ("type", "subtype", "session_id", "state"))
     ts = normalize_ts(body.pop("timestamp", None))
     state = rec.get("state")
-    fields: JSON = {"session_state": state} if isinstance(state, str) else {}
-    return Note("state", session, ts, fields, body)
+    fields: ev.JSON = {"session_state": state} if isinstance(state, str) else {}
+    return ev.Note("state", session, ts, fields, body)
 
 
-def _note(rec: dict[str, Any], subtype: str, session: str) -> Note:
+def _note(rec: dict[str, Any], subtype: str, session: str) -> ev.Note:
     body = rest(rec, ("type", "subtype", "session_id"))
     parent = string(body.pop("parent_tool_use_id", None))
     ts = normalize_ts(body.pop("timestamp", None))
     if subtype.startswith("task_"):
-        fields: JSON = {}
+        fields: ev.JSON = {}
         for key in ("task_id", "status"):
             if isinstance(body.get(key), str):
                 fields[key] = body.pop(key)
         if body:
             fields["task"] = body
-        return Note(subtype, session, ts, fields, {}, parent)
+        return ev.Note(subtype, session, ts, fields, {}, parent)
     if subtype == "background_tasks_changed" and isinstance(body.get("tasks"), list):
         ids = [t["task_id"] for t in body["tasks"] if isinstance(t, dict) and "task_id" in t]
-        return Note(subtype, session, ts, {"running_ids": ids}, body)
-    return Note(subtype, session, ts, body, {}, parent)
-
-
-def _count(value: Any, name: str) -> int:
-    """A whole number, which print mode may write as a float (``3.0``)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        count = whole(value)
-        if count is None:
-            raise cc.BodyError(f"{name} is {cc.shown(value)}, not a whole number")
-        return count
-    raise cc.BodyError(f"{name} is {type(value).__name__}, not int")
-
-
-#: A result's fields, in the order they are checked (the rest goes into the run
-#: end's extension).
-_RESULT: Spec = {
-    "subtype": str,
-    "is_error": bool,
-    "result": str,
-    "num_turns": _count,
-    "duration_ms": _count,
-    "stop_reason": str,
-    "ttft_ms": _count,
-    "type": object,
-    "session_id": object,
-    "usage": object,
-    "total_cost_usd": object,
-    "model_usage_since_last_result": object,
-}
-
-
-def _result(rec: dict[str, Any], session: str, api_call: bool = False) -> RunEnd:
-    model_usage = cc.model_usage_from_camel(rec.get("model_usage_since_last_result"))
-    this_invocation = model_usage is not None
-    if model_usage is None:
-        model_usage = cc.model_usage_from_camel(rec.get("modelUsage"))
-    usage = cc.usage_from_api(rec.get("usage"))
-    line, ext = take(rec, _RESULT, "result")
-    if this_invocation:
-        ext["model_usage_since_last_result"] = rec["model_usage_since_last_result"]
-    if usage is not None and api_call and usage == Usage() and model_usage:
-        # The CLI prints all-zero usage when it stops a run early (--max-budget-usd)
-        # although the run's API calls used tokens: this invocation's per-model
-        # figures hold them (the durable records agree).
-        ext["usage"] = rec["usage"]
-        usage = Usage()
-        for per_model in model_usage.values():
-            usage.add(per_model)
-    cost = line["total_cost_usd"]
-    if cost is None:
-        cost = rec.get("total_cost")  # print-mode 1.0.x named it total_cost
-    return RunEnd(
-        session_id=session,
-        ts=normalize_ts(rec.get("timestamp")),
-        subtype=line["subtype"],
-        is_error=line["is_error"],
-        result=line["result"],
-        num_turns=line["num_turns"],
-        duration_ms=line["duration_ms"],
-        stop_reason=line["stop_reason"],
-        usage=usage,
-        model_usage=model_usage,
-        total_cost_usd=number(cost),
-        ttft_ms=line["ttft_ms"],
-        extension=ext,
-    )
+        return ev.Note(subtype, session, ts, {"running_ids": ids}, body)
+    return ev.Note(subtype, session, ts, body, {}, parent)
 
 
 MAPPING = (
@@ -617,7 +505,7 @@ MAPPING = (
 )
 
 
-SOURCE = Source(
+SOURCE = src.Source(
     name="claude-stream",
     description="Claude Code print-mode stdout (claude -p --verbose --output-format stream-json)",
     sniff=sniff,

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamv1.adapters.claude_session import _UUIDISH, session_hint
+from streamv1.adapters._claude_session_discovery import _UUIDISH, session_hint
 
 UUID = "5eccd76e-a2bd-46d3-9ac7-285807858239"
 

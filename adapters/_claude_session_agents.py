@@ -1,0 +1,162 @@
+"""Subagent files: a subagent's own file, linked to the tool call that spawned it.
+
+Apart from the adapter's dispatch because the link is found outside the records
+being read: in the file's ``agent-<id>.meta.json`` sidecar (``toolUseId``), else in
+the parent session file (searched as it grows), else told by the session
+(:meth:`ClaudeSessionAdapter.learn_spawner`). Until then the file's lines wait.
+The state is the adapter's own (``_parent``, ``_parent_looked``, ``_agent_id``,
+``_unlinked``, ``_searched``, ``_meta``: it checkpoints them); these functions are
+what works on it, and on the sidecar and parent files.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from streamv1.adapters import _claude_session_lines as lines
+from streamv1.translator.model import events as ev
+from streamv1.translator.reading.sources import string
+
+if TYPE_CHECKING:
+    from streamv1.adapters.claude_session import ClaudeSessionAdapter
+
+
+def parent(a: ClaudeSessionAdapter, rec: dict[str, Any]) -> str | None:
+    """A subagent file's spawning tool_use, looked for at its first record (which
+    may name the agent); None where this is no subagent file, or none is found yet
+    (its events are held from this record on)."""
+    if not a._subagent:
+        return None
+    if not a._parent_looked:
+        a._parent_looked = True
+        agent = rec.get("agentId")
+        if isinstance(agent, str):
+            a._agent_id = agent
+        if not look_for_parent(a) and a._agent_id:
+            a._unlinked = []  # this record's events are the first held
+    return a._parent
+
+
+def look_for_parent(a: ClaudeSessionAdapter) -> bool:
+    """Is the spawner known (searched for in the parent file, past what was read)?"""
+    if a._parent is None and a._agent_id:
+        a._parent = search_spawner(Path(a._path), a._agent_id, a._session, a._searched)
+    return a._parent is not None
+
+
+def release(a: ClaudeSessionAdapter) -> list[ev.Event]:
+    """The held events, with the parent link where it was found."""
+    held, a._unlinked = a._unlinked or [], None
+    if a._parent is not None:
+        for event in held:
+            if getattr(event, "parent_tool_use_id", "") is None:
+                event.parent_tool_use_id = a._parent  # type: ignore[union-attr]
+    return held
+
+
+def mark_actor(a: ClaudeSessionAdapter, events: list[ev.Event]) -> None:
+    """A subagent file's runs are one nested actor's: its starts, ends and
+    messages say so, with its spawning tool_use where known, else its name."""
+    name = f"agent-{a._agent_id}" if a._agent_id else os.path.basename(a._path)
+    for event in events:
+        if isinstance(event, ev.RunStart | ev.RunEnd | ev.Message):
+            if event.parent_tool_use_id is None:
+                event.parent_tool_use_id = a._parent
+            event.actor = name
+
+
+def run_start(
+    a: ClaudeSessionAdapter, rec: dict[str, Any], content: Any, ts: str | None
+) -> ev.RunStart:
+    """A subagent file's run start: its role (the sidecar's ``agentType``), its
+    spawner, and its task (the agent id, the sidecar's description) for the
+    task_started line it becomes inside its parent's run."""
+    agent_type = a._meta.get("agentType")
+    role = agent_type if isinstance(agent_type, str) else "subagent"
+    start = lines.run_start(rec, content, ts, a._sid, role, parent(a, rec))
+    task: ev.JSON = {}
+    if a._agent_id:
+        task["task_id"] = a._agent_id
+    description = a._meta.get("description")
+    if isinstance(description, str):
+        task["description"] = description
+    start.task = task
+    if a._meta:
+        start.extension["subagent"] = a._meta
+    return start
+
+
+def read_meta(path: Path) -> ev.JSON:
+    """A subagent file's ``agent-<id>.meta.json`` sidecar (``toolUseId``,
+    ``agentType``, ``description``, ``model``, ``isFork``); {} where there is none."""
+    sidecar = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
+    try:
+        value = orjson.loads(sidecar.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def search_spawner(
+    path: Path, agent_id: str, session: str | None, searched: dict[str, int]
+) -> str | None:
+    """Without a sidecar: the parent session file names the tool_use that spawned an
+    agent (a tool_result whose toolUseResult.agentId is it, or a progress record).
+    Only whole lines past ``searched[candidate]`` are read, and the mark moves on:
+    looking again as the parent grows costs a stat when it has not."""
+    candidates = []
+    for folder in path.parents:
+        if folder.name == "subagents":
+            candidates.append(folder.parent.with_suffix(".jsonl"))
+            break
+    if session:
+        candidates.append(path.parent / f"{session}.jsonl")
+    needle = agent_id.encode()
+    for candidate in candidates:
+        key = str(candidate)
+        start = searched.get(key, 0)
+        if candidate == path:
+            continue
+        try:
+            with candidate.open("rb") as fh:
+                if os.fstat(fh.fileno()).st_size <= start:
+                    continue
+                fh.seek(start)
+                for raw in fh:
+                    if not raw.endswith(b"\n"):
+                        break  # a line still being written: searched when whole
+                    start += len(raw)
+                    if needle in raw:
+                        found = _spawner_in(raw, agent_id)
+                        if found:
+                            return found
+        except OSError:
+            continue
+        finally:
+            searched[key] = start
+    return None
+
+
+def _spawner_in(raw: bytes, agent_id: str) -> str | None:
+    try:
+        rec = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(rec, dict):
+        return None
+    data = rec.get("data")
+    if isinstance(data, dict) and data.get("agentId") == agent_id:
+        return string(rec.get("parentToolUseID") or rec.get("toolUseID"))
+    result = rec.get("toolUseResult")
+    if isinstance(result, dict) and result.get("agentId") == agent_id:
+        message = rec.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    return string(block.get("tool_use_id"))
+    return None
