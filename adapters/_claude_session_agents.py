@@ -51,11 +51,7 @@ def look_for_parent(a: ClaudeSessionAdapter) -> bool:
 def release(a: ClaudeSessionAdapter) -> list[ev.Event]:
     """The held events, with the parent link where it was found."""
     held, a._unlinked = a._unlinked or [], None
-    if a._parent is not None:
-        for event in held:
-            if getattr(event, "parent_tool_use_id", "") is None:
-                event.parent_tool_use_id = a._parent  # type: ignore[union-attr]
-    return held
+    return ev.linked(held, a._parent)
 
 
 def mark_actor(a: ClaudeSessionAdapter, events: list[ev.Event]) -> None:

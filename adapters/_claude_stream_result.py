@@ -65,21 +65,8 @@ def run_end(rec: dict[str, Any], session: str, api_call: bool = False) -> ev.Run
     cost = line["total_cost_usd"]
     if cost is None:
         cost = rec.get("total_cost")  # print-mode 1.0.x named it total_cost
-    return ev.RunEnd(
-        session_id=session,
-        ts=normalize_ts(rec.get("timestamp")),
-        subtype=line["subtype"],
-        is_error=line["is_error"],
-        result=line["result"],
-        num_turns=line["num_turns"],
-        duration_ms=line["duration_ms"],
-        stop_reason=line["stop_reason"],
-        usage=usage,
-        model_usage=model_usage,
-        total_cost_usd=number(cost),
-        ttft_ms=line["ttft_ms"],
-        extension=ext,
-    )
+    ts = normalize_ts(rec.get("timestamp"))
+    return ev.run_end_of(line, session, ts, usage, model_usage, number(cost), ext)
 
 
 def run_share(end: ev.RunEnd, last: dict[str, ev.Usage] | None) -> dict[str, ev.Usage]:

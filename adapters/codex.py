@@ -306,11 +306,7 @@ class CodexAdapter:
 
     def _release(self) -> list[ev.Event]:
         held, self._unlinked = self._unlinked or [], None
-        if self._parent_call is not None:
-            for event in held:
-                if getattr(event, "parent_tool_use_id", "") is None:
-                    event.parent_tool_use_id = self._parent_call  # type: ignore[union-attr]
-        return held
+        return ev.linked(held, self._parent_call)
 
     # -- runs ---------------------------------------------------------------------------
 

@@ -228,21 +228,8 @@ def _end(rec: dict[str, Any], at: _Envelope) -> ev.RunEnd:
     line, extra = src.take(rec, _RESULT, "result")
     # The input's counts of what was dropped are not carried: the framer counts anew.
     ext = src.rest(at.extension, ("dropped", "unrecognized"))
-    return ev.RunEnd(
-        session_id=at.session_id,
-        ts=at.ts,
-        subtype=line["subtype"],
-        is_error=line["is_error"],
-        result=line["result"],
-        num_turns=line["num_turns"],
-        duration_ms=line["duration_ms"],
-        stop_reason=line["stop_reason"],
-        usage=line["usage"],
-        model_usage=line["model_usage"],
-        total_cost_usd=line["total_cost_usd"],
-        ttft_ms=line["ttft_ms"],
-        extension={**ext, **extra},
-    )
+    figures = line["usage"], line["model_usage"], line["total_cost_usd"]
+    return ev.run_end_of(line, at.session_id, at.ts, *figures, {**ext, **extra})
 
 
 #: Each line type's handler (any other type is kept whole: system/unrecognized).

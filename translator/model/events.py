@@ -216,6 +216,45 @@ class RunEnd:
     actor: str | None = None
 
 
+def linked(held: list[Event], parent: str | None) -> list[Event]:
+    """Events held back until a nested actor's spawning tool_use was looked for:
+    each with no parent of its own gets ``parent``, where it was found."""
+    if parent is not None:
+        for event in held:
+            if getattr(event, "parent_tool_use_id", "") is None:
+                event.parent_tool_use_id = parent  # type: ignore[union-attr]
+    return held
+
+
+def run_end_of(
+    line: JSON,
+    session_id: str,
+    ts: str | None,
+    usage: Usage | None,
+    model_usage: dict[str, Usage] | None,
+    total_cost_usd: float | None,
+    extension: JSON,
+) -> RunEnd:
+    """The run end a result line states where it names its fields as the catalog
+    does (stream_v1's result, and Claude's print-mode result it was made from): those
+    taken as they stand, the figures a source reads its own way given."""
+    return RunEnd(
+        session_id=session_id,
+        ts=ts,
+        subtype=line["subtype"],
+        is_error=line["is_error"],
+        result=line["result"],
+        num_turns=line["num_turns"],
+        duration_ms=line["duration_ms"],
+        stop_reason=line["stop_reason"],
+        usage=usage,
+        model_usage=model_usage,
+        total_cost_usd=total_cost_usd,
+        ttft_ms=line["ttft_ms"],
+        extension=extension,
+    )
+
+
 @persisted
 @dataclass(slots=True)
 class Spawn:
