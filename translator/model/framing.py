@@ -10,7 +10,7 @@ knows the catalog and nothing about sources:
   synthetic ``interrupted`` one when the input stops mid-turn;
 * what a result does not get from its source is filled from the run itself where
   the run knows it (usage counted once per API message, num_turns, the final text),
-  and left out otherwise.
+  and left out otherwise: :mod:`translator.model.results` counts and says it.
 
 Lines that belong to no run yet (a damaged first line, a note between two turns)
 wait for the next run's init, so they are framed like every other line. After the
@@ -36,26 +36,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from streamv1.translator.model import catalog
-from streamv1.translator.model.events import (
-    JSON,
-    Delta,
-    Dropped,
-    Event,
-    Message,
-    Note,
-    Problem,
-    RunEnd,
-    RunStart,
-    Spawn,
-    Unrecognized,
-    Usage,
-)
+from streamv1.translator.model import catalog, results
+from streamv1.translator.model import events as ev
+
+# The kinds push tells apart on every line, bound by name (``ev.Message`` would be
+# one more lookup a line).
+from streamv1.translator.model.events import Delta, Message, Note
 from streamv1.translator.state import StateError, dump, load, persisted
-from streamv1.translator.timefmt import now_ts, ts_millis
-
-ERROR_SUBTYPES_OK = {"success", "refused"}
+from streamv1.translator.timefmt import now_ts
 
 
 @dataclass(slots=True)
@@ -71,7 +61,7 @@ class FramerStats:
     #: Every actor's tokens over the results framed (each run's model_usage, else
     #: its usage), and the cost the sources stated (print mode's total_cost_usd):
     #: the closing summary's figures.
-    usage: Usage = field(default_factory=Usage)
+    usage: ev.Usage = field(default_factory=ev.Usage)
     stated_cost_usd: float = 0.0
     costed_runs: int = 0
 
@@ -89,7 +79,7 @@ class _Run:
     first_ts: str | None = None
     last_ts: str | None = None
     messages: int = 0
-    usage: dict[str, Usage] = field(default_factory=dict)
+    usage: dict[str, ev.Usage] = field(default_factory=dict)
     usage_model: dict[str, str] = field(default_factory=dict)
     turn_ids: set[str] = field(default_factory=set)  # API messages of the run's actor
     last_message_id: str | None = None
@@ -98,7 +88,7 @@ class _Run:
     dropped: Counter[str] = field(default_factory=Counter)
     unrecognized: Counter[str] = field(default_factory=Counter)
     #: Every actor's API messages (its own and its nested actors'): model_usage.
-    all_usage: dict[str, Usage] = field(default_factory=dict)
+    all_usage: dict[str, ev.Usage] = field(default_factory=dict)
     all_model: dict[str, str] = field(default_factory=dict)
     #: tool_use id → the actor (its parent_tool_use_id, "" for the run's own) whose
     #: message called it: a nested actor's task_started is a line of its spawner.
@@ -137,18 +127,17 @@ class Framer:
         self.stats = stats if stats is not None else FramerStats()
         self._run: _Run | None = None
         self._last_ts: str | None = None
-        self._pending: list[Event] = []
+        self._pending: list[ev.Event] = []
         self._anon = 0
         self._runs_here = 0
         self._last_session: str | None = None
-        # The last total_cost_usd framed: the CLI's figure is its process's running
-        # total, so the summary adds what each result adds to it (not checkpointed:
+        # The last total_cost_usd framed (results.add_stated_cost; not checkpointed:
         # the summary is a batch conversion's).
         self._last_stated: float | None = None
 
     # -- public -------------------------------------------------------------
 
-    def push(self, event: Event) -> list[JSON]:
+    def push(self, event: ev.Event) -> list[ev.JSON]:
         run = self._run
         if run is not None and type(event) is Message:
             if run.actors and event.role == "user":
@@ -158,22 +147,22 @@ class Framer:
             return [self._note(run, event)]  # the next most common: a system line
         if run is not None and type(event) is Delta:
             return [self._delta(run, event)]
-        out: list[JSON] = []
-        if type(event) is Spawn:
+        out: list[ev.JSON] = []
+        if type(event) is ev.Spawn:
             return out  # for a session merge (translator.translate.session); no line
-        if isinstance(event, RunStart):
+        if isinstance(event, ev.RunStart):
             if run is not None and _nested_in(run, event.parent_tool_use_id or event.actor):
                 return [self._task_started(run, event)]
             if run is not None:
                 out += self._close(
-                    RunEnd(run.session_id, event.ts, subtype="interrupted"), made_here=True
+                    ev.RunEnd(run.session_id, event.ts, subtype="interrupted"), made_here=True
                 )
             out += self._open(event)
             for held in self._pending:
                 out += self._line(held)
             self._pending.clear()
             return out
-        if isinstance(event, RunEnd):
+        if isinstance(event, ev.RunEnd):
             if run is not None and _nested_in(run, event.parent_tool_use_id or event.actor):
                 # A nested actor is over: its lines are the run's, its end no line of
                 # its own (the source's task_notification says it, where it has one).
@@ -199,44 +188,39 @@ class Framer:
                 return out
         return out + self._line(event)
 
-    def finish(self) -> list[JSON]:
+    def finish(self) -> list[ev.JSON]:
         """The input is over: flush what waits, and close the open runs."""
-        out: list[JSON] = []
+        out: list[ev.JSON] = []
         if (
             self._pending
             and self._runs_here
-            and all(isinstance(e, Dropped | Note) for e in self._pending)
+            and all(isinstance(e, ev.Dropped | Note) for e in self._pending)
         ):
             # After the input's last run, status lines with no run to go to (a state
             # change to idle, a host's echo): counted, never a run made for them.
             for event in self._pending:
-                if isinstance(event, Dropped):
+                if isinstance(event, ev.Dropped):
                     self.stats.dropped[event.kind] += 1
                 elif isinstance(event, Note):
                     self.stats.dropped[f"between_runs/{event.subtype}"] += 1
             self._pending.clear()
-        if self._pending and any(not isinstance(e, Dropped) for e in self._pending):
-            first = self._pending[0]
-            sid = getattr(first, "session_id", None) or self._fallback_session()
-            out += self._open_synthetic(sid, None, None)
-            held, self._pending = self._pending, []
-            for event in held:
-                out += self._line(event)
-        elif self._pending and not self._runs_here:
-            # Only metadata, no turn: one empty run still says what was dropped, so
-            # an input never vanishes without a trace.
-            first = self._pending[0]
-            sid = getattr(first, "session_id", None) or self._fallback_session()
+        if self._pending and (
+            not self._runs_here or any(not isinstance(e, ev.Dropped) for e in self._pending)
+        ):
+            # A run made for what waits (it frames it). Only metadata and no turn at
+            # all: one empty run still says what was dropped, so an input never
+            # vanishes without a trace.
+            sid = getattr(self._pending[0], "session_id", None) or self._fallback_session()
             out += self._open_synthetic(sid, None, None)
         else:
             for event in self._pending:
-                if isinstance(event, Dropped):
+                if isinstance(event, ev.Dropped):
                     self.stats.dropped[event.kind] += 1
             self._pending.clear()
         if self._run is not None:
             run = self._run
             cut_off = not run.synthetic or run.messages > 0
-            end = RunEnd(run.session_id, None, subtype="interrupted" if cut_off else None)
+            end = ev.RunEnd(run.session_id, None, subtype="interrupted" if cut_off else None)
             out += self._close(end, made_here=True)
         return out
 
@@ -266,12 +250,12 @@ class Framer:
         them may still begin)."""
         return set(self._run.tool_owner) if self._run is not None else set()
 
-    def state(self) -> JSON:
+    def state(self) -> ev.JSON:
         """What a restart needs to go on mid-run, as plain JSON (translator.state);
         the clock and the counters are the running process's own."""
         return {name: dump(getattr(self, name)) for name in _STATE_FIELDS}
 
-    def load_state(self, state: JSON) -> None:
+    def load_state(self, state: ev.JSON) -> None:
         if set(state) != set(_STATE_FIELDS):
             raise StateError(f"framer state fields {sorted(state)}, not {list(_STATE_FIELDS)}")
         for name in _STATE_FIELDS:
@@ -290,18 +274,18 @@ class Framer:
             self._last_ts = self._clock()
         return self._last_ts
 
-    def _note_time(self, event: Event) -> None:
+    def _note_time(self, event: ev.Event) -> None:
         ts = getattr(event, "ts", None)
         if isinstance(ts, str):
             self._last_ts = ts
 
-    def _task_started(self, run: _Run, start: RunStart) -> JSON:
+    def _task_started(self, run: _Run, start: ev.RunStart) -> ev.JSON:
         """A nested actor begins inside ``run``: the run's system/task_started line,
         a line of the actor that spawned it (the run's own, or a nested actor's)."""
         self._track_time(run, start.ts)
         parent = start.parent_tool_use_id
         assert parent is not None
-        task: JSON = dict(start.task)
+        task: ev.JSON = dict(start.task)
         task_id = task.pop("task_id", None)
         task.setdefault("tool_use_id", parent)
         ext = dict(start.extension)
@@ -312,40 +296,16 @@ class Framer:
         owner = run.tool_owner.get(parent) or run.parent_tool_use_id
         task_id = task_id if isinstance(task_id, str) else None
         run.actors[parent] = task_id
-        return self._task_line(
-            run, start.ts, "task_started", owner, task_id, task, extension=ext or None
+        return self._system(
+            run, start.ts, "task_started", owner, task_id=task_id, task=task, extension=ext or None
         )
 
-    def _task_line(
-        self,
-        run: _Run,
-        ts: str | None,
-        subtype: str,
-        parent: str | None,
-        task_id: str | None,
-        task: JSON,
-        **more: JSON | None,
-    ) -> JSON:
-        """A nested actor's start or end: a system line of ``run``, in its seq."""
-        line = catalog.envelope(
-            "system",
-            run.session_id,
-            run.seq,
-            self._ts(ts),
-            subtype=subtype,
-            parent_tool_use_id=parent,
-            task_id=task_id,
-            task=task,
-            **more,
-        )
-        return self._emit(run, line)
-
-    def _ended_actors(self, run: _Run, msg: Message) -> list[JSON]:
+    def _ended_actors(self, run: _Run, msg: Message) -> list[ev.JSON]:
         """A tool result answering the call that spawned a nested actor whose end
         the source did not say (a subagent's own subagent: its file has no record of
         the end): the actor is over, and a task_notification says so, just before
         the result, with what is known (its task_id, its spawning call), no status."""
-        out: list[JSON] = []
+        out: list[ev.JSON] = []
         for block in msg.content:
             if block.get("type") != "tool_result":
                 continue
@@ -353,18 +313,18 @@ class Framer:
             if not isinstance(tool, str) or tool not in run.actors:
                 continue
             out.append(
-                self._task_line(
+                self._system(
                     run,
                     msg.ts,
                     "task_notification",
                     msg.parent_tool_use_id or run.parent_tool_use_id,
-                    run.actors.pop(tool),
-                    {"tool_use_id": tool},
+                    task_id=run.actors.pop(tool),
+                    task={"tool_use_id": tool},
                 )
             )
         return out
 
-    def _open(self, start: RunStart) -> list[JSON]:
+    def _open(self, start: ev.RunStart) -> list[ev.JSON]:
         run = _Run(
             start.session_id,
             start.parent_tool_use_id,
@@ -376,7 +336,7 @@ class Framer:
         self.stats.runs += 1
         self._track_time(run, start.ts)
         ext = dict(start.extension)
-        servers: list[JSON] | None = None
+        servers: list[ev.JSON] | None = None
         if start.mcp_servers is not None:
             servers, rest = catalog.mcp_servers(start.mcp_servers)
             if rest:
@@ -405,7 +365,7 @@ class Framer:
 
     def _open_synthetic(
         self, session_id: str, ts: str | None, parent: str | None, actor: str | None = None
-    ) -> list[JSON]:
+    ) -> list[ev.JSON]:
         run = _Run(session_id, parent, synthetic=True, actor=parent or actor)
         self._run = run
         self._runs_here += 1
@@ -428,74 +388,19 @@ class Framer:
             out += self._line(event)
         return out
 
-    def _close(self, end: RunEnd, made_here: bool = False) -> list[JSON]:
+    def _close(self, end: ev.RunEnd, made_here: bool = False) -> list[ev.JSON]:
         run = self._run
         assert run is not None
         self._track_time(run, end.ts)
-        subtype = end.subtype or "success"
         if made_here:
             self.stats.synthetic_results += 1
-        is_error = end.is_error if end.is_error is not None else subtype not in ERROR_SUBTYPES_OK
-        usage = end.usage
-        if usage is None and run.usage:
-            usage = Usage()
-            for u in run.usage.values():
-                usage.add(u)
-        model_usage = end.model_usage
-        if model_usage is None and run.all_model:
-            model_usage = {}
-            for msg_id, model in run.all_model.items():
-                model_usage.setdefault(model, Usage()).add(run.all_usage[msg_id])
-        result = end.result
-        if result is None and subtype in ("success", "interrupted", "refused") and run.last_texts:
-            # The last text block of the last message, as Claude Code prints it (a
-            # message with text, a server tool call and more text: only the last).
-            result = run.last_texts[-1]
-        num_turns = end.num_turns if end.num_turns is not None else len(run.turn_ids)
-        duration = end.duration_ms
-        if duration is None and run.first_ts and run.last_ts:
-            first, last = ts_millis(run.first_ts), ts_millis(run.last_ts)
-            if first is not None and last is not None:
-                duration = max(0, last - first)
-        stats = self.stats
-        if model_usage:
-            for u in model_usage.values():
-                stats.usage.add(u)
-        elif usage:
-            stats.usage.add(usage)
-        if (stated := catalog.stated_cost(end.total_cost_usd)) is not None:
-            before = self._last_stated
+        if end.total_cost_usd is not None:
+            stated = results.add_stated_cost(self.stats, end.total_cost_usd, self._last_stated)
             self._last_stated = stated
-            grew = before is not None and stated >= before
-            stats.stated_cost_usd += stated - (before or 0.0) if grew else stated
-            stats.costed_runs += 1
-        ext: JSON = dict(end.extension)
-        if run.dropped:
-            ext["dropped"] = dict(sorted(run.dropped.items()))
-        if run.unrecognized:
-            ext["unrecognized"] = dict(sorted(run.unrecognized.items()))
         self._last_session = run.session_id
-        line = catalog.envelope(
-            "result",
-            run.session_id,
-            run.seq,
-            self._ts(end.ts),
-            subtype=subtype,
-            parent_tool_use_id=run.parent_tool_use_id,
-            is_error=is_error,
-            num_turns=num_turns,
-            duration_ms=duration,
-            result=result,
-            stop_reason=end.stop_reason or run.last_stop_reason,
-            usage=catalog.usage_dict(usage) if usage else None,
-            model_usage=catalog.model_usage_dict(model_usage) if model_usage else None,
-            total_cost_usd=end.total_cost_usd,
-            ttft_ms=end.ttft_ms,
-            extension=ext or None,
-        )
-        out = [self._emit(run, line)]
+        line = results.result_line(run, end, self._ts(end.ts), self.stats)
         self._run = None
-        return out
+        return [self._emit(run, line)]
 
     @staticmethod
     def _track_time(run: _Run, ts: str | None) -> None:
@@ -507,17 +412,35 @@ class Framer:
         if run.last_ts is None or ts > run.last_ts:
             run.last_ts = ts
 
-    def _emit(self, run: _Run, line: JSON) -> JSON:
+    def _emit(self, run: _Run, line: ev.JSON) -> ev.JSON:
         run.seq += 1
         self.stats.lines_out += 1
         return line
 
+    def _system(
+        self, run: _Run, ts: str | None, subtype: str, parent: str | None, **body: Any
+    ) -> ev.JSON:
+        """A system line of ``run`` in its seq, built by the catalog (``body`` in the
+        order it is written, None values left out): the rare ones, a nested actor's
+        start or end, an error, an unknown record. Not init: it comes once a run, and
+        a run may be a few lines (stella, Gemini), so it passes its keywords once."""
+        line = catalog.envelope(
+            "system",
+            run.session_id,
+            run.seq,
+            self._ts(ts),
+            subtype=subtype,
+            parent_tool_use_id=parent,
+            **body,
+        )
+        return self._emit(run, line)
+
     # -- lines inside a run ------------------------------------------------------
 
-    def _line(self, event: Event, run: _Run | None = None) -> list[JSON]:
+    def _line(self, event: ev.Event, run: _Run | None = None) -> list[ev.JSON]:
         run = run if run is not None else self._run
         assert run is not None
-        if isinstance(event, Dropped):
+        if isinstance(event, ev.Dropped):
             run.dropped[event.kind] += 1
             self.stats.dropped[event.kind] += 1
             return []
@@ -536,52 +459,44 @@ class Framer:
             # Only a RunStart makes a system/init: one in the middle of a run would
             # break its framing (seq 0 twice). Kept whole, as an unknown record is.
             record = {"type": "system", "subtype": "init", **event.fields, **event.extension}
-            event = Unrecognized("system/init", sid, ts, record, event.parent_tool_use_id)
+            event = ev.Unrecognized("system/init", sid, ts, record, event.parent_tool_use_id)
         if isinstance(event, Note):
             return [self._note(run, event)]
-        if isinstance(event, Problem):
+        if isinstance(event, ev.Problem):
             if event.fatal:
                 self.stats.errors += 1
             else:
                 self.stats.tolerated += 1
             ext = {"kind": event.kind, "path": event.path, "line": event.line, **event.extension}
-            line = catalog.envelope(
-                "system",
-                sid,
-                run.seq,
-                self._ts(ts),
-                subtype="error",
-                parent_tool_use_id=parent,
+            line = self._system(
+                run,
+                ts,
+                "error",
+                parent,
                 is_error=True,
                 message=f"{event.path}:{event.line}: {event.message}",
                 recoverable=event.recoverable,
                 extension=ext,
             )
-            return [self._emit(run, line)]
-        if isinstance(event, Unrecognized):
+            return [line]
+        if isinstance(event, ev.Unrecognized):
             run.unrecognized[event.source_type] += 1
             self.stats.unrecognized[event.source_type] += 1
-            line = catalog.envelope(
-                "system",
-                sid,
-                run.seq,
-                self._ts(ts),
-                subtype="unrecognized",
-                parent_tool_use_id=parent,
-                kind=event.source_type,
-                extension={"record": event.record},
+            record = {"record": event.record}
+            line = self._system(
+                run, ts, "unrecognized", parent, kind=event.source_type, extension=record
             )
-            return [self._emit(run, line)]
+            return [line]
         raise TypeError(f"not a line event: {event!r}")  # pragma: no cover
 
     def _head(
         self, run: _Run, line_type: str, subtype: str | None, ts: str | None, parent: str | None
-    ) -> JSON:
+    ) -> ev.JSON:
         """The envelope of a line built in place (the hot path, instead of
         catalog.envelope's keyword arguments), in its key order; the event's time
         counted in the run's."""
         self._track_time(run, ts)
-        line: JSON = {"type": line_type}
+        line: ev.JSON = {"type": line_type}
         if subtype is not None:
             line["subtype"] = subtype
         line["session_id"] = run.session_id
@@ -592,13 +507,13 @@ class Framer:
             line["parent_tool_use_id"] = parent
         return line
 
-    def _delta(self, run: _Run, event: Delta) -> JSON:
+    def _delta(self, run: _Run, event: Delta) -> ev.JSON:
         """A stream_event line (push calls it straight: partial messages are hot)."""
         line = self._head(run, "stream_event", None, event.ts, event.parent_tool_use_id)
         line["event"] = catalog.stream_payload(event.event)
         return self._emit(run, line)
 
-    def _note(self, run: _Run, event: Note) -> JSON:
+    def _note(self, run: _Run, event: Note) -> ev.JSON:
         """A system line other than init (push calls it straight: it is hot)."""
         if event.subtype == "task_notification" and run.actors:
             task = event.fields.get("task")
@@ -615,52 +530,23 @@ class Framer:
             line["extension"] = dict(event.extension)
         return self._emit(run, line)
 
-    def _message(self, run: _Run, msg: Message) -> JSON:
+    def _message(self, run: _Run, msg: Message) -> ev.JSON:
         """A message's line (the hot path: push calls it straight, not via _line)."""
         self._track_time(run, msg.ts)
         if msg.parent_tool_use_id is None and msg.actor is None:
             msg.parent_tool_use_id = run.parent_tool_use_id
-        self._account(run, msg)
-        return self._emit(run, self._message_line(run, msg))
-
-    def _account(self, run: _Run, msg: Message) -> None:
         run.messages += 1
-        if msg.role != "assistant":
-            return
-        actor = msg.parent_tool_use_id or msg.actor
-        own = actor == run.actor or (actor is None and run.actor is None)
-        key = msg.message_id or f"#anon{self._next_anon()}"
-        if msg.usage is not None and msg.model:
-            # Every actor's: the run's model_usage (the latest record of a message
-            # carries its final usage). Keyed by actor too: ids are per API call.
-            actor_key = key if own else f"{actor}/{key}"
-            run.all_usage[actor_key] = msg.usage
-            run.all_model[actor_key] = msg.model
-        for block in msg.content:
-            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                run.tool_owner[block["id"]] = msg.parent_tool_use_id or ""
-        if not own:
-            return
-        run.turn_ids.add(key)
-        if msg.usage is not None:
-            run.usage[key] = msg.usage  # the latest record of a message carries its final usage
-            if msg.model:
-                run.usage_model[key] = msg.model
-        if msg.stop_reason:
-            run.last_stop_reason = msg.stop_reason
-        texts = [b["text"] for b in msg.content if b.get("type") == "text" and "text" in b]
-        if key != run.last_message_id:
-            run.last_message_id = key
-            run.last_texts = []
-        run.last_texts += texts
+        if msg.role == "assistant":
+            results.count_message(run, msg, msg.message_id or f"#anon{self._next_anon()}")
+        return self._emit(run, self._message_line(run, msg))
 
     def _next_anon(self) -> int:
         self._anon += 1
         return self._anon
 
-    def _message_line(self, run: _Run, msg: Message) -> JSON:
+    def _message_line(self, run: _Run, msg: Message) -> ev.JSON:
         # Built in place (the hot path): the same key order as catalog.envelope.
-        line: JSON = {
+        line: ev.JSON = {
             "type": msg.role,
             "session_id": run.session_id,
             "seq": run.seq,
