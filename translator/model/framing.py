@@ -50,12 +50,20 @@ from streamv1.translator.timefmt import now_ts
 
 @dataclass(slots=True)
 class FramerStats:
+    """What framing did: the closing summary's figures (``convert``'s log line)."""
+
+    #: Runs framed, and the stream_v1 lines they came to.
     runs: int = 0
     lines_out: int = 0
+    #: Inits and results made where the source had none (a result: a run cut off).
     synthetic_inits: int = 0
     synthetic_results: int = 0
+    #: system/error lines: problems that fail the conversion (status 1 unless
+    #: --lenient), and problems noted that do not.
     errors: int = 0
     tolerated: int = 0
+    #: Records left out on purpose (docs/mapping.md), and records of types no
+    #: adapter knows (kept whole as system/unrecognized), by kind.
     dropped: Counter[str] = field(default_factory=Counter)
     unrecognized: Counter[str] = field(default_factory=Counter)
     #: Every actor's tokens over the results framed (each run's model_usage, else

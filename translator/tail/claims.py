@@ -39,13 +39,21 @@ from streamv1.translator.timefmt import now_ts
 class Counters:
     """What the daemon's live part has done (``streamv1 status``, periodic logs)."""
 
+    #: Lines written from live streams, and from transcripts.
     items_stream: int = 0
     items_transcript: int = 0
+    #: Transcript lines left out: their run's session was claimed by a live stream,
+    #: or the run began at or before the session's floor (docs/live.md).
     suppressed: int = 0
+    #: Stream lines dropped on a full queue (relay → socket → translator), and
+    #: stream lines that were not JSON (each one a system/error line too).
     stream_dropped: int = 0
     stream_parse_errors: int = 0
+    #: A second live stream announcing a session another stream had claimed.
     ambiguous: int = 0
+    #: Writes dropped for a subscriber that fell behind (that subscriber only).
     subscriber_dropped: int = 0
+    #: Live streams taken since the daemon started.
     streams_total: int = 0
 
     def as_json(self) -> JSON:

@@ -44,12 +44,17 @@ class InputError(Exception):
 
 @dataclass(slots=True)
 class Totals:
+    """What a conversion read and made, over all its inputs (its summary line)."""
+
+    #: Inputs read, their lines, and the JSON records in them.
     files: int = 0
     lines_in: int = 0
     records: int = 0
+    #: Inputs that could not be converted at all (one error line each, status 1).
     failed_inputs: int = 0
     source_mismatch: int = 0  # inputs --source named wrongly, by the look of them
     framing: FramerStats = field(default_factory=FramerStats)
+    #: Inputs by the source that read them.
     sources: Counter[str] = field(default_factory=Counter)
 
     @property
