@@ -16,23 +16,15 @@ line and status. Nothing else in the package ends the process.
 from __future__ import annotations
 
 import gc
+import importlib
 import os
+import signal
 import sys
 from typing import Any
 
 import click
 
 from streamv1.translator import logs
-from streamv1.translator.cli import (
-    convert,
-    relay,
-    service,
-    sessions,
-    status,
-    subscribe,
-    tail,
-    validate,
-)
 from streamv1.translator.exits import EXIT_PIPE, Exit, Failure, Interrupted, stdout_to_devnull
 
 log = logs.get()
@@ -42,9 +34,34 @@ log = logs.get()
 EXIT_INTERNAL = 70
 
 
+#: The commands, each the same name in its module of this package. A command's
+#: module is imported when it runs or is listed (pip's commands_dict does the same):
+#: ``convert`` does not load the daemon's, the fleet's and the others' options.
+COMMANDS = ("convert", "sessions", "validate", "tail", "relay", "subscribe", "status", "service")
+
+
 class Streamv1(click.Group):
     """The group: a command's status, returned or raised, goes to click as its exit
     (so ``run`` and click's own test runner see the same status)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        # SIGINT held while the command's modules load, as start.py holds it for
+        # these: a KeyboardInterrupt inside an extension's initialisation (orjson's)
+        # crashed the process; held, it is raised here, once they are loaded.
+        held = {signal.SIGINT}
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            module = importlib.import_module(f"streamv1.translator.cli.{cmd_name}")
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        command: click.Command = getattr(module, cmd_name)
+        command.epilog = EXAMPLES.get(cmd_name, command.epilog)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -78,19 +95,6 @@ def _said(end: Exit) -> int:
 def main(log_level: str) -> None:
     """Translate AI coding agents' transcripts and streams into stream_v1 JSONL."""
     logs.configure(log_level)
-
-
-for _command in (
-    convert.convert,
-    sessions.sessions,
-    validate.validate,
-    tail.tail,
-    relay.relay,
-    subscribe.subscribe,
-    status.status,
-    service.service,
-):
-    main.add_command(_command)
 
 
 def run() -> None:
@@ -220,8 +224,3 @@ EXAMPLES = {
 \b
   streamv1 status | jq .claims""",
 }
-
-
-for _name, _text in EXAMPLES.items():
-    if _name in main.commands:
-        main.commands[_name].epilog = _text

@@ -101,7 +101,7 @@ SAMPLE = "samples/claude-session-sample.jsonl"
 @click.option(
     "--publish",
     metavar="nats://HOST:PORT[,...]",
-    help="Send the lines to the NATS JetStream stream (docs/transfer.md) instead of stdout "
+    help="Send the lines to the NATS JetStream stream (docs/fleet.md) instead of stdout "
     "(with -o: as well). Converting the same input again stores nothing twice.",
 )
 @bus_options(publishing=True)
