@@ -10,7 +10,7 @@
 - ``transfer``: what the commands do with it: publish a converted file, and read
   the stream back (``subscribe --from``).
 
-May import translate (how an interrupted conversion is told) and the loose
-modules; the tail daemon's publisher imports this, never the other way.
+Imports only the loose modules beside this folder (exits: how an interrupted
+transfer is told); the tail daemon's publisher imports this, never the other way.
 This file imports nothing, so a command pays only for the modules it uses.
 """
