@@ -87,16 +87,30 @@ def expected(files: list[Path]) -> dict[tuple[str, str | None], list[bytes]]:
     return by_actor(convert_session_files(files, source="claude-session")[0])
 
 
-def daemon(tmp: Path, clock: Clock, **kw: Any) -> TailDaemon:
-    d = TailDaemon(
+def made(
+    tmp: Path,
+    clock: Clock,
+    sink: OutputSink | None = None,
+    state: Path | None = None,
+    **kw: Any,
+) -> TailDaemon:
+    """A daemon over ``tmp/projects`` on the tests' clocks, not started: its output
+    ``tmp/out.jsonl`` and its checkpoints ``tmp/state.json`` unless given, a
+    checkpoint at every tick unless ``commit_every`` says otherwise."""
+    kw.setdefault("commit_every", 0)
+    return TailDaemon(
         [tmp / "projects"],
-        OutputSink(tmp / "out.jsonl"),
-        tmp / "state.json",
+        sink or OutputSink(tmp / "out.jsonl"),
+        state or tmp / "state.json",
         clock=fixed,
         now=clock,
-        commit_every=0,
         **kw,
     )
+
+
+def daemon(tmp: Path, clock: Clock, **kw: Any) -> TailDaemon:
+    """:func:`made`, started."""
+    d = made(tmp, clock, **kw)
     d.start()
     return d
 

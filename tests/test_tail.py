@@ -33,6 +33,7 @@ from tailing import (
     fixed,
     lines_of,
     lost_and_doubled,
+    made,
     plan_chunks,
     prepare,
     settle,
@@ -247,14 +248,7 @@ def test_a_quiet_round_waits_only_until_written_lines_are_due_a_checkpoint(tmp_p
     """Lines written just after a checkpoint are checkpointed (and so published by
     ``--publish``) when their commit falls due, not a quiet second later."""
     clock = Clock()
-    d = TailDaemon(
-        [tmp_path / "projects"],
-        OutputSink(tmp_path / "out.jsonl"),
-        tmp_path / "state.json",
-        clock=fixed,
-        now=clock,
-        commit_every=0.5,
-    )
+    d = made(tmp_path, clock, commit_every=0.5)
     d.start()
     assert d._quiet_wait() == 1.0  # nothing waits: the old pace
     target = tmp_path / "projects" / "p" / "s.jsonl"
@@ -737,16 +731,7 @@ def test_folders_inotify_does_not_watch_are_said_and_polled(
     }
     monkeypatch.setattr(watching_mod.watches, "watched", lambda: set(watched))  # b is not
     clock = Clock()
-    d = TailDaemon(
-        [tmp_path / "projects"],
-        OutputSink(tmp_path / "out.jsonl"),
-        tmp_path / "state.json",
-        clock=fixed,
-        now=clock,
-        commit_every=0,
-        idle_close=0,
-        rescan_every=1e9,
-    )
+    d = made(tmp_path, clock, idle_close=0, rescan_every=1e9)
     d.events.watcher = object()  # watching (the kernel's answer is the patched one)
     d.start()
     assert d.status()["unwatched_folders"] == 1

@@ -12,12 +12,11 @@ from typing import Any
 
 import pytest
 from helpers import state_doc
-from tailing import SESSION, Clock, fixed, tail_output
+from tailing import SESSION, Clock, made, tail_output
 
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail import follower as follower_mod
 from streamv1.translator.tail.daemon import TailDaemon
-from streamv1.translator.tail.output import OutputSink
 
 SAMPLE = SESSION / "print_mode_bash.jsonl"
 SAMPLE_ID = b"5eccd76e-a2bd-46d3-9ac7-285807858239"
@@ -50,16 +49,7 @@ def wal_bytes(state: Path) -> int:
 
 def start(tmp: Path, n: int, clock: Clock, **kw: Any) -> tuple[TailDaemon, list[Path]]:
     paths = archive(tmp / "projects", n)
-    d = TailDaemon(
-        [tmp / "projects"],
-        OutputSink(tmp / "out.jsonl"),
-        tmp / "state.json",
-        clock=fixed,
-        now=clock,
-        commit_every=0,
-        idle_close=0,
-        **kw,
-    )
+    d = made(tmp, clock, idle_close=0, **kw)
     d.start()
     return d, paths
 
@@ -128,15 +118,7 @@ def test_a_json_checkpoint_becomes_the_database_in_place(tmp_path: Path) -> None
         stale.unlink()
     (tmp_path / "state.json").write_text(__import__("json").dumps(doc))
     out_before = tail_output(tmp_path / "out.jsonl")
-    d = TailDaemon(
-        [tmp_path / "projects"],
-        OutputSink(tmp_path / "out.jsonl"),
-        tmp_path / "state.json",
-        clock=fixed,
-        now=clock,
-        commit_every=0,
-        idle_close=0,
-    )
+    d = made(tmp_path, clock, idle_close=0)
     d.start()
     d.stop()
     assert (tmp_path / "state.json").read_bytes().startswith(cp.SQLITE_MAGIC)
@@ -154,13 +136,7 @@ def test_a_damaged_database_is_one_clear_error(tmp_path: Path) -> None:
     db.execute("UPDATE files SET mark = '{\"offset\": -3}'")
     db.commit()
     db.close()
-    d = TailDaemon(
-        [tmp_path / "projects"],
-        OutputSink(tmp_path / "out.jsonl"),
-        tmp_path / "state.json",
-        clock=fixed,
-        now=clock,
-    )
+    d = made(tmp_path, clock, commit_every=0.5)  # (the daemon's own default, as before)
     with pytest.raises(cp.CheckpointError, match=r"state\.json: damaged checkpoint entry"):
         d.start()
     d.lock.release()

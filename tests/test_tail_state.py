@@ -29,6 +29,7 @@ from tailing import (
     expected,
     first_mismatch,
     fixed,
+    made,
     tail_output,
 )
 
@@ -93,15 +94,7 @@ def test_killed_before_the_first_checkpoint_repeats_nothing(
 
     monkeypatch.setattr(cp.Store, "commit", commit_then_die)
     clock = Clock()
-    doomed = TailDaemon(
-        [tmp_path / "projects"],
-        OutputSink(out),
-        tmp_path / "state.json",
-        clock=fixed,
-        now=clock,
-        commit_every=0,
-        idle_close=0,
-    )
+    doomed = made(tmp_path, clock, sink=OutputSink(out), idle_close=0)
     with pytest.raises(Killed):
         doomed.start()
     lock = getattr(doomed, "lock", None)
@@ -127,15 +120,7 @@ def test_killed_while_writing_a_checkpoint_repeats_nothing(
     main, agent = layout(proj, main_lines=10)
     out = tmp_path / "out.jsonl"
     clock = Clock()
-    doomed = TailDaemon(
-        [tmp_path / "projects"],
-        OutputSink(out),
-        tmp_path / "state.json",
-        clock=fixed,
-        now=clock,
-        commit_every=0,
-        idle_close=5,
-    )
+    doomed = made(tmp_path, clock, sink=OutputSink(out), idle_close=5)
     doomed.start()
     real_write = cp.Store._write
 
@@ -395,15 +380,7 @@ def test_disk_full_loses_nothing_and_recovers(
     clock = Clock()
 
     def start() -> TailDaemon:
-        d = TailDaemon(
-            [tmp_path / "projects"],
-            OutputSink(out),
-            state,
-            clock=fixed,
-            now=clock,
-            commit_every=0,
-            idle_close=5,
-        )
+        d = made(tmp_path, clock, sink=OutputSink(out), state=state, idle_close=5)
         d.start()
         return d
 
@@ -643,16 +620,7 @@ def test_runs_of_followers_over_the_descriptor_budget_still_idle_close(tmp_path:
     for f in files:
         f.write_bytes(b"".join(lines(f)[:14]))  # every run open
     clock = Clock()
-    d = TailDaemon(
-        [tmp_path / "projects"],
-        OutputSink(tmp_path / "out.jsonl"),
-        tmp_path / "state.json",
-        clock=fixed,
-        now=clock,
-        commit_every=0,
-        idle_close=60,
-        max_fds=16,
-    )
+    d = made(tmp_path, clock, idle_close=60, max_fds=16)
     d.start()
     assert sum(f.fd is not None for f in d.followers.values()) <= 16
     clock.t += 61
@@ -774,15 +742,7 @@ def test_copytruncate_then_a_crash_never_cuts_a_line(tmp_path: Path) -> None:
     d = daemon(tmp_path, clock, idle_close=0)
     d.stop()
     copied = tail_output(out)  # what copytruncate's copy keeps
-    doomed = TailDaemon(
-        [tmp_path / "projects"],
-        OutputSink(out),
-        tmp_path / "state.json",
-        clock=fixed,
-        now=clock,
-        commit_every=1e9,
-        idle_close=0,
-    )
+    doomed = made(tmp_path, clock, sink=OutputSink(out), commit_every=1e9, idle_close=0)
     doomed.start()
     with out.open("r+b") as fh:
         fh.truncate(0)  # rotated
@@ -1136,14 +1096,7 @@ def test_a_checkpoint_with_a_wrong_value_is_one_clear_error(tmp_path: Path, fiel
             for mark in state["files"].values():
                 mark[field] = value
         write_state_doc(tmp_path / "state.json", state)
-        d = TailDaemon(
-            [tmp_path / "projects"],
-            OutputSink(tmp_path / "out.jsonl"),
-            tmp_path / "state.json",
-            clock=fixed,
-            now=clock,
-            commit_every=0,
-        )
+        d = made(tmp_path, clock)
         try:
             d.start()
         except cp.CheckpointError as exc:
@@ -1195,12 +1148,10 @@ def _checkpointed_start(tmp_path: Path, n: int) -> tuple[Path, list[bytes], Path
 
 def _doomed(tmp_path: Path, clock: Clock, sink: OutputSink | None = None) -> TailDaemon:
     """A daemon that never checkpoints after its start (until killed by _kill)."""
-    d = TailDaemon(
-        [tmp_path / "projects"],
-        sink or OutputSink(tmp_path / "out.jsonl"),
-        tmp_path / "state.json",
-        clock=fixed,
-        now=clock,
+    d = made(
+        tmp_path,
+        clock,
+        sink=sink,
         commit_every=1e9,
         idle_close=0,
     )
@@ -1385,15 +1336,7 @@ def test_a_new_output_is_named_before_a_line_goes_in(tmp_path: Path, rotated: bo
         out.unlink()
     with target.open("ab") as fh:
         fh.write(b"".join(src[8:]))
-    doomed = TailDaemon(
-        [tmp_path / "projects"],
-        _DiesAfterWriting(out),
-        tmp_path / "state.json",
-        clock=fixed,
-        now=clock,
-        commit_every=1e9,
-        idle_close=0,
-    )
+    doomed = made(tmp_path, clock, sink=_DiesAfterWriting(out), commit_every=1e9, idle_close=0)
     with pytest.raises(Killed):
         doomed.start()
     _kill(doomed)
