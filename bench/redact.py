@@ -34,6 +34,9 @@ import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from throughput import compile_package  # noqa: E402
 
 from streamv1.translator.secrets import redact  # noqa: E402
 
@@ -217,19 +220,7 @@ def main() -> int:
     ap.add_argument("--corpus-mb", type=float, default=20)
     ap.add_argument("--no-corpora", action="store_true")
     a = ap.parse_args()
-    # Measure streamv1 as installed: a wheel install has bytecode.
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compileall",
-            "-q",
-            str(ROOT / "translator"),
-            str(ROOT / "adapters"),
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    compile_package()  # measured as installed
     sizes = [int(s) for s in a.sizes.split(",")]
     worst = 0.0
     over: list[str] = []

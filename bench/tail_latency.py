@@ -31,6 +31,15 @@ SAMPLE = ROOT / "testdata" / "claude-session" / "print_mode_bash.jsonl"
 BIN = str(Path(sys.executable).parent / "streamv1")
 
 
+def tail_daemon(t: Path, out: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """``streamv1 tail`` over ``t/projects`` into ``out``, its state ``t/state.json``
+    (warnings only on stderr, dropped): the daemon every tail bench measures."""
+    command = [BIN, "--log-level", "warning", "tail", str(t / "projects"), "--output", str(out)]
+    return subprocess.Popen(
+        [*command, "--state", str(t / "state.json"), *extra], stderr=subprocess.DEVNULL
+    )
+
+
 def prompt(session: str) -> bytes:
     return (
         json.dumps(
@@ -139,22 +148,7 @@ def latency(appends: int, files: int) -> None:
         for p in paths:
             p.write_bytes(prompt(p.stem))
         out = t / "out.jsonl"
-        daemon = subprocess.Popen(
-            [
-                BIN,
-                "--log-level",
-                "warning",
-                "tail",
-                str(t / "projects"),
-                "--output",
-                str(out),
-                "--state",
-                str(t / "state.json"),
-                "--log-format",
-                "json",
-            ],
-            stderr=subprocess.DEVNULL,
-        )
+        daemon = tail_daemon(t, out, "--log-format", "json")
         time.sleep(2.0)
 
         def via_daemon(i: int) -> Path:
@@ -189,22 +183,7 @@ def idle(n: int) -> None:
             d = t / "projects" / f"p{i // 100}"
             d.mkdir(parents=True, exist_ok=True)
             shutil.copy(SAMPLE, d / f"00000000-0000-4000-8000-{i:012d}.jsonl")
-        daemon = subprocess.Popen(
-            [
-                BIN,
-                "--log-level",
-                "warning",
-                "tail",
-                str(t / "projects"),
-                "--output",
-                str(t / "out.jsonl"),
-                "--state",
-                str(t / "state.json"),
-                "--log-format",
-                "json",
-            ],
-            stderr=subprocess.DEVNULL,
-        )
+        daemon = tail_daemon(t, t / "out.jsonl", "--log-format", "json")
         # let it read everything and write its first checkpoints
         time.sleep(15)
         tick = os.sysconf("SC_CLK_TCK")

@@ -26,7 +26,6 @@ import json
 import os
 import random
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,9 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "testdata" / "claude-session" / "print_mode_bash.jsonl"
 SAMPLE_ID = b"5eccd76e-a2bd-46d3-9ac7-285807858239"
-BIN = str(Path(sys.executable).parent / "streamv1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tail_latency import Watcher, percentile  # noqa: E402  (the same detection loop)
+from tail_latency import Watcher, percentile, tail_daemon  # noqa: E402  (the same loop)
 
 P99_MS, IDLE_PCT, RSS_MIB = 100.0, 1.0, 100.0
 
@@ -141,22 +139,7 @@ def main() -> int:
             paths.append(path)
         out, state = t / "out.jsonl", t / "state.json"
         t0 = time.monotonic()
-        daemon = subprocess.Popen(
-            [
-                BIN,
-                "--log-level",
-                "warning",
-                "tail",
-                str(t / "projects"),
-                "--output",
-                str(out),
-                "--state",
-                str(state),
-                "--idle-close",
-                "100000",
-            ],
-            stderr=subprocess.DEVNULL,
-        )
+        daemon = tail_daemon(t, out, "--idle-close", "100000")
         try:
             caught = settle(out, state)
             print(

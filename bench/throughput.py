@@ -541,6 +541,24 @@ def rss() -> None:
         print(f"growth from 100 MB to 1 GB input: {results[1][1] / results[0][1]:.2f}x")
 
 
+def compile_package() -> None:
+    """Bytecode for streamv1's modules, so it is measured as installed: a wheel
+    install has bytecode; an editable one under PYTHONDONTWRITEBYTECODE would
+    compile every module on every start."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "compileall",
+            "-q",
+            str(ROOT / "translator"),
+            str(ROOT / "adapters"),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument(
@@ -565,20 +583,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", choices=list(CORPORA), help="ratio: one corpus only")
     a = ap.parse_args()
-    # Measure streamv1 as installed: a wheel install has bytecode; an editable one
-    # under PYTHONDONTWRITEBYTECODE would compile every module on every start.
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compileall",
-            "-q",
-            str(ROOT / "translator"),
-            str(ROOT / "adapters"),
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    compile_package()
     if a.figure in ("ratio", "all"):
         ratio(a.size_mb or 100, a.repeat, a.only)
     if a.figure in ("floor", "all"):
