@@ -210,7 +210,7 @@ def unfit(value: Any) -> str | None:
     would have read, or None: NaN or an infinity (``NaN``, ``Infinity``,
     ``1e400``: orjson refuses them, and writes NaN as null). An integer beyond 64
     bits is made a float, as orjson reads it. (Depth is the encoder's concern:
-    :func:`translator.model.catalog.writable`.)
+    :func:`translator.output.encode.encode`.)
     """
     stack: list[Any] = [value]
     while stack:
