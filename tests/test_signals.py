@@ -149,3 +149,34 @@ def test_ctrl_c_while_sessions_reads_ends_it_as_ctrl_c(streamv1_bin: str, tmp_pa
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert b"internal error" not in err and b"Traceback" not in err
+
+
+def test_a_raise_lost_in_the_last_input_still_says_what_was_converted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The note is looked at after the last input too, and the Interrupted raised
+    there carries the totals so far (the "interrupted" summary line's figures)."""
+    from conftest import ROOT
+
+    from streamv1.translator import exits
+    from streamv1.translator.cli.shared import signals_interrupt
+    from streamv1.translator.translate import many_inputs
+
+    real = many_inputs.convert_unit
+
+    def lost_at_the_end(*args: Any, **kw: Any) -> None:
+        real(*args, **kw)
+        exits.NOTED.append(signal.SIGTERM)  # taken, its raise lost on the way
+
+    monkeypatch.setattr(many_inputs, "convert_unit", lost_at_the_end)
+    sample = ROOT / "testdata" / "claude-session" / "print_mode_bash.jsonl"
+    with pytest.raises(Interrupted) as got, open(os.devnull, "wb") as sink, signals_interrupt():
+        many_inputs.run(
+            [many_inputs.Job(str(sample))],
+            many_inputs.Sink(sink, "null"),
+            many_inputs.Options(None),
+            1,
+            progress=False,
+        )
+    assert got.value.signum == signal.SIGTERM
+    assert got.value.totals is not None and got.value.totals.files == 1

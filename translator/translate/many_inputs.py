@@ -288,7 +288,12 @@ def run(
     totals = Totals()
     bar = Progress(jobs, progress, console)
     try:
-        return _run(jobs, shared, options, workers, totals, bar)
+        _run(jobs, shared, options, workers, totals, bar)
+        stop_if_interrupted()  # (a signal whose raise was lost in the last input)
+        return totals
+    except Interrupted as exc:
+        exc.totals = totals  # the summary's so far
+        raise
     finally:
         # The one close, whatever ends the run (a signal while the inputs are
         # grouped, an error, the end): the terminal gets its cursor and stderr back.
@@ -305,22 +310,18 @@ def _run(
 ) -> Totals:
     units = sessions(jobs)
     if workers <= 1 or len(units) <= 1 or any(j.path == "-" for j in jobs):
-        try:
-            for unit in units:
-                stop_if_interrupted()
-                read = bar.read if bar.enabled else None
-                if unit[0].target is not None:
-                    Path(unit[0].target).parent.mkdir(parents=True, exist_ok=True)
-                    with open(unit[0].target, "wb", buffering=OUT_BUFFER) as sink:
-                        convert_unit(unit, Sink(sink, unit[0].target), options, totals, read)
-                else:
-                    assert shared is not None
-                    convert_unit(unit, shared, options, totals, read)
-                for job in unit:
-                    bar.done(job)
-        except Interrupted as exc:
-            exc.totals = totals  # the summary's so far
-            raise
+        for unit in units:
+            stop_if_interrupted()
+            read = bar.read if bar.enabled else None
+            if unit[0].target is not None:
+                Path(unit[0].target).parent.mkdir(parents=True, exist_ok=True)
+                with open(unit[0].target, "wb", buffering=OUT_BUFFER) as sink:
+                    convert_unit(unit, Sink(sink, unit[0].target), options, totals, read)
+            else:
+                assert shared is not None
+                convert_unit(unit, shared, options, totals, read)
+            for job in unit:
+                bar.done(job)
         return totals
     # Imported here: a serial run should not pay for the process pool or temp files.
     import tempfile
@@ -346,11 +347,9 @@ def _run(
             while pending:
                 stop_if_interrupted()
                 _drain_first(pending, shared, totals, bar)
-        except BaseException as exc:
+        except BaseException:
             # Interrupted (or failing): stop the workers now, not after their
             # current inputs (tens of seconds); the spool folder goes with the with.
-            if isinstance(exc, Interrupted):
-                exc.totals = totals
             for proc in list(getattr(pool, "_processes", {}).values()):
                 proc.kill()
             pool.shutdown(wait=False, cancel_futures=True)
