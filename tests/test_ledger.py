@@ -147,11 +147,18 @@ def test_a_streaming_input_process_states_running_totals(streamv1_bin: str) -> N
     assert row["cost_computed_usd"] == pytest.approx(last["total_cost_usd"], abs=1e-9)
 
 
-def test_a_model_without_a_price_has_no_cost_and_says_so(streamv1_bin: str) -> None:
-    path = DATA / "codex" / "c2_shell.rollout.jsonl"  # the mock's model, gpt-6.2-sol
+def test_a_model_without_a_price_has_no_cost_and_says_so(streamv1_bin: str, tmp_path: Path) -> None:
+    """A model the price database does not know. Not the mock's own model name
+    (gpt-6.2-sol): genai-prices 0.2.5 came to price it, and this test with it; a
+    name no database will hold keeps it about what it says."""
+    unknown = "streamv1-test-model-with-no-price"
+    path = tmp_path / "c2_shell.rollout.jsonl"
+    original = (DATA / "codex" / "c2_shell.rollout.jsonl").read_bytes()
+    assert b"gpt-6.2-sol" in original
+    path.write_bytes(original.replace(b"gpt-6.2-sol", unknown.encode()))
     (row,) = rows_of(sessions(streamv1_bin, "--json", str(path))).values()
     assert row["cost_usd"] is None and row["cost_source"] is None
-    assert row["unpriced_models"] == ["gpt-6.2-sol"]
+    assert row["unpriced_models"] == [unknown]
     table = sessions(streamv1_bin, str(path)).stdout.decode()
     assert "none for 1" in table
 
