@@ -239,7 +239,8 @@ class StellaAdapter:
     def _text_delta(
         self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
     ) -> None:
-        assert self._run is not None
+        if self._run is None:
+            raise ev.ImpossibleState("self._run is not set")
         text = _aliased(event, "delta", "text")
         payload: ev.JSON = {
             "type": "content_block_delta",
@@ -254,7 +255,8 @@ class StellaAdapter:
     def _text(
         self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
     ) -> None:
-        assert self._run is not None
+        if self._run is None:
+            raise ev.ImpossibleState("self._run is not set")
         text = _aliased(event, "text", "delta")
         self._run.steps += 1
         self._say(out, ts, {"type": "text", "text": text}, rest(fields, ("text", "delta")))
@@ -296,7 +298,8 @@ class StellaAdapter:
         self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
     ) -> None:
         run = self._run
-        assert run is not None
+        if run is None:
+            raise ev.ImpossibleState("run is not set")
         nested = event.get("usage")
         usage = _usage(nested if isinstance(nested, dict) else event)
         model = str_field(event, "model")
@@ -312,7 +315,8 @@ class StellaAdapter:
     def _turn_complete(
         self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
     ) -> None:
-        assert self._run is not None
+        if self._run is None:
+            raise ev.ImpossibleState("self._run is not set")
         self._run.turns += 1
         stop = str_field(event, "stop_reason")
         value = {"stop_reason": stop} if stop is not None else {}
@@ -324,7 +328,8 @@ class StellaAdapter:
         self, event: dict[str, Any], fields: ev.JSON, ts: str | None, out: list[ev.Event]
     ) -> None:
         run = self._run
-        assert run is not None
+        if run is None:
+            raise ev.ImpossibleState("run is not set")
         model = str_field(event, "model") or run.model
         cost = event.get("cost_usd")
         if cost is not None and (not isinstance(cost, int | float) or isinstance(cost, bool)):
@@ -368,7 +373,8 @@ class StellaAdapter:
 
     def _say(self, out: list[ev.Event], ts: str | None, block: ev.JSON, ext: ev.JSON) -> None:
         """One completed assistant block (text or tool_use) of the run."""
-        assert self._run is not None
+        if self._run is None:
+            raise ev.ImpossibleState("self._run is not set")
         self._run.content = True
         self._emit(out, ev.Message("assistant", self._sid, ts, [block], extension=ext))
 

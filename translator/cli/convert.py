@@ -220,7 +220,9 @@ def convert(
         )
     if totals.framing.unrecognized:
         log.debug("unrecognized record types", **dict(totals.framing.unrecognized))
-    fatal = totals.failed_inputs or (totals.framing.errors and not lenient)
+    # A failure of the translation itself is a bug, never damage --lenient forgives.
+    failed = totals.failed_inputs or totals.framing.failures
+    fatal = failed or (totals.framing.errors and not lenient)
     return 1 if fatal else 0
 
 

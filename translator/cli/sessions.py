@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from streamv1.translator import logs
 from streamv1.translator.cli.convert import convert_inputs
 from streamv1.translator.cli.options import (
     PATH_OR_DASH,
@@ -19,6 +20,8 @@ from streamv1.translator.cli.options import (
 )
 from streamv1.translator.cli.shared import quiet_on_closed_stdout
 from streamv1.translator.translate import many_inputs
+
+log = logs.get()
 
 
 @click.command()
@@ -79,9 +82,18 @@ def sessions(
     with tempfile.TemporaryDirectory(prefix="streamv1-sessions-") as spool:
         stream = Path(spool) / "stream.jsonl"
         totals = convert_inputs(paths, stream, None, options, jobs)
+        failed = 0
         with stream.open("rb") as fh:
-            for raw in fh:
-                book.feed(orjson.loads(raw))
+            for number, raw in enumerate(fh, 1):
+                try:
+                    book.feed(orjson.loads(raw))
+                except Exception as exc:  # a bug: that line's row is short of it, no more
+                    failed += 1
+                    log.error(
+                        "a converted line could not be counted",
+                        line=number,
+                        error=type(exc).__name__,
+                    )
     rows = [row for row in book.rows.values() if keep.keeps(row)]
     if as_json:
         out = sys.stdout.buffer
@@ -90,4 +102,6 @@ def sessions(
         out.flush()
     else:
         click.echo("\n".join(ledger.table(rows)))
-    return 1 if totals.failed_inputs else 0
+    # Damaged input still makes its row (status 0, as before); an input not read,
+    # or a session whose translation failed (its error line), makes the status 1.
+    return 1 if totals.failed_inputs or totals.framing.failures or failed else 0

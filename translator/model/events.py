@@ -49,6 +49,13 @@ def _saturate(value: int) -> int:
     return value if -MAX_COUNT <= value <= MAX_COUNT else (MAX_COUNT if value > 0 else -MAX_COUNT)
 
 
+class ImpossibleState(RuntimeError):
+    """A state the code holds impossible was reached (input no rule foresaw, or a
+    bug): raised where an ``assert`` would stand, so the translation's nets make it
+    the session's problem line (translation.fail), never a traceback, and
+    ``python -O`` cannot skip the check."""
+
+
 @persisted
 @dataclass(slots=True)
 class Usage:

@@ -62,6 +62,10 @@ class FramerStats:
     #: --lenient), and problems noted that do not.
     errors: int = 0
     tolerated: int = 0
+    #: Of the errors, failures of the translation itself (an adapter or the framer
+    #: meeting what no rule foresaw, ``kind: internal_error``): each ended its run
+    #: alone, the other sessions went on. Never --lenient: a bug each time.
+    failures: int = 0
     #: Records left out on purpose (docs/mapping.md), and records of types no
     #: adapter knows (kept whole as system/unrecognized), by kind.
     dropped: Counter[str] = field(default_factory=Counter)
@@ -232,6 +236,78 @@ class Framer:
             out += self._close(end, made_here=True)
         return out
 
+    def fail(self, problem: ev.Problem) -> list[ev.JSON]:
+        """Something failed inside this session's translation (``problem`` names the
+        file, the line and what): the open run ends as the contract ends a failed
+        run, with a system/error line and then its result (``error_during_execution``),
+        and framing starts afresh, so the next line opens a run of its own. The
+        state the failure left is not trusted further: what waited for a run (a
+        damaged first line, a note) is counted in the error line, not replayed, as
+        replaying it may be what failed."""
+        unframed = len(self._pending)
+        self._pending = []
+        if unframed:
+            problem.extension = {**problem.extension, "unframed_events": unframed}
+        run, sid = self._run, problem.session_id
+        try:
+            out: list[ev.JSON] = []
+            if run is None:
+                out += self._open_synthetic(sid or self._fallback_session(), problem.ts, None)
+            out += self._line(problem)
+            session = self._run.session_id if self._run is not None else sid or "unknown"
+            failed = ev.RunEnd(session, problem.ts, "error_during_execution", is_error=True)
+            out += self._close(failed, made_here=True)
+            return out
+        except Exception:  # the run's own state is what broke: its end from what is sure
+            return self._bare_failure(run, problem)
+        finally:
+            self._run = None
+
+    def _bare_failure(self, run: _Run | None, problem: ev.Problem) -> list[ev.JSON]:
+        """A failed run's error and result built from nothing but its session and
+        seq (:meth:`fail`, when the run's state cannot even say that much more)."""
+        sid = (run.session_id if run is not None else None) or problem.session_id or "unknown"
+        seq = run.seq if run is not None and isinstance(run.seq, int) else 0
+        ts = self._ts(problem.ts)
+        out: list[ev.JSON] = []
+        if run is None:
+            synthetic = {"synthetic": True}
+            out.append(catalog.envelope("system", sid, 0, ts, subtype="init", extension=synthetic))
+            seq = 1
+        message = f"{problem.path}:{problem.line}: {problem.message}"
+        ext = {"kind": problem.kind, "path": problem.path, "line": problem.line}
+        ext.update(problem.extension)
+        out.append(
+            catalog.envelope(
+                "system",
+                sid,
+                seq,
+                ts,
+                subtype="error",
+                is_error=True,
+                message=message,
+                recoverable=problem.recoverable,
+                extension=ext,
+            )
+        )
+        out.append(
+            catalog.envelope(
+                "result",
+                sid,
+                seq + 1,
+                ts,
+                subtype="error_during_execution",
+                is_error=True,
+                num_turns=0,
+                extension={"synthetic": True},
+            )
+        )
+        self.stats.errors += 1
+        self.stats.failures += 1
+        self.stats.synthetic_results += 1
+        self.stats.lines_out += len(out)
+        return out
+
     @property
     def run_key(self) -> tuple[str, str | None] | None:
         """The open (outer) run's session_id and parent_tool_use_id (a subagent
@@ -292,18 +368,21 @@ class Framer:
         a line of the actor that spawned it (the run's own, or a nested actor's)."""
         self._track_time(run, start.ts)
         parent = start.parent_tool_use_id
-        assert parent is not None
         task: ev.JSON = dict(start.task)
         task_id = task.pop("task_id", None)
-        task.setdefault("tool_use_id", parent)
+        if parent is not None:
+            task.setdefault("tool_use_id", parent)
+        # An actor known by name only (no spawning call the source records): begun
+        # under that name, its lines marked by it, never a call made up for it.
+        key = parent if parent is not None else str(start.actor)
         ext = dict(start.extension)
         if "prompt" in ext and "prompt" not in task:
             task["prompt"] = ext.pop("prompt")  # where the CLI's task_started has it
         if start.agent_role is not None and "subagent_type" not in task:
             task["subagent_type"] = start.agent_role
-        owner = run.tool_owner.get(parent) or run.parent_tool_use_id
+        owner = run.tool_owner.get(key) or run.parent_tool_use_id
         task_id = task_id if isinstance(task_id, str) else None
-        run.actors[parent] = task_id
+        run.actors[key] = task_id
         return self._system(
             run, start.ts, "task_started", owner, task_id=task_id, task=task, extension=ext or None
         )
@@ -398,7 +477,8 @@ class Framer:
 
     def _close(self, end: ev.RunEnd, made_here: bool = False) -> list[ev.JSON]:
         run = self._run
-        assert run is not None
+        if run is None:
+            raise ev.ImpossibleState("a run's end with no run open")
         self._track_time(run, end.ts)
         if made_here:
             self.stats.synthetic_results += 1
@@ -447,7 +527,8 @@ class Framer:
 
     def _line(self, event: ev.Event, run: _Run | None = None) -> list[ev.JSON]:
         run = run if run is not None else self._run
-        assert run is not None
+        if run is None:
+            raise ev.ImpossibleState("a line with no run open")
         if isinstance(event, ev.Dropped):
             run.dropped[event.kind] += 1
             self.stats.dropped[event.kind] += 1
@@ -473,6 +554,8 @@ class Framer:
         if isinstance(event, ev.Problem):
             if event.fatal:
                 self.stats.errors += 1
+                if event.kind == "internal_error":
+                    self.stats.failures += 1
             else:
                 self.stats.tolerated += 1
             ext = {"kind": event.kind, "path": event.path, "line": event.line, **event.extension}

@@ -365,6 +365,10 @@ class TailDaemon:
             except NoDescriptors:
                 self.targets.repoll.add(follower.path)  # the next round tries it again
                 return 0
+        except (OSError, OutputFailed, OutputClosed):
+            raise  # the machine's or the output's trouble, never this file's
+        except Exception as exc:
+            return self._failed(follower, exc)
         self.catch_up.read(follower, whole=True)
         if change.kind == "ok":
             self.fds.opened(follower)
@@ -391,6 +395,17 @@ class TailDaemon:
         files.forget(follower.path)
         fresh = files.add(follower.path, new=True)
         return n + self._poll(fresh) if fresh is not None else n
+
+    def _failed(self, follower: FileFollower, exc: Exception) -> int:
+        """Following a file failed where no finer net caught it (a bug, or a shape
+        no rule foresaw): its run ends with the failure said (translation.fail) and
+        the file is left alone, as an unreadable one is; every other file goes on.
+        (A restart tries it again, and says it again if it fails again.)"""
+        follower.translation.fail(exc, "following the file")
+        written = self.sessions.flush(follower)
+        return written + self.files.unreadable(
+            follower, f"its translation failed ({type(exc).__name__})", retry=False
+        )
 
     def _read_progress(self, follower: FileFollower) -> bool:
         """A chunk of a long read is in (a catch-up of a big file): its lines go

@@ -94,7 +94,16 @@ class Sessions:
             self.holding.discard(key)
             self._awaited.pop(key, None)
             return 0
-        merge.drain(live=True, patient=functools.partial(self._patient, key, self.now()))
+        try:
+            merge.drain(live=True, patient=functools.partial(self._patient, key, self.now()))
+        except Exception as exc:
+            # The merge itself failed (framing failures end their run inside it):
+            # the session's run ends with it said, what waited is dropped with it
+            # (counted in the error line), and the other sessions go on.
+            waiting = sum(len(p.batches) for p in merge.parts)
+            for part in merge.parts:
+                part.batches.clear()
+            merge.owner.fail(exc, f"merging the session's files ({waiting} batches waiting)")
         if merge.pending:
             self.holding.add(key)
         else:

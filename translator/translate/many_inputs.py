@@ -407,6 +407,8 @@ def describe(totals: Totals) -> dict[str, Any]:
         "errors": totals.errors,
         "tolerated": f.tolerated,
     }
+    if f.failures:
+        fields["failed_sessions"] = f.failures
     if totals.source_mismatch:
         fields["source_mismatch"] = totals.source_mismatch
     u = f.usage

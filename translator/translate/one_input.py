@@ -19,12 +19,18 @@ from streamv1.translator.reading.reader import MAX_LINE_BYTES, ParsedLine, read_
 from streamv1.translator.reading.sources import Source
 from streamv1.translator.timefmt import now_ts
 from streamv1.translator.translate.session import Part, SessionMerge
+from streamv1.translator.translate.sinks import OutputWriteError
 from streamv1.translator.translate.translation import (
     GATHER,
     InputError,
     Totals,
     Translation,
 )
+
+#: What a conversion passes on to its caller rather than ends the session for: an
+#: input that cannot be converted at all or read (one line there), and an output
+#: that cannot be written (never an input's fault).
+PASSED_ON = (InputError, OSError, OutputWriteError)
 
 __all__ = [
     "InputError",
@@ -75,15 +81,38 @@ def convert_stream(
             flush()
         totals.lines_in += translation.lines
         raise
-    except BaseException:
+    except PASSED_ON:
         translation.flush_output()  # what was framed before a read failed is kept
+        raise
+    except Exception as exc:
+        # What no finer net caught: this input's run ends with it said, the
+        # conversion goes on with the next input.
+        ended_by_failure(translation, exc)
+        totals.lines_in += translation.lines
+        return
+    except BaseException:
+        translation.flush_output()
         raise
     totals.lines_in += translation.lines
     if not any_text:
         raise InputError("empty input: no lines to convert")
-    translation.finish()
+    try:
+        translation.finish()
+    except PASSED_ON:
+        raise
+    except Exception as exc:
+        ended_by_failure(translation, exc)
     if flush is not None:
         flush()
+
+
+def ended_by_failure(translation: Translation, exc: Exception) -> None:
+    """An input (a session's files, through its main translation) that failed
+    where no finer net caught it: its open run ends with the failure said
+    (:meth:`Translation.fail`), and the input is read no further, since the reader
+    or the merge that failed cannot be trusted to go on; the next input goes on."""
+    translation.fail(exc, "translating the input")
+    translation.close_framing()
 
 
 @dataclass(slots=True)
@@ -173,9 +202,18 @@ def convert_session(
             translations[0].close_framing()
         translations[0].flush_output()
         raise
-    except BaseException:
+    except PASSED_ON:
         for translation in translations:
             translation.flush_output()  # what was framed before a failure is kept
+        raise
+    except Exception as exc:
+        for translation in translations[1:]:
+            translation.flush_output()
+        ended_by_failure(translations[0], exc)
+        return
+    except BaseException:
+        for translation in translations:
+            translation.flush_output()
         raise
     finally:
         for translation in translations:

@@ -136,7 +136,11 @@ class SessionMerge:
                     spawners.append(event.parent_tool_use_id)  # checkpointed with it
         owner = self.owner
         owner.skip, before = part.skip, owner.framed
-        owner.frame(batch)
+        owner.origin = part.translation if part.translation is not owner else None
+        try:
+            owner.frame(batch)
+        finally:
+            owner.origin = None
         part.skip, owner.skip = owner.skip, 0
         if part.translation is not owner:
             # Each file counts the lines its own batches made (its checkpoint's

@@ -18,6 +18,7 @@ from typing import Any
 from streamv1.translator import logs
 from streamv1.translator.model.events import JSON, Event, Problem, Spawn, Unrecognized
 from streamv1.translator.model.framing import Framer, FramerStats
+from streamv1.translator.output.encode import encode as encode_plain
 from streamv1.translator.output.scrub import WHOLE_AFTER, scrubber
 from streamv1.translator.output.shapes import Encoder
 from streamv1.translator.output.shapes.stream_v1 import StreamV1Encoder
@@ -125,6 +126,9 @@ class Translation:
         #: nested actor was spawned whose lines another file holds (a Spawn event):
         #: the daemon makes the session's merge then, before those events are framed.
         self.on_spawn: Callable[[Translation], None] | None = None
+        #: The file whose batch is being framed here, when it is another file of
+        #: this session (set by the merge): a failure names that file and line.
+        self.origin: Translation | None = None
         if source is not None:
             self._start(source)
 
@@ -185,7 +189,9 @@ class Translation:
             self.batches.append(list(events))
 
     def frame(self, events: Any) -> None:
-        """Events → framed lines → written (where this translation frames its own)."""
+        """Events → framed lines → written (where this translation frames its own).
+        An event the framer fails on ends its run with the failure said (:meth:`fail`);
+        the events after it go on: one session's surprise stops nothing else."""
         frame, write_lines = self.framer.push, self._write_lines
         for event in events:
             kind = type(event)
@@ -197,9 +203,37 @@ class Translation:
                     path=self.path,
                     source_type=event.source_type,
                 )
-            lines = frame(event)
+            try:
+                lines = frame(event)
+            except Exception as exc:
+                self.fail(exc, f"framing a {kind.__name__} event")
+                continue
             if lines:
                 write_lines(lines)
+
+    def fail(self, exc: Exception, doing: str) -> None:
+        """A failure inside this session's translation (a rule meeting a shape it
+        never saw, a bug): its open run ends with a system/error naming the file, the
+        line and what failed, then its result; the framing starts afresh. The file
+        and line are those of the input whose records were being framed (a session's
+        other file, in a merge: ``origin``)."""
+        where = self.origin if self.origin is not None else self
+        log.error(
+            "translation failed; the run ends with an error line",
+            path=where.path,
+            line=where.lines,
+            doing=doing,
+            error=type(exc).__name__,
+        )
+        problem = Problem(
+            f"{doing} failed ({type(exc).__name__}: {_short(str(exc))})",
+            where.path,
+            where.lines,
+            recoverable=False,
+            kind="internal_error",
+            extension={"error": type(exc).__name__},
+        )
+        self._write_lines(self.framer.fail(problem))
 
     def _write_lines(self, lines: list[JSON]) -> None:
         """Framed lines → the last step (``decorate``) → encoded → scrubbed →
@@ -221,7 +255,10 @@ class Translation:
         if self.gather:
             gathered, scrub = self._gathered, self.scrub
             for line in lines:
-                data = encode(line)
+                try:
+                    data = encode(line)
+                except Exception as exc:
+                    data = self._stand_in(line, exc)
                 if scrub.clean_run < WHOLE_AFTER:
                     data = scrub.gathered(data)
                     self._scrubbed = len(gathered) + 1
@@ -231,10 +268,54 @@ class Translation:
                 self.flush_output()
             return
         scrub = self.scrub
-        if len(lines) == 1:
-            self.write(scrub(encode(lines[0])))  # the common case: no join
-        elif lines:
-            self.write(b"".join([scrub(encode(line)) for line in lines]))
+        try:
+            if len(lines) == 1:
+                data = scrub(encode(lines[0]))  # the common case: no join
+            else:
+                data = b"".join([scrub(encode(line)) for line in lines])
+        except Exception:
+            data = b"".join([scrub(self._encoded(line)) for line in lines])
+        if data:
+            self.write(data)
+
+    def _encoded(self, line: JSON) -> bytes:
+        try:
+            return self.encoder.encode(line)
+        except Exception as exc:
+            return self._stand_in(line, exc)
+
+    def _stand_in(self, line: JSON, exc: Exception) -> bytes:
+        """A line the encoder failed on (a bug, or a value no shape foresaw): its
+        envelope in its place, saying so, so its run stays framed (the init first,
+        one result last, seq unbroken) and the lines around it are kept. A message
+        or a delta becomes the system/error that says what was lost."""
+        where = self.origin if self.origin is not None else self
+        log.error(
+            "a line could not be encoded; a line saying so takes its place",
+            path=where.path,
+            line=where.lines,
+            kind=line.get("type"),
+            error=type(exc).__name__,
+        )
+        self.totals.framing.errors += 1
+        self.totals.framing.failures += 1
+        keep = ("type", "subtype", "session_id", "seq", "ts", "parent_tool_use_id", "is_error")
+        stand_in: JSON = {key: line[key] for key in keep if key in line}
+        message = f"{where.path}:{where.lines}: a {line.get('type')} line could not be encoded"
+        if stand_in.get("type") not in ("system", "result"):
+            stand_in = {"type": "system", "subtype": "error", **stand_in}
+            stand_in.update(type="system", subtype="error", is_error=True, message=message)
+        stand_in["extension"] = {
+            "kind": "internal_error",
+            "path": where.path,
+            "line": where.lines,
+            "unencodable": line.get("type"),
+            "error": f"{type(exc).__name__}: {_short(str(exc))}",
+        }
+        try:
+            return self.encoder.encode(stand_in)
+        except Exception:  # the shape fails on its envelope too: stream_v1's own bytes
+            return encode_plain(stand_in)
 
     def flush_output(self) -> None:
         """What was gathered, scrubbed as one buffer and written (see ``gather``).
@@ -304,7 +385,12 @@ class Translation:
 
     def close_framing(self) -> None:
         """No more events: the open run ends, and what waits goes out."""
-        self._write_lines(self.framer.finish())
+        try:
+            lines = self.framer.finish()
+        except Exception as exc:
+            self.fail(exc, "ending the input's runs")
+            lines = []
+        self._write_lines(lines)
         self.flush_output()
 
     def finish_input(self) -> None:
