@@ -46,10 +46,14 @@ MAPPING = (
     ),
     Row(
         "unfinished",
-        "`cost-state` or `system/turn_duration` after a `pause_turn` whose last "
-        "block is a server tool call, or after no reply at all",
-        "`result/error_during_execution` (the CLI did not call again; a `pause_turn` ending "
-        "on text is `success`). No reply record: `usage` left out (not known)",
+        "`cost-state` or `system/turn_duration` after a last block that is not the "
+        "model's own word (a server tool call or its result: `pause_turn` or `end_turn` "
+        "alike), or after no reply at all",
+        "`result/error_during_execution`, as the CLI judges it (its `[ede_diagnostic]` "
+        "names the last block): the run's last message is the model's and its last block "
+        "is `text`, `thinking` or `redacted_thinking` (or tool results answer it): "
+        '`success`, `result` = that text, `""` when it is no text; else the error. No '
+        "reply record: `usage` left out (not known)",
     ),
     Row(
         "local_output",

@@ -57,6 +57,13 @@ CANNOT_KNOW: dict[tuple[str, int, str], tuple[str, str]] = {
         "durable",
         "a reply with no content (pause_turn) is written to no record: its usage is not known",
     ),
+    ("ours/x_stream_cut", 0, "usage"): (
+        "durable",
+        "a stream cut mid-answer, then retried: print mode's usage counts the abandoned "
+        "attempt's message_start usage (input, cache, output_tokens 1); the durable file "
+        "keeps only a system/api_error of it, and the cost-state's modelUsage folds it in "
+        "with an estimate of the partial output (7, not 1)",
+    ),
     ("ours/x_interrupt", 0, "total_cost_usd"): ("stream", _SIGINT + " (no cost)"),
     ("ours/x_interrupt", 0, "usage"): (
         "stream",

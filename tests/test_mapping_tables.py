@@ -236,6 +236,20 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             cost(0.1),
             prompt("again"),
             cost(0.2),
+            # a server tool's result as the last block: an error even on end_turn
+            prompt("find"),
+            reply(
+                "m3",
+                {"type": "server_tool_use", "id": "s3", "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": "s3", "content": []},
+            ),
+            cost(0.3),
+            # thinking as the last word of a pause_turn: success, the result ""
+            prompt("think"),
+            reply(
+                "m4", {"type": "thinking", "thinking": "hmm", "signature": "x"}, stop="pause_turn"
+            ),
+            cost(0.4),
         ],
         [
             *kinds("system/init", "assistant", "assistant"),
@@ -247,6 +261,10 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             },
             {"subtype": "init"},
             {"type": "result", "subtype": "error_during_execution", "usage": None},
+            *kinds("system/init", "assistant"),
+            {"type": "result", "subtype": "error_during_execution", "is_error": True},
+            *kinds("system/init", "assistant"),
+            {"type": "result", "subtype": "success", "is_error": False, "result": ""},
         ],
     ),
     "local_output": (
