@@ -153,6 +153,15 @@ MAPPING = (
         "init carries that id and `agent.role`",
     ),
     Row(
+        "unspawned_agent",
+        "an `agent-<id>.jsonl` (no sidecar) that no tool call spawned: 2.0.x writes one "
+        "per agent it warms up at start (prompt `Warmup`)",
+        "dropped on purpose (`agent/unspawned`, one per message): its session file, read "
+        "whole, names no spawner and holds no tool call whose `input.prompt` is the "
+        "file's first prompt, so it is no run and no subagent of any. With no session "
+        "file beside it, it is converted as a subagent file (capture x_old_2_0_77_resume)",
+    ),
+    Row(
         "agent_done",
         "`user` tool_result whose `toolUseResult` is an agent's (`agentId` "
         "or Task totals; not `async_launched`)",

@@ -48,8 +48,10 @@ def after_reply(turn: _Turn, rec: dict[str, Any], line: ev.Message) -> None:
         turn.unfinished = last in _UNFINISHED_BLOCKS
         turn.last_block = last if isinstance(last, str) else "?"
     turn.api_error = cc.is_api_error(rec)
-    if line.stop_reason is not None:
-        turn.last_stop = line.stop_reason
+    # The record's own stop_reason, null too: before 2.1.x the records of a finished
+    # reply carry null (x_old_2_0_77_resume), and a tool_use stop of an earlier
+    # message must not stay the turn's last.
+    turn.last_stop = line.stop_reason
 
 
 def after_user_record(turn: _Turn, line: ev.Message) -> None:

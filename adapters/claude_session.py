@@ -165,6 +165,17 @@ class ClaudeSessionAdapter:
         out: list[ev.Event] = []
         if self._unlinked is not None:
             agents.look_for_parent(self)
+            if agents.unspawned(self, self._unlinked):
+                # No tool call spawned it (2.0.x's Warmup files): its lines are no
+                # run's; each message is counted as dropped, nothing else is said.
+                self._end_open(self._unlinked)
+                held, self._unlinked = self._unlinked + self._waiting, None
+                self._waiting = []
+                return [
+                    ev.Dropped("agent/unspawned", self._session)
+                    for e in held
+                    if isinstance(e, ev.Message)
+                ]
             out += agents.release(self)
         self._end_open(out)
         out += self._waiting
