@@ -104,15 +104,8 @@ def search_spawner(
     agent (a tool_result whose toolUseResult.agentId is it, or a progress record).
     Only whole lines past ``searched[candidate]`` are read, and the mark moves on:
     looking again as the parent grows costs a stat when it has not."""
-    candidates = []
-    for folder in path.parents:
-        if folder.name == "subagents":
-            candidates.append(folder.parent.with_suffix(".jsonl"))
-            break
-    if session:
-        candidates.append(path.parent / f"{session}.jsonl")
     needle = agent_id.encode()
-    for candidate in candidates:
+    for candidate in _parent_files(path, session):
         key = str(candidate)
         start = searched.get(key, 0)
         if candidate == path:
@@ -135,6 +128,67 @@ def search_spawner(
         finally:
             searched[key] = start
     return None
+
+
+def _parent_files(path: Path, session: str | None) -> list[Path]:
+    """Where an agent file's parent session file may be (both layouts)."""
+    candidates = []
+    for folder in path.parents:
+        if folder.name == "subagents":
+            candidates.append(folder.parent.with_suffix(".jsonl"))
+            break
+    if session:
+        candidates.append(path.parent / f"{session}.jsonl")
+    return [c for c in candidates if c != path]
+
+
+def unspawned(a: ClaudeSessionAdapter, held: list[ev.Event]) -> bool:
+    """Is this sidecar-less agent file one that no tool call spawned? 2.0.x writes one
+    per agent it warms up when it starts (prompt ``Warmup``, capture
+    x_old_2_0_77_resume): not a run, nor a subagent of any. Told by structure, not by
+    its words: the parent session file exists, was read whole, names no spawner (no
+    ``toolUseResult.agentId``, no progress record) and holds no tool call whose
+    ``input.prompt`` is this file's first prompt (a spawned agent's file starts with
+    its spawner's prompt, even when the run was cut before the tool result came)."""
+    if a._parent is not None or not a._agent_id or a._meta:
+        return False
+    start = next((e for e in held if isinstance(e, ev.RunStart)), None)
+    prompt = start.extension.get("prompt") if start is not None else None
+    if not isinstance(prompt, str):
+        return False
+    files = [f for f in _parent_files(Path(a._path), a._session) if f.is_file()]
+    if not files:
+        return False  # no parent to ask: the file is converted as it is
+    needle = orjson.dumps(prompt)
+    for candidate in files:
+        try:
+            if a._searched.get(str(candidate), 0) < candidate.stat().st_size:
+                return False  # not read whole (a line still being written)
+            with candidate.open("rb") as fh:
+                if any(needle in raw and _calls_with(raw, prompt) for raw in fh):
+                    return False
+        except OSError:
+            return False
+    return True
+
+
+def _calls_with(raw: bytes, prompt: str) -> bool:
+    """Does this record hold a tool call whose input's prompt is ``prompt``?"""
+    try:
+        rec = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    message = rec.get("message") if isinstance(rec, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return False
+    return any(
+        isinstance(b, dict)
+        and b.get("type") == "tool_use"
+        and isinstance(b.get("input"), dict)
+        and b["input"].get("prompt") == prompt
+        for b in content
+    )
 
 
 def _spawner_in(raw: bytes, agent_id: str) -> str | None:

@@ -46,10 +46,14 @@ MAPPING = (
     ),
     Row(
         "unfinished",
-        "`cost-state` or `system/turn_duration` after a `pause_turn` whose last "
-        "block is a server tool call, or after no reply at all",
-        "`result/error_during_execution` (the CLI did not call again; a `pause_turn` ending "
-        "on text is `success`). No reply record: `usage` left out (not known)",
+        "`cost-state` or `system/turn_duration` after a last block that is not the "
+        "model's own word (a server tool call or its result: `pause_turn` or `end_turn` "
+        "alike), or after no reply at all",
+        "`result/error_during_execution`, as the CLI judges it (its `[ede_diagnostic]` "
+        "names the last block): the run's last message is the model's and its last block "
+        "is `text`, `thinking` or `redacted_thinking` (or tool results answer it): "
+        '`success`, `result` = that text, `""` when it is no text; else the error. No '
+        "reply record: `usage` left out (not known)",
     ),
     Row(
         "local_output",
@@ -147,6 +151,15 @@ MAPPING = (
         "the spawning tool call, with `parent_tool_use_id` (from `agent-<id>.meta.json`, "
         "else found in the parent session file). Converted alone: a run of its own whose "
         "init carries that id and `agent.role`",
+    ),
+    Row(
+        "unspawned_agent",
+        "an `agent-<id>.jsonl` (no sidecar) that no tool call spawned: 2.0.x writes one "
+        "per agent it warms up at start (prompt `Warmup`)",
+        "dropped on purpose (`agent/unspawned`, one per message): its session file, read "
+        "whole, names no spawner and holds no tool call whose `input.prompt` is the "
+        "file's first prompt, so it is no run and no subagent of any. With no session "
+        "file beside it, it is converted as a subagent file (capture x_old_2_0_77_resume)",
     ),
     Row(
         "agent_done",

@@ -18,8 +18,17 @@ from streamv1.translator.model import events as ev
 if TYPE_CHECKING:
     from streamv1.adapters.claude_session import _Turn
 
+#: The model's own words: a turn the CLI ends on one of these as the last block of its
+#: last message is ``success``; on any other (a server tool call or its result, a tool
+#: call) ``error_during_execution``, whatever the stop_reason (the CLI's own test, read
+#: in 2.1.332's bundled code: its ``[ede_diagnostic]`` error names the last block;
+#: captures x_pause_turn_thinking_only, x_pause_turn_server_result,
+#: x_server_result_end_turn, x_pause_turn_after_tools).
+_OWN_WORD_BLOCKS = frozenset({"text", "thinking", "redacted_thinking"})
+
 #: Content blocks that, as the model's last word, leave its turn to another call
-#: (a tool_use is an unanswered call until its result comes).
+#: (a tool_use is an unanswered call until its result comes): with no end mark, the
+#: turn was cut off.
 _UNFINISHED_BLOCKS = frozenset({"server_tool_use"})
 
 
@@ -35,10 +44,14 @@ def after_reply(turn: _Turn, rec: dict[str, Any], line: ev.Message) -> None:
     turn.api_call = turn.api_call or line.usage is not None
     turn.last_is_model = True
     if line.content:
-        turn.unfinished = line.content[-1].get("type") in _UNFINISHED_BLOCKS
+        last = line.content[-1].get("type")
+        turn.unfinished = last in _UNFINISHED_BLOCKS
+        turn.last_block = last if isinstance(last, str) else "?"
     turn.api_error = cc.is_api_error(rec)
-    if line.stop_reason is not None:
-        turn.last_stop = line.stop_reason
+    # The record's own stop_reason, null too: before 2.1.x the records of a finished
+    # reply carry null (x_old_2_0_77_resume), and a tool_use stop of an earlier
+    # message must not stay the turn's last.
+    turn.last_stop = line.stop_reason
 
 
 def after_user_record(turn: _Turn, line: ev.Message) -> None:
@@ -47,6 +60,9 @@ def after_user_record(turn: _Turn, line: ev.Message) -> None:
         if block.get("type") == "tool_result":
             turn.unanswered.discard(str(block.get("tool_use_id")))
     turn.last_is_model = False
+    if line.content and all(b.get("type") == "tool_result" for b in line.content):
+        # Tool results as the last word: the CLI counts the turn finished (its test).
+        turn.last_block = None
     turn.count.user_records += 1
 
 
@@ -136,6 +152,10 @@ def result_line(
         # Print mode's result for a local command: its stdout as written (the
         # message shows it trimmed); for /compact, whose output is a user line, "".
         result = turn.command_output if turn.command_output is not None else ""
+    elif not inferred and subtype == "success" and turn.replied and turn.last_block != "text":
+        # The CLI (2.1.x: a turn it marked ended) prints the last block's text as the
+        # result: "" when that block is no text (x_pause_turn_thinking_only).
+        result = ""
     # No API call in a run whose end is proven (or a local command): it used none.
     # Not where the model's reply was never written (x_pause_turn_end: a reply
     # with no content has no record): what it cost is not known.
@@ -182,12 +202,17 @@ def _subtype(turn: _Turn, inferred: bool, spent: float | None) -> tuple[str, boo
     if inferred and not complete:
         return "interrupted", None
     if not inferred and (
-        turn.unanswered or turn.unfinished or not (turn.replied or not turn.expects_reply)
+        turn.unanswered
+        or turn.unfinished
+        or (turn.last_block is not None and turn.last_block not in _OWN_WORD_BLOCKS)
+        or not (turn.replied or not turn.expects_reply)
     ):
         # The CLI ended a turn the model had not finished: a tool call never
-        # answered, a last word that is a server tool call (a pause_turn it did not
-        # continue), no reply at all (captures: x_pause_turn_end,
-        # x_pause_turn_server_tool; a pause_turn ending on text is success: x_pause_turn).
+        # answered, a last block that is not the model's own word (a server tool
+        # call or its result, whether the stop_reason is pause_turn or end_turn), no
+        # reply at all (captures: x_pause_turn_end, x_pause_turn_server_tool,
+        # x_pause_turn_server_result, x_server_result_end_turn; text or thinking
+        # last is success: x_pause_turn, x_pause_turn_thinking_only).
         return "error_during_execution", None
     # An API error the CLI gave up on: print mode says success with is_error true.
     return "success", True if turn.api_error else None

@@ -70,6 +70,9 @@ class _Turn:
         self.count = cc.TurnCount()
         self.api_error = False  # the model's last word is the CLI's API-error message
         self.unfinished = False  # the model's last block calls a tool (no answer is its)
+        # The type of the model's last block (None once tool results answer it):
+        # how the CLI judges a turn it ended (adapters/_claude_session_turns.py).
+        self.last_block: str | None = None
         self.structured: Any = None  # --json-schema output, as the CLI recorded it
         self.has_structured = False
         self.budget: tuple[float, float] | None = None  # (total, used) of --max-budget-usd
@@ -104,7 +107,7 @@ class _Side:
 class ClaudeSessionAdapter:
     #: The layout of this adapter's checkpointed state (translator.state): a new
     #: number whenever its fields change, so an old checkpoint is replayed, not misread.
-    STATE_VERSION = 2
+    STATE_VERSION = 3
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
@@ -162,6 +165,17 @@ class ClaudeSessionAdapter:
         out: list[ev.Event] = []
         if self._unlinked is not None:
             agents.look_for_parent(self)
+            if agents.unspawned(self, self._unlinked):
+                # No tool call spawned it (2.0.x's Warmup files): its lines are no
+                # run's; each message is counted as dropped, nothing else is said.
+                self._end_open(self._unlinked)
+                held, self._unlinked = self._unlinked + self._waiting, None
+                self._waiting = []
+                return [
+                    ev.Dropped("agent/unspawned", self._session)
+                    for e in held
+                    if isinstance(e, ev.Message)
+                ]
             out += agents.release(self)
         self._end_open(out)
         out += self._waiting

@@ -34,6 +34,11 @@ _ONE_COST_STATE = (
     "turn's cumulative cost is not recorded",
 )
 _SIGINT = "print mode prints no result when the CLI is stopped by SIGINT"
+_NO_COST_STATE = (
+    "durable",
+    "a run written by a CLI before 2.1.x (2.0.77, 1.0.128): those versions write no "
+    "cost-state, so its cost is in no record",
+)
 CANNOT_KNOW: dict[tuple[str, int, str], tuple[str, str]] = {
     ("basic/s10_subagent_background", 0, "total_cost_usd"): _ONE_COST_STATE,
     ("basic/s9_partial_s10_subagent_background", 0, "total_cost_usd"): _ONE_COST_STATE,
@@ -56,6 +61,21 @@ CANNOT_KNOW: dict[tuple[str, int, str], tuple[str, str]] = {
     ("ours/x_pause_turn_end", 0, "usage"): (
         "durable",
         "a reply with no content (pause_turn) is written to no record: its usage is not known",
+    ),
+    ("ours/x_old_2_0_77_resume", 0, "total_cost_usd"): _NO_COST_STATE,
+    ("ours/x_old_1_0_128_resume", 0, "total_cost_usd"): _NO_COST_STATE,
+    ("ours/x_old_1_0_128_resume", 0, "num_turns"): (
+        "both",
+        "1.0.x prints num_turns as its conversation's message count less one (its cli.js: "
+        "`num_turns:w1.length-1`, every main-thread record of the whole conversation, each "
+        "block a message: 7 here); the durable view counts as 2.1.x does (3)",
+    ),
+    ("ours/x_stream_cut", 0, "usage"): (
+        "durable",
+        "a stream cut mid-answer, then retried: print mode's usage counts the abandoned "
+        "attempt's message_start usage (input, cache, output_tokens 1); the durable file "
+        "keeps only a system/api_error of it, and the cost-state's modelUsage folds it in "
+        "with an estimate of the partial output (7, not 1)",
     ),
     ("ours/x_interrupt", 0, "total_cost_usd"): ("stream", _SIGINT + " (no cost)"),
     ("ours/x_interrupt", 0, "usage"): (

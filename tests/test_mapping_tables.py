@@ -5,6 +5,7 @@ example names a row, so the table and the code cannot drift apart."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -236,6 +237,20 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             cost(0.1),
             prompt("again"),
             cost(0.2),
+            # a server tool's result as the last block: an error even on end_turn
+            prompt("find"),
+            reply(
+                "m3",
+                {"type": "server_tool_use", "id": "s3", "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": "s3", "content": []},
+            ),
+            cost(0.3),
+            # thinking as the last word of a pause_turn: success, the result ""
+            prompt("think"),
+            reply(
+                "m4", {"type": "thinking", "thinking": "hmm", "signature": "x"}, stop="pause_turn"
+            ),
+            cost(0.4),
         ],
         [
             *kinds("system/init", "assistant", "assistant"),
@@ -247,6 +262,10 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             },
             {"subtype": "init"},
             {"type": "result", "subtype": "error_during_execution", "usage": None},
+            *kinds("system/init", "assistant"),
+            {"type": "result", "subtype": "error_during_execution", "is_error": True},
+            *kinds("system/init", "assistant"),
+            {"type": "result", "subtype": "success", "is_error": False, "result": ""},
         ],
     ),
     "local_output": (
@@ -590,6 +609,18 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             {"subtype": "init", "agent.role": "subagent"},
             {"type": "assistant"},
             {"type": "result", "usage.output_tokens": 5},
+        ],
+    ),
+    "unspawned_agent": (
+        [
+            prompt("Warmup", isSidechain=True, agentId="abc"),
+            reply("m1", text("OK"), isSidechain=True, agentId="abc"),
+        ],
+        # its session file (written beside it by the test) spawned no agent: only
+        # the count, in the framer's synthetic run for lines outside any run
+        [
+            {"subtype": "init", "extension.synthetic": True},
+            {"type": "result", "extension.dropped": {"agent/unspawned": 1}},
         ],
     ),
     "fork_agent": (
@@ -2729,10 +2760,15 @@ def _cases() -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(("source", "key"), _cases(), ids=lambda v: str(v))
-def test_mapping_row(source: str, key: str) -> None:
+def test_mapping_row(source: str, key: str, tmp_path: Path) -> None:
     records, expected = TABLES[source][key]
     data = b"".join(orjson.dumps(r) + b"\n" for r in records)
     name = "agent-abc.jsonl" if key in ("agent_file", "fork_agent") else f"{S}.jsonl"
+    if key == "unspawned_agent":
+        # beside its session file, whose one run spawns no agent
+        parent = [prompt("hi"), reply("m0", text("hello")), cost(0.1)]
+        (tmp_path / f"{S}.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in parent))
+        name = str(tmp_path / "agent-abc.jsonl")
     if source == "gemini":
         # A subagent's file in its parent's folder (no parent file there: an actor of
         # its own); a main chat file otherwise.
