@@ -50,10 +50,34 @@ def texts(content: Any) -> list[str]:
 
 
 def is_tool_copy(content: Any) -> bool:
-    """A user record that carries function responses only (the model-facing copy of
-    results its gemini record already holds)."""
-    found = parts(content)
-    return bool(found) and all(isinstance(p, dict) and "functionResponse" in p for p in found)
+    """A user record that carries function responses (the model-facing copy of results
+    its gemini record already holds). The CLI's own test (its compression's split
+    point): a user content with any ``functionResponse`` part is no prompt; the parts
+    beside one are the tool's (an MCP image's ``inlineData``, read_many_files' text)."""
+    return any(isinstance(p, dict) and "functionResponse" in p for p in parts(content))
+
+
+def is_history_copy(rec: dict[str, Any]) -> bool:
+    """A ``gemini`` record no model call wrote: a copy of a history entry
+    (``setHistory`` records each entry it gets without an id, e.g. /restore's
+    checkpoint history). The CLI writes such copies with ``recordSyntheticMessage``:
+    the entry's raw parts as ``content``, no ``model``, ``tokens`` null; a reply's
+    record always has its ``model`` (an empty reply's synthetic record has its
+    ``tokens``)."""
+    return (
+        isinstance(rec.get("content"), list)
+        and "model" not in rec
+        and rec.get("tokens") is None
+        and not rec.get("toolCalls")
+    )
+
+
+def is_command_call(rec: dict[str, Any]) -> bool:
+    """A ``gemini`` record of tool calls that no model turn made: the CLI records a
+    reply's usage on it before its calls (``recordMessageTokens`` first), so a record
+    of calls without ``tokens`` holds calls a command ran itself (/restore runs its
+    checkpoint's call again; the model is not asked about the result)."""
+    return bool(rec.get("toolCalls")) and "tokens" not in rec
 
 
 def cwd_of(text: str) -> tuple[str | None, list[str]]:
@@ -87,6 +111,20 @@ def user_message(rec: dict[str, Any], ts: str | None, sid: str) -> ev.Message:
             blocks.append({"type": "text", "text": "", "extension": {"part": part}})
     ext = rest(rec, ("id", "timestamp", "type", "content"))
     return ev.Message("user", sid, ts, blocks, message_id=str_field(rec, "id"), extension=ext)
+
+
+def command_calls(rec: dict[str, Any], ts: str | None, sid: str) -> ev.Note:
+    """Tool calls a command ran outside any model turn (:func:`is_command_call`): one
+    notification naming them, the calls (with their results) in its extension."""
+    calls = [c for c in rec.get("toolCalls") or () if isinstance(c, dict)]
+    names = [str(c.get("name")) for c in calls]
+    return ev.Note(
+        "notification",
+        sid,
+        ts,
+        {"kind": "command_tool_calls", "tools": names},
+        {"toolCalls": calls, **rest(rec, ("type", "timestamp", "toolCalls"))},
+    )
 
 
 def reply(rec: dict[str, Any], ts: str | None, sid: str) -> tuple[ev.Message, list[ev.Event]]:
@@ -176,9 +214,13 @@ def tool_result(call: ev.JSON, cid: str, ts: str | None, sid: str) -> ev.Message
     output: Any = None
     is_error = status in ("error", "cancelled")
     extra: list[str] = []  # text parts beside the response (read_many_files' contents)
+    media: list[Any] = []  # other parts beside it (an MCP image's inlineData), as written
     for part in found if isinstance(found, list) else ():
         if isinstance(part, dict) and isinstance(part.get("text"), str):
             extra.append(part["text"])
+            continue
+        if isinstance(part, dict) and "functionResponse" not in part:
+            media.append(part)
             continue
         fr = part.get("functionResponse") if isinstance(part, dict) else None
         response = fr.get("response") if isinstance(fr, dict) else None
@@ -196,6 +238,8 @@ def tool_result(call: ev.JSON, cid: str, ts: str | None, sid: str) -> ev.Message
             output if isinstance(output, str) or output is None else orjson.dumps(output).decode()
         )
         block["content"] = "\n".join(([text_] if text_ is not None else []) + extra)
+    if media:
+        block["extension"] = {"parts": media}
     summary: ev.JSON = {}
     if isinstance(status, str):
         summary["status"] = status

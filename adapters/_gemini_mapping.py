@@ -32,6 +32,15 @@ MAPPING = (
         "was rolled back, the run's `result` is `error_during_execution`, `is_error`, "
         "`extension.rolled_back`",
     ),
+    Row(
+        "set_messages_rebuilt",
+        'chat: `{"$set": {"messages": [...]}}` that rebuilds the history (compression: '
+        "`/compress`, or automatic past `model.compressionThreshold`; new ids, a "
+        "`<state_snapshot>` message)",
+        "no lines (dropped `gemini/checkpoint`); the open run goes on: a prompt is rolled "
+        "back only when the new history ends where it ended before that prompt (the CLI cuts "
+        "it back to that length, ids kept), not when the prompt is there under a new id",
+    ),
     Row("set_session", 'chat: `{"$set": {"sessionId"}}`', "the session id; no line"),
     Row(
         "set_other",
@@ -57,9 +66,23 @@ MAPPING = (
     ),
     Row(
         "user_tool_copy",
-        "chat: `user` record of `functionResponse` parts only",
+        "chat: `user` record with a `functionResponse` part (beside it: an MCP image's "
+        "`inlineData`, a file's text)",
         "no line (dropped `gemini/tool_response_copy`): the model-facing copy of results "
-        "its `gemini` record holds",
+        "its `gemini` record holds (never a prompt: the CLI's own test)",
+    ),
+    Row(
+        "gemini_history_copy",
+        "chat: `gemini` record with parts as `content`, no `model`, `tokens` null (a history "
+        "entry `setHistory` recorded, e.g. `/restore`'s checkpoint history)",
+        "no line (dropped `gemini/history_copy`): no model call wrote it, it opens and ends no run",
+    ),
+    Row(
+        "gemini_command_calls",
+        "chat: `gemini` record with `toolCalls` and no `tokens`, no run open (`/restore` runs "
+        "its checkpoint's call again)",
+        "`system/notification` (`kind: command_tool_calls`; `extension.tools` = the names), "
+        "the calls and results in `extension.toolCalls`: no model turn, no run",
     ),
     Row(
         "gemini",
@@ -76,6 +99,19 @@ MAPPING = (
         "a `user` `tool_result` line per call (`content` = `response.output`, or "
         "`response.error`; `is_error` = `status` error/cancelled or an `error`); "
         "`tool_use_result` = `{status, resultDisplay, agentId}`",
+    ),
+    Row(
+        "tool_call_media",
+        "chat: `toolCalls[].result` parts beside the `functionResponse` that are not text "
+        "(an MCP tool's image: `inlineData`)",
+        "kept in the `tool_result` block's `extension.parts`, as written (the `content` is the "
+        "response's text)",
+    ),
+    Row(
+        "parallel_calls",
+        "chat: `toolCalls[]` with several calls; stream-json: several `tool_use` in a row",
+        "one `assistant` line with a `tool_use` block per call, then one `user` `tool_result` "
+        "line per call, in order",
     ),
     Row(
         "tool_call_agent",

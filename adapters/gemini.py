@@ -82,8 +82,10 @@ PROVIDER = "google"
 class _Run:
     """The open run of a chat file."""
 
-    def __init__(self, prompt_id: str | None, ts: str | None) -> None:
+    def __init__(self, prompt_id: str | None, ts: str | None, before: str | None = None) -> None:
         self.prompt_id = prompt_id
+        #: the history's last message before the prompt: a rollback returns to it
+        self.before = before
         self.ts = ts
         self.last_ts = ts
         self.calls = 0
@@ -93,7 +95,7 @@ class _Run:
 @persisted
 class GeminiAdapter:
     #: The layout of this adapter's checkpointed state (translator.state).
-    STATE_VERSION = 1
+    STATE_VERSION = 2
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
@@ -112,6 +114,7 @@ class GeminiAdapter:
         self._dirs: list[str] = []
         self._kind: str | None = None
         self._last_ts: str | None = None
+        self._last_id: str | None = None  # the history's last message, as the file last told
         self._opened = False  # a run was opened in this file
         self._pre: list[ev.Event] = []  # dropped records before the first run
         # a subagent's file: its spawning call, searched for in its parent's files
@@ -272,10 +275,13 @@ class GeminiAdapter:
         if not isinstance(messages, list):
             raise BodyError(f"$set.messages is {type(messages).__name__}, not a list")
         kept = False
+        last: str | None = None
         for msg in messages:
             if not isinstance(msg, dict):
                 continue
-            if self._run is not None and msg.get("id") == self._run.prompt_id:
+            mid = msg.get("id")
+            last = mid if isinstance(mid, str) else None
+            if self._run is not None and mid == self._run.prompt_id:
                 kept = True
             if msg.get("type") == "user":
                 for text in chat.texts(msg.get("content")):
@@ -283,10 +289,16 @@ class GeminiAdapter:
                         cwd, dirs = chat.cwd_of(text)
                         if cwd is not None:
                             self._cwd, self._dirs = cwd, dirs
-        if self._run is not None and self._run.prompt_id is not None and not kept:
+        run = self._run
+        # The CLI rolls a failed prompt back by cutting the history to its length before
+        # the prompt (ids kept): the new history ends where it ended then. A history
+        # rebuilt with new ids (compression) no longer names the prompt either, but
+        # goes on past it: the run goes on.
+        if run is not None and run.prompt_id is not None and not kept and last == run.before:
             self._stop(
                 out, "error_during_execution", is_error=True, extension={"rolled_back": True}
             )
+        self._last_id = last
         self._drop(out, "gemini/checkpoint")
 
     def _message(self, rec: dict[str, Any], where: Where, out: list[ev.Event]) -> None:
@@ -318,6 +330,8 @@ class GeminiAdapter:
                 self._gemini(rec, ts, out)
             else:
                 self._emit(out, chat.notice(rec, ts, self._sid))
+            if kind in ("user", "gemini"):  # the kinds the history holds (no notices)
+                self._last_id = src.str_field(rec, "id")
         except BodyError as exc:
             problem = src.body_problem(f"{rec.get('type')}: {exc}", rec, where, self._sid, ts)
             self._emit(out, problem)
@@ -341,7 +355,7 @@ class GeminiAdapter:
                 self._emit(out, chat.user_message(rec, ts, self._sid))
                 return
             self._stop(out, "interrupted")
-        self._run = _Run(src.str_field(rec, "id"), ts)
+        self._run = _Run(src.str_field(rec, "id"), ts, self._last_id)
         self._opened = True
         self._start = ev.RunStart(
             self._sid,
@@ -356,6 +370,12 @@ class GeminiAdapter:
         self._emit(out, chat.user_message(rec, ts, self._sid))
 
     def _gemini(self, rec: dict[str, Any], ts: str | None, out: list[ev.Event]) -> None:
+        if chat.is_history_copy(rec):
+            self._drop(out, "gemini/history_copy")
+            return
+        if self._run is None and chat.is_command_call(rec):
+            self._emit(out, chat.command_calls(rec, ts, self._sid))
+            return
         message, results = chat.reply(rec, ts, self._sid)
         if self._run is None:
             # A reply with no prompt before it in this file (history written elsewhere).

@@ -77,13 +77,25 @@ def test_the_cannot_know_list_is_in_the_docs() -> None:
     assert len(CANNOT_KNOW) == 3
 
 
-@pytest.mark.parametrize("scenario", scenarios())
-def test_both_views_agree(scenario: str) -> None:
-    folder = CORPUS / scenario
-    streams = stream_outputs(folder)
+#: Our own captures kept in testdata/gemini (README): both views of one session each.
+OWN = ("mcp_image", "compress", "parallel")
+
+
+def _views(case: str) -> tuple[list[Path], list[Path]]:
+    """A case's chat files and stream-json outputs: ``corpus/<scenario>`` or ``own/<name>``."""
+    where, name = case.split("/", 1)
+    if where == "own":
+        return [FIXTURES / f"chat_{name}.jsonl"], [FIXTURES / f"stream_{name}.jsonl"]
+    folder = CORPUS / name
+    return chat_files(folder), stream_outputs(folder)
+
+
+@pytest.mark.parametrize("case", [f"corpus/{s}" for s in scenarios()] + [f"own/{n}" for n in OWN])
+def test_both_views_agree(case: str) -> None:
+    files, streams = _views(case)
     if not streams:
         pytest.skip("a TUI scenario: no stream-json")
-    chat, chat_totals = convert_session_files(chat_files(folder))
+    chat, chat_totals = convert_session_files(files)
     live = b"".join(convert_file(p)[0] for p in streams)
     assert chat_totals.errors == 0
     a, b = runs(chat), runs(live)
@@ -98,6 +110,73 @@ def test_both_views_agree(scenario: str) -> None:
         assert file_run["texts"] == stream_run["texts"]
         if not stream_run["is_error"]:  # error_message
             assert file_run["result"] == stream_run["result"]
+
+
+def _prompts(out: bytes) -> list[str]:
+    """Each top-level run's prompt text ("" for a run no prompt opened)."""
+    found: list[str] = []
+    for line in lines_of(out):
+        if line["type"] == "system" and line.get("subtype") == "init":
+            found.append("")
+        elif line["type"] == "user" and found and found[-1] == "":
+            texts = [b.get("text") for b in line["message"]["content"] if b["type"] == "text"]
+            found[-1] = "".join(t for t in texts if t) or found[-1]
+    return found
+
+
+def test_a_compression_mid_run_is_no_rollback() -> None:
+    """g12: the history rebuilt (new ids, the prompt among them under a new one) while
+    the second prompt's run goes on: one run per prompt, both successes."""
+    out, _ = convert_file(FIXTURES / "chat_compress.jsonl")
+    results = [x for x in lines_of(out) if x["type"] == "result"]
+    assert [(x["subtype"], x["num_turns"]) for x in results] == [("success", 2)] * 2
+    assert _prompts(out) == ["Run `echo one`.", "Now run `echo two`."]
+
+
+def test_a_compress_command_between_prompts_makes_no_run() -> None:
+    out, _ = convert_file(FIXTURES / "chat_compress_tui.jsonl")
+    assert _prompts(out) == [
+        "Run `echo one`.",
+        "Run `echo two`.",
+        "What did we run earlier",
+    ]  # the TUI took "?" for its help key
+    assert all(x["subtype"] == "success" for x in lines_of(out) if x["type"] == "result")
+
+
+def test_a_restore_copies_no_run_and_its_rerun_call_is_a_notification() -> None:
+    """g13: /restore records copies of its checkpoint's history (no model call wrote
+    them) and runs the checkpoint's write_file again itself: no run of its own."""
+    out, totals = convert_file(FIXTURES / "chat_restore.jsonl")
+    assert totals.errors == 0
+    lines = lines_of(out)
+    assert _prompts(out) == [
+        "Create notes.txt containing the lines alpha, beta and gamma.",
+        "Add a line delta to notes.txt.",
+        "What does notes.txt contain",  # "?" is the TUI's help key
+    ]
+    assert all(x["subtype"] == "success" for x in lines if x["type"] == "result")
+    rerun = [x for x in lines if x.get("kind") == "command_tool_calls"]
+    assert [x["extension"]["tools"] for x in rerun] == [["write_file"]]
+    dropped = sum(
+        x.get("extension", {}).get("dropped", {}).get("gemini/history_copy", 0)
+        for x in lines
+        if x["type"] == "result"
+    )
+    assert dropped >= 1
+
+
+def test_an_mcp_image_beside_a_function_response_is_its_result() -> None:
+    out, _ = convert_file(FIXTURES / "chat_mcp_image.jsonl")
+    results = [
+        b
+        for x in lines_of(out)
+        if x["type"] == "user"
+        for b in x["message"]["content"]
+        if b["type"] == "tool_result"
+    ]
+    assert len(results) == 1
+    assert results[0]["extension"]["parts"][0]["inlineData"]["mimeType"] == "image/png"
+    assert len(_prompts(out)) == 1
 
 
 def _own_accounting(path: Path) -> tuple[int, int]:

@@ -1643,6 +1643,41 @@ GEMINI: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             {"type": "result"},
         ],
     ),
+    "set_messages_rebuilt": (
+        [
+            g_meta(),
+            g_ctx(),
+            g_user("p1", "x"),
+            g_reply("r1", "", [g_call("c1")]),
+            {
+                "$set": {
+                    "messages": [
+                        {"id": "ctx", "timestamp": T0, "type": "user", "content": [{"text": CTX}]},
+                        {"id": "n1", "type": "user", "content": [{"text": "<state_snapshot>"}]},
+                        {"id": "n2", "type": "gemini", "content": [{"text": "Got it."}]},
+                        {"id": "n3", "type": "user", "content": [{"text": "x"}]},
+                    ],
+                    "lastUpdated": T0,
+                }
+            },
+            g_copy("u2", "c1"),
+            g_reply("r2", "done"),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "user"},
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "subtype": "success",
+                "num_turns": 2,
+                "extension.rolled_back": None,
+                "extension.dropped.gemini/checkpoint": 2,
+            },
+        ],
+    ),
     "user_prompt": (
         G_TURN,
         [
@@ -1681,6 +1716,63 @@ GEMINI: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             {"type": "user"},
             {"type": "assistant"},
             {"type": "result", "extension.dropped.gemini/tool_response_copy": 1},
+        ],
+    ),
+    "gemini_history_copy": (
+        [
+            *G_TURN,
+            {
+                "id": "h1",
+                "timestamp": ts(),
+                "type": "gemini",
+                "content": [{"text": "x"}, {"functionCall": {"name": "write_file", "args": {}}}],
+                "thoughts": [],
+                "tokens": None,
+            },
+            g_user("p2", "again"),
+            g_reply("r2", "ok"),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "result"},
+            {"subtype": "init"},
+            {"type": "user", "message.content": [text("again")]},
+            {"type": "assistant"},
+            {"type": "result", "extension.dropped.gemini/history_copy": 1},
+        ],
+    ),
+    "gemini_command_calls": (
+        [
+            *G_TURN,
+            {
+                "id": "h2",
+                "timestamp": ts(),
+                "type": "gemini",
+                "content": "",
+                "thoughts": [],
+                "model": "gemini-flash",
+                "toolCalls": [g_call("write_file-1")],
+            },
+            g_user("p2", "again"),
+            g_reply("r2", "ok"),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "result"},
+            {"subtype": "init"},
+            {
+                "subtype": "notification",
+                "kind": "command_tool_calls",
+                "extension.tools": ["run_shell_command"],
+                "extension.toolCalls.0.id": "write_file-1",
+            },
+            {"type": "user", "message.content": [text("again")]},
+            {"type": "assistant"},
+            {"type": "result", "subtype": "success"},
         ],
     ),
     "gemini": (
@@ -1732,6 +1824,85 @@ GEMINI: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             },
             {"type": "assistant"},
             {"type": "result", "result": "sorry"},
+        ],
+    ),
+    "tool_call_media": (
+        [
+            g_meta(),
+            g_ctx(),
+            g_user("p1", "x"),
+            g_reply(
+                "r1",
+                "",
+                [
+                    {
+                        **g_call("c1", "A 1x1 test image."),
+                        "result": [
+                            {
+                                "functionResponse": {
+                                    "id": "c1",
+                                    "name": "mcp_imgsrv_get_image",
+                                    "response": {"output": "A 1x1 test image."},
+                                }
+                            },
+                            {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
+                        ],
+                    }
+                ],
+            ),
+            {
+                "id": "u2",
+                "timestamp": ts(),
+                "type": "user",
+                "content": [
+                    {"functionResponse": {"id": "c1", "name": "mcp_imgsrv_get_image"}},
+                    {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
+                ],
+            },
+            g_reply("r2", "done"),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {"type": "assistant"},
+            {
+                "type": "user",
+                "message.content.0.content": "A 1x1 test image.",
+                "message.content.0.extension.parts.0.inlineData.mimeType": "image/png",
+            },
+            {"type": "assistant"},
+            {
+                "type": "result",
+                "num_turns": 2,
+                "extension.dropped.gemini/tool_response_copy": 1,
+            },
+        ],
+    ),
+    "parallel_calls": (
+        [
+            g_meta(),
+            g_ctx(),
+            g_user("p1", "x"),
+            g_reply("r1", "both", [g_call("c1"), g_call("c2", "ho")]),
+            g_reply("r2", "done"),
+        ],
+        [
+            G_INIT,
+            {"type": "user"},
+            {
+                "type": "assistant",
+                "message.content.0.text": "both",
+                "message.content.1.id": "c1",
+                "message.content.2.id": "c2",
+            },
+            {"type": "user", "message.content.0.tool_use_id": "c1"},
+            {
+                "type": "user",
+                "message.content.0.tool_use_id": "c2",
+                "message.content.0.content": "ho",
+            },
+            {"type": "assistant"},
+            {"type": "result", "num_turns": 2},
         ],
     ),
     "tool_call_agent": (
