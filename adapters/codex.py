@@ -161,6 +161,9 @@ class _Response:
         self.ts = ts
         self.blocks: list[ev.JSON] = []
         self.extension: ev.JSON = {}
+        # Server-side calls of the response (web search): their results, sent after
+        # its assistant line (no output item answers them).
+        self.served: list[ev.JSON] = []
 
 
 @persisted
@@ -171,7 +174,7 @@ class CodexAdapter:
     record family's reading is a module of its own."""
 
     #: The layout of this adapter's checkpointed state (translator.state).
-    STATE_VERSION = 2
+    STATE_VERSION = 3
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
@@ -191,10 +194,16 @@ class CodexAdapter:
         self._records_usage = False  # token_usage_record seen: token_count repeats it
         self._last_total: ev.JSON | None = None  # older token_count's running total
         self._calls: set[str] = set()  # top-level call ids
+        self._call_names: dict[str, str] = {}  # call id → its tool's name, until answered
         self._exec_open: list[str] = []  # code-mode exec calls not answered yet
         self._executions: dict[str, ev.JSON] = {}  # call id → its execution item
         self._spawned: dict[str, str] = {}  # child thread → spawning call id
         self._spawn_pending: set[str] = set()  # spawning calls of the unsent response
+        self._review: str | None = None  # the open review's call (its EnteredReviewMode id)
+        self._child_turns: set[str] = set()  # turns of child threads the file mirrors
+        self._searches: list[str] = []  # tool_search calls not answered yet, in order
+        self._ui_items = False  # item_completed seen: executions have their items
+        self._per_call_usage = False  # records carry `ordinal`: every call has a usage record
         # A subagent's file: its actor, its spawner, its lines held until that is known.
         self._child = False
         self._actor: str | None = None
@@ -223,6 +232,8 @@ class CodexAdapter:
         try:
             if "payload" in record and isinstance(kind, str):
                 raw_ts = record.get("timestamp")
+                if "ordinal" in record:
+                    self._per_call_usage = True
                 if raw_ts is not None and raw_ts == self._raw_ts:
                     ts = self._ts  # (records come many to a millisecond)
                 else:
@@ -463,6 +474,17 @@ class CodexAdapter:
             if block.get("id") in self._spawn_pending:
                 self._spawn_pending.discard(block["id"])
                 out.append(ev.Spawn(block["id"], self._session))  # after the call it names
+        for served in response.served:
+            detail = served["detail"]
+            self._tool_result(
+                out,
+                response.ts,
+                served["id"],
+                "",
+                served["is_error"],
+                detail=detail,
+                has_detail=bool(detail),
+            )
 
     def _usage(
         self, usage: ev.Usage, ts: str | None, out: list[ev.Event], message_id: str | None
