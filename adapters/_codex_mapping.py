@@ -166,6 +166,14 @@ MAPPING = (
         "`duration_ms` when given; `turn_id`, times in `extension`",
     ),
     Row(
+        "continuation_aborted",
+        "a `task_started` whose `turn_attribution.parent_turn_id` names an earlier turn "
+        "(the CLI's own continuation: `turn_trigger` goal) ended by `turn_aborted` "
+        "before any line or model call (`codex exec` exits after its own turn)",
+        "no run: dropped on purpose, counted as `event_msg/turn_aborted/continuation` "
+        "(exec --json prints no turn for it either)",
+    ),
+    Row(
         "killed",
         "a rollout that ends inside a run (no `task_complete`)",
         "a synthetic `interrupted` result (`is_error`), usage what the records sum to; in "

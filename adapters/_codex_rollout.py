@@ -132,10 +132,16 @@ def _event(
     elif sub == "task_started":
         a._send_prompt(out)
         a._flush(out)
-        a._begin(ts, str_field(payload, "turn_id", sub), True, out)
+        run = a._begin(ts, str_field(payload, "turn_id", sub), True, out)
+        run.continuation = dig(payload, "turn_attribution", "parent_turn_id") is not None
         out.append(ev.Dropped("event_msg/task_started", a._session))
     elif sub == "task_complete":
         _task_complete(a, payload, ts, out)
+    elif sub == "turn_aborted" and _stillborn(a):
+        # A turn the CLI began itself after the last one (a goal's continuation) and
+        # stopped before anything (exec exits after its own turn): no line, no call.
+        a._start, a._run = None, None
+        out.append(ev.Dropped("event_msg/turn_aborted/continuation", a._session))
     elif sub == "turn_aborted":
         a._send_prompt(out)
         a._flush(out)
@@ -193,6 +199,20 @@ def _event(
         out.append(ev.Dropped(f"event_msg/{sub}", a._session))
     else:
         a._unknown(out, ev.Unrecognized(f"event_msg/{sub}", a._session, ts, record))
+
+
+def _stillborn(a: CodexAdapter) -> bool:
+    """Is the open run a continuation turn that made nothing: no line yet (its init
+    still waits), no model call, no model response open?"""
+    run = a._run
+    return (
+        run is not None
+        and run.continuation
+        and a._start is not None
+        and not run.calls
+        and a._response is None
+        and a._prompt is None
+    )
 
 
 def _child_turn(a: CodexAdapter, payload: dict[str, Any]) -> bool:

@@ -151,6 +151,7 @@ class _Run:
         self.replied = False  # the model had the last word
         self.unanswered: set[str] = set()
         self.answer: str | None = None  # the last assistant text
+        self.continuation = False  # the CLI began it after a turn of its own (a goal's)
 
 
 @persisted

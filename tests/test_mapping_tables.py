@@ -2538,6 +2538,23 @@ CODEX: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             },
         ],
     ),
+    "continuation_aborted": (
+        [
+            *cx_run(),
+            cx_event(
+                "task_started",
+                turn_id="t2",
+                turn_attribution={"turn_trigger": "goal", "parent_turn_id": "t1"},
+            ),
+            cx_resp(
+                "message",
+                role="user",
+                content=[{"type": "input_text", "text": "<turn_aborted>\nstopped"}],
+            ),
+            cx_event("turn_aborted", turn_id="t2", reason="interrupted", duration_ms=8),
+        ],
+        [CX_INIT, CX_PROMPT, CX_RESULT],
+    ),
     "killed": (
         [*CX_START, cx_say("partial"), cx_usage("r1")],
         [
