@@ -37,7 +37,14 @@ the parent's run: marked with ``parent_tool_use_id`` = the parent's ``spawn_agen
 call, which the parent's ``item_completed/SubAgentActivity{id: call_id,
 agent_thread_id}`` names; the adapter reads the parent rollout for it (the session
 merge also tells it, :meth:`CodexAdapter.learn_spawner`), holding the child's lines
-meanwhile. ``session_of`` gives a parent and its children one key.
+meanwhile. ``session_of`` gives a parent and its children one key. A review's child
+thread has no spawning call: the parent's ``EnteredReviewMode`` item stands for it
+(a ``review`` tool_use), found by the child's items the parent mirrors (dropped
+there), ``ExitedReviewMode`` its result. A fork is a thread (a session) of its own.
+
+Server-side calls (``web_search_call``) have no output item: their result follows
+the response's line. A ``tool_search_call`` pairs with its ``tool_search_output``;
+an output with no ``call_id`` is context (a goal's objective), no answer.
 
 **exec --json** (a lossy live view). ``thread.started`` names the session;
 ``turn.started`` begins a run, ``turn.completed`` / ``turn.failed`` ends it. Items:
