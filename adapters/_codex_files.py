@@ -129,31 +129,57 @@ def session_hint(path: str) -> str | None:
 
 
 def find_spawner(parent_file: str, child: str, offset: int) -> tuple[str | None, int]:
-    """The call that spawned ``child``, from the parent rollout's SubAgentActivity
-    items past ``offset`` (complete lines only), and where the search stopped."""
+    """The call that spawned ``child`` in the parent rollout, past ``offset``
+    (complete lines only), and where the search stopped: the ``SubAgentActivity``
+    ``started`` naming it, or the ``EnteredReviewMode`` of the review whose items
+    of the child's thread the parent mirrors (a review's child has no spawning
+    call). A search that stops inside an open review stops at its start."""
     needle = child.encode()
+    review: str | None = None
+    review_at = offset
     try:
         with open_regular(parent_file) as fh:
             fh.seek(offset)
             for raw in fh:
                 if not raw.endswith(b"\n"):
                     break
-                offset += len(raw)
-                if needle not in raw or b"SubAgentActivity" not in raw:
+                start, offset = offset, offset + len(raw)
+                if b"ReviewMode" in raw:
+                    item = _item_of(raw)
+                    kind = item.get("type") if item else None
+                    if kind == "EnteredReviewMode" and isinstance(item.get("id"), str):
+                        review, review_at = item["id"], start
+                    elif kind == "ExitedReviewMode":
+                        review = None
                     continue
-                try:
-                    rec = orjson.loads(raw)
-                except orjson.JSONDecodeError:
+                if needle not in raw:
                     continue
-                item = dig(rec, "payload", "item")
-                if (
-                    isinstance(item, dict)
-                    and item.get("type") == "SubAgentActivity"
-                    and item.get("agent_thread_id") == child
-                    and item.get("kind") == "started"
-                    and isinstance(item.get("id"), str)
-                ):
-                    return item["id"], offset
+                if b"SubAgentActivity" in raw:
+                    item = _item_of(raw)
+                    if (
+                        item.get("type") == "SubAgentActivity"
+                        and item.get("agent_thread_id") == child
+                        and item.get("kind") == "started"
+                        and isinstance(item.get("id"), str)
+                    ):
+                        return item["id"], offset
+                elif review is not None:
+                    try:
+                        rec = orjson.loads(raw)
+                    except orjson.JSONDecodeError:
+                        continue
+                    if dig(rec, "payload", "thread_id") == child:
+                        return review, offset
     except OSError:
         pass
-    return None, offset
+    return None, review_at if review is not None else offset
+
+
+def _item_of(raw: bytes) -> dict[str, Any]:
+    """The ``payload.item`` of an item_completed line (empty where there is none)."""
+    try:
+        rec = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return {}
+    item = dig(rec, "payload", "item")
+    return item if isinstance(item, dict) else {}

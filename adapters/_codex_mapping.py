@@ -74,6 +74,45 @@ MAPPING = (
         "`tool_use` `local_shell`, `input` = its `action`",
     ),
     Row(
+        "parallel_calls",
+        "several `function_call` / `custom_tool_call` items in one model response "
+        "(parallel direct calls)",
+        "one assistant line with a `tool_use` each (in the response's order), its usage "
+        "once; each output its own `tool_result` line by `call_id`, in the order written",
+    ),
+    Row(
+        "web_search",
+        "`response_item/web_search_call` (a search the model's server ran), with the "
+        "`item_completed/WebSearch` of its id written before it",
+        "a `tool_use` `web_search` in the response's assistant line (id = the item's "
+        "`id`; input = the WebSearch item's `query` and `action`, else `{action}`) and, "
+        "after that line, its `tool_result` (content empty: the results reach only the "
+        "model; `is_error` from `status`; `status` in `tool_use_result`); the WebSearch "
+        "item counted as dropped",
+    ),
+    Row(
+        "tool_search",
+        "`response_item/tool_search_call` / `tool_search_output` (deferred tool search)",
+        "`tool_use` `tool_search` (input = the parsed `arguments`) and its `tool_result` "
+        "by `call_id` (an output without one: the oldest search open): `content` = the "
+        "found `tools` as JSON text, `status`, `execution`, `tools` in `tool_use_result`",
+    ),
+    Row(
+        "context_output",
+        "`response_item/function_call_output` with no `call_id` (context the CLI adds "
+        "for the model: a goal's `goal_objective`)",
+        "dropped on purpose (no call's answer; the goal is in `create_goal`'s call and "
+        "output), counted as `…/no_call_id`",
+    ),
+    Row(
+        "patch_refused",
+        "a direct `apply_patch` call's output with no `FileChange` item of its id, in a "
+        "file that writes `item_completed` items (plain text `apply_patch verification "
+        "failed: …`)",
+        "its `tool_result` has `is_error: true`: the patch was refused before it ran "
+        "(every patch that runs has its FileChange; an older file writes no items)",
+    ),
+    Row(
         "token_usage_record",
         "`token_usage_record`",
         "the response's usage, once per API call, on its assistant line (`message.id` = "
@@ -127,6 +166,14 @@ MAPPING = (
         "`duration_ms` when given; `turn_id`, times in `extension`",
     ),
     Row(
+        "continuation_aborted",
+        "a `task_started` whose `turn_attribution.parent_turn_id` names an earlier turn "
+        "(the CLI's own continuation: `turn_trigger` goal) ended by `turn_aborted` "
+        "before any line or model call (`codex exec` exits after its own turn)",
+        "no run: dropped on purpose, counted as `event_msg/turn_aborted/continuation` "
+        "(exec --json prints no turn for it either)",
+    ),
+    Row(
         "killed",
         "a rollout that ends inside a run (no `task_complete`)",
         "a synthetic `interrupted` result (`is_error`), usage what the records sum to; in "
@@ -151,6 +198,54 @@ MAPPING = (
         "its runs are a nested actor inside the parent's run: `system/task_started` "
         "(`task_id` = its thread), every line with `parent_tool_use_id` = the spawning "
         "call; its end is no line",
+    ),
+    Row(
+        "review",
+        "`item_completed/EnteredReviewMode` (`codex exec review`, `/review`)",
+        "the review's call: an assistant `tool_use` `review` (id = the item's `id`, "
+        "input = its `target`, `user_facing_hint`), which begins the run if none is "
+        "open (its `turn_id`); the review's child thread (`source.subagent: review`, "
+        "no spawning call) is nested under it, found by the parent's mirrored items of "
+        "the child's thread",
+    ),
+    Row(
+        "review_done",
+        "`item_completed/ExitedReviewMode`",
+        "the review call's `tool_result`: `content` = `review_output.overall_explanation`, "
+        "the item (findings, verdict) in `tool_use_result`; the CLI's formatted review "
+        "follows as assistant text (the `<user_action>` history message is context)",
+    ),
+    Row(
+        "mirrored_child",
+        "in a review's parent rollout: `item_completed` of another `thread_id`, a "
+        "`task_started` whose `turn_attribution.parent_turn_id` is the open run's turn, "
+        "the `task_complete` of that turn",
+        "dropped on purpose, counted (`…/other_thread`, `…/child_turn`): the child's "
+        "own rollout has them",
+    ),
+    Row(
+        "no_call_run",
+        "a `task_complete` (no error) ending a run with no `token_usage_record`, in a "
+        "rollout whose records carry `ordinal`",
+        "the result's `usage` is zero and `num_turns` 0 (that CLI writes a record for "
+        "every model call: a review's parent turn makes none; exec --json says 0 too)",
+    ),
+    Row(
+        "prompt_image",
+        "`item_completed/UserMessage` content parts other than text (`local_image` "
+        "from `-i`, `image`)",
+        "kept in the prompt's `user` line as blocks of their own type, the part's "
+        "fields in the block's `extension` (the image data itself is only in the "
+        "model-facing history message, dropped)",
+    ),
+    Row(
+        "fork",
+        "a forked thread's rollout (`codex exec fork`, `session_meta.forked_from_id`; it "
+        "holds only the fork's own records)",
+        "a session of its own (its thread), `forked_from_id` in the init's `extension`; "
+        "its usage is its own calls. exec --json: the fork's first `turn.completed` "
+        "total starts at the parent's and `thread.started` does not say it is a fork, "
+        "so that run's usage is the total taken whole (cannot know; the rollout can)",
     ),
     Row(
         "agent_message",
@@ -191,7 +286,8 @@ MAPPING = (
         "`file_change`, `mcp_tool_call`, `collab_tool_call`, `web_search`",
         "`tool_use` (id = the item id, name = its type, input = its other fields) and its "
         "`tool_result` (`aggregated_output`; `is_error` from status failed/declined or "
-        "exit code ≠ 0; status, exit code, changes in `tool_use_result`)",
+        "exit code ≠ 0; status, exit code, changes in `tool_use_result`); a review's "
+        "child thread's items come as the thread's own (this view does not nest them)",
     ),
     Row(
         "exec_completed",

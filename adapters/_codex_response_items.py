@@ -24,13 +24,24 @@ from streamv1.translator.model import events as ev
 from streamv1.translator.reading.sources import BodyError, str_field
 
 if TYPE_CHECKING:
-    from streamv1.adapters.codex import CodexAdapter
+    from streamv1.adapters.codex import CodexAdapter, _Run
 
 #: Items of a model response: one assistant line.
-_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
-_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"})
+_OUTPUTS = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "local_shell_call_output",
+        "tool_search_output",
+    }
+)
 #: Bare-format items (no envelope): read as response items once the source is chosen.
 BARE = frozenset({"message", "reasoning"}) | _CALLS | _OUTPUTS
+#: Direct tools whose every run has an execution item (FileChange) in a file that
+#: writes the UI's items: an output with none there was refused before the tool ran
+#: (``apply_patch verification failed: …``; older files write no items at all).
+_EXECUTED = frozenset({"apply_patch"})
 #: The start of a user history message that is context, never a prompt.
 _CONTEXT_PREFIXES = (
     "<environment_context>",
@@ -39,6 +50,7 @@ _CONTEXT_PREFIXES = (
     "<INSTRUCTIONS>",
     "<permissions instructions>",
     "<skill>",
+    "<user_action>",  # what the CLI tells the model a UI action (a review) did
 )
 _EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)$", re.M)
 
@@ -61,6 +73,8 @@ def response_item(
         _call(a, sub, item, ts, out)
     elif sub in _OUTPUTS:
         _output(a, sub, item, ts, out)
+    elif sub == "web_search_call":
+        _web_search(a, item, ts, out)
     elif sub == "additional_tools":
         _tools_of(a, item)
         out.append(ev.Dropped("response_item/additional_tools", a._session))
@@ -147,11 +161,11 @@ def _call(
     a: CodexAdapter, sub: str, item: dict[str, Any], ts: str | None, out: list[ev.Event]
 ) -> None:
     call_id = _call_id(item, sub)
-    name = str_field(item, "name", sub) or ("local_shell" if sub == "local_shell_call" else None)
+    name = str_field(item, "name", sub) or _UNNAMED.get(sub)
     if name is None:
         raise BodyError("no name")
     namespace = str_field(item, "namespace", sub)
-    if sub == "function_call":
+    if sub in ("function_call", "tool_search_call"):
         tool_input = _arguments(item.get("arguments"))
     elif sub == "custom_tool_call":
         tool_input = {"input": item.get("input")}
@@ -164,16 +178,27 @@ def _call(
     a._run.replied = False
     a._run.unanswered.add(call_id)
     a._calls.add(call_id)
+    a._call_names[call_id] = name
     if sub == "custom_tool_call" and name == "exec":
         a._exec_open.append(call_id)
+    if sub == "tool_search_call":
+        a._searches.append(call_id)
 
 
 def _output(
     a: CodexAdapter, sub: str, item: dict[str, Any], ts: str | None, out: list[ev.Event]
 ) -> None:
-    call_id = _call_id(item, sub)
+    call_id = _output_call(a, sub, item)
+    if call_id is None:
+        # No call_id: no call's answer but context the CLI adds for the model (the
+        # goal's objective, `name` goal_objective): dropped like the other context.
+        out.append(ev.Dropped(f"response_item/{sub}/no_call_id", a._session))
+        return
     a._flush(out)
     run = a._ensure_run(ts, out)
+    if sub == "tool_search_output":
+        _search_output(a, run, call_id, item, ts, out)
+        return
     raw = item.get("output")
     if isinstance(raw, dict):
         text = raw.get("output") if isinstance(raw.get("output"), str) else None
@@ -190,12 +215,58 @@ def _output(
         failed = item_failed(done)
         if failed is not None:
             is_error = failed if is_error is None else (is_error or failed)
+    elif is_error is None and a._ui_items and a._call_names.get(call_id) in _EXECUTED:
+        is_error = True  # refused before it ran: no execution, no exit code
+    _answered(a, run, call_id)
+    a._tool_result(out, ts, call_id, content, is_error, detail=done, has_detail=done is not None)
+
+
+def _search_output(
+    a: CodexAdapter,
+    run: _Run,
+    call_id: str,
+    item: dict[str, Any],
+    ts: str | None,
+    out: list[ev.Event],
+) -> None:
+    """What a tool search found (the deferred tools it exposes to the next call):
+    the ``tools`` as JSON text, they and the status in ``tool_use_result``."""
+    tools = item.get("tools")
+    content = orjson.dumps(tools).decode() if tools is not None else ""
+    detail = {k: v for k, v in item.items() if k in ("status", "execution", "tools")}
+    _answered(a, run, call_id)
+    a._tool_result(out, ts, call_id, content, item_failed(item), detail=detail, has_detail=True)
+
+
+def _answered(a: CodexAdapter, run: _Run, call_id: str) -> None:
     run.unanswered.discard(call_id)
     run.replied = False
     a._calls.discard(call_id)  # (answered: no execution item of its can follow)
+    a._call_names.pop(call_id, None)
     if call_id in a._exec_open:
         a._exec_open.remove(call_id)
-    a._tool_result(out, ts, call_id, content, is_error, detail=done, has_detail=done is not None)
+    if call_id in a._searches:
+        a._searches.remove(call_id)
+
+
+def _web_search(a: CodexAdapter, item: dict[str, Any], ts: str | None, out: list[ev.Event]) -> None:
+    """A web search the model's server ran: a ``web_search`` tool_use in the
+    response's line, its result after it (no output item answers it). The input is
+    what the UI's ``WebSearch`` item with its id, read before, says (``query``,
+    ``action``: what exec --json's ``web_search`` item says), else the ``action``."""
+    call_id = str_field(item, "id", "web_search_call") or str_field(
+        item, "call_id", "web_search_call"
+    )
+    if call_id is None:
+        raise BodyError("no id")
+    action = item.get("action")
+    tool_input = a._executions.pop(call_id, None) or (
+        {"action": action} if isinstance(action, dict) else {}
+    )
+    detail = {"status": item["status"]} if "status" in item else {}
+    response = a._response_part(ts, out)
+    response.blocks.append(ev.tool_use(call_id, "web_search", tool_input))
+    response.served.append({"id": call_id, "is_error": item_failed(item), "detail": detail})
 
 
 def _history_user(
@@ -234,12 +305,31 @@ def _agent_mail(a: CodexAdapter, item: dict[str, Any], ts: str | None, out: list
 # -- what a call's arguments and output say ---------------------------------------------
 
 
+#: Call items whose tool has no ``name`` field.
+_UNNAMED = {"local_shell_call": "local_shell", "tool_search_call": "tool_search"}
+
+
 def _call_id(item: dict[str, Any], sub: str) -> str:
     """The id that pairs a call with its output (``call_id``; older items: ``id``)."""
     call_id = str_field(item, "call_id", sub) or str_field(item, "id", sub)
     if call_id is None:
         raise BodyError("no call_id")
     return call_id
+
+
+def _output_call(a: CodexAdapter, sub: str, item: dict[str, Any]) -> str | None:
+    """The call an output answers: its ``call_id``; without one, its ``id`` where
+    that names a call held, and a tool search's output the oldest search open
+    (a server-run search gives neither its call nor its output a call_id)."""
+    call_id = str_field(item, "call_id", sub)
+    if call_id is not None:
+        return call_id
+    own = str_field(item, "id", sub)
+    if own is not None and own in a._calls:
+        return own
+    if sub == "tool_search_output" and a._searches:
+        return a._searches[0]
+    return None
 
 
 def _is_context(text: str) -> bool:

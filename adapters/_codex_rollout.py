@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from streamv1.adapters._codex_fields import obj_field
+from streamv1.adapters._codex_fields import dig, obj_field
 from streamv1.adapters._codex_files import find_rollout, sessions_root
 from streamv1.adapters._codex_response_items import response_item
 from streamv1.adapters._codex_ui_items import item_completed
@@ -121,13 +121,27 @@ def _event(
     ts: str | None,
     out: list[ev.Event],
 ) -> None:
-    if sub == "task_started":
+    if sub == "task_started" and _child_turn(a, payload):
+        # A child thread's turn (a review's), begun inside this thread's open turn:
+        # the child's rollout has it; this file mirrors it.
+        a._child_turns.add(str(payload.get("turn_id")))
+        out.append(ev.Dropped("event_msg/task_started/child_turn", a._session))
+    elif sub == "task_complete" and payload.get("turn_id") in a._child_turns:
+        a._child_turns.discard(str(payload.get("turn_id")))
+        out.append(ev.Dropped("event_msg/task_complete/child_turn", a._session))
+    elif sub == "task_started":
         a._send_prompt(out)
         a._flush(out)
-        a._begin(ts, str_field(payload, "turn_id", sub), True, out)
+        run = a._begin(ts, str_field(payload, "turn_id", sub), True, out)
+        run.continuation = dig(payload, "turn_attribution", "parent_turn_id") is not None
         out.append(ev.Dropped("event_msg/task_started", a._session))
     elif sub == "task_complete":
         _task_complete(a, payload, ts, out)
+    elif sub == "turn_aborted" and _stillborn(a):
+        # A turn the CLI began itself after the last one (a goal's continuation) and
+        # stopped before anything (exec exits after its own turn): no line, no call.
+        a._start, a._run = None, None
+        out.append(ev.Dropped("event_msg/turn_aborted/continuation", a._session))
     elif sub == "turn_aborted":
         a._send_prompt(out)
         a._flush(out)
@@ -147,7 +161,15 @@ def _event(
             ),
         )
     elif sub == "item_completed":
-        item_completed(a, obj_field(payload, "item", sub, required=True), ts, out)
+        a._ui_items = True
+        item_completed(
+            a,
+            obj_field(payload, "item", sub, required=True),
+            ts,
+            out,
+            str_field(payload, "thread_id", sub),
+            str_field(payload, "turn_id", sub),
+        )
     elif sub == "user_message":
         message = payload.get("message")
         if not isinstance(message, str):
@@ -179,6 +201,30 @@ def _event(
         a._unknown(out, ev.Unrecognized(f"event_msg/{sub}", a._session, ts, record))
 
 
+def _stillborn(a: CodexAdapter) -> bool:
+    """Is the open run a continuation turn that made nothing: no line yet (its init
+    still waits), no model call, no model response open?"""
+    run = a._run
+    return (
+        run is not None
+        and run.continuation
+        and a._start is not None
+        and not run.calls
+        and a._response is None
+        and a._prompt is None
+    )
+
+
+def _child_turn(a: CodexAdapter, payload: dict[str, Any]) -> bool:
+    """Does this task_started begin another thread's turn inside the open one? Its
+    ``turn_attribution.parent_turn_id`` names the open run's turn."""
+    run = a._run
+    if run is None or run.turn_id is None:
+        return False
+    parent = dig(payload, "turn_attribution", "parent_turn_id")
+    return parent == run.turn_id and payload.get("turn_id") != run.turn_id
+
+
 def _task_complete(
     a: CodexAdapter, payload: dict[str, Any], ts: str | None, out: list[ev.Event]
 ) -> None:
@@ -205,6 +251,9 @@ def _task_complete(
     message = (
         str_field(error, "message", "task_complete.error") if isinstance(error, dict) else None
     )
+    run = a._run
+    assert run is not None
+    none = not failed and a._per_call_usage and not run.usage_seen and not run.calls
     a._end(
         out,
         ev.RunEnd(
@@ -216,5 +265,9 @@ def _task_complete(
             duration_ms=ev.whole(duration) if ev.whole(duration) is not None else None,
             ttft_ms=ev.whole(ttft),
             extension=ext,
+            # A file whose CLI records every model call (`ordinal` era) and has no
+            # record in this run: it made none (a review's parent turn).
+            usage=ev.Usage() if none else None,
+            num_turns=0 if none else None,
         ),
     )

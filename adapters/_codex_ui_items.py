@@ -37,13 +37,23 @@ _REPEATS = frozenset({"AgentMessage", "Reasoning"})
 
 
 def item_completed(
-    a: CodexAdapter, item: dict[str, Any], ts: str | None, out: list[ev.Event]
+    a: CodexAdapter,
+    item: dict[str, Any],
+    ts: str | None,
+    out: list[ev.Event],
+    thread: str | None = None,
+    turn: str | None = None,
 ) -> None:
-    """An ``event_msg/item_completed`` item, by its type."""
+    """An ``event_msg/item_completed`` item (of the thread ``thread``, in its turn
+    ``turn``), by its type."""
     kind = str_field(item, "type", "item", required=True)
     assert kind is not None
+    if thread is not None and a._thread is not None and thread != a._thread:
+        # Another thread's item: a review child's, which the parent's file mirrors
+        # while the review runs; the child's own rollout has it.
+        out.append(ev.Dropped(f"item_completed/{kind}/other_thread", a._session))
+        return
     if kind == "UserMessage":
-        texts = texts_of(item.get("content"), "UserMessage.content")
         a._event_prompts = True
         a._prompt = None
         a._user_prompt(
@@ -51,7 +61,7 @@ def item_completed(
                 "user",
                 a._sid,
                 ts,
-                [{"type": "text", "text": t} for t in texts],
+                _prompt_blocks(item.get("content")),
                 extension={"id": item["id"]} if "id" in item else {},
             ),
             out,
@@ -71,6 +81,15 @@ def item_completed(
             )
     elif kind == "SubAgentActivity":
         _subagent_activity(a, item, ts, out)
+    elif kind == "WebSearch" and isinstance(item.get("id"), str):
+        # The UI's view of a web_search_call (written just before it, same id): what
+        # that call's tool_use says it searched.
+        a._executions[item["id"]] = {k: v for k, v in item.items() if k not in ("id", "type")}
+        out.append(ev.Dropped("item_completed/WebSearch", a._session))
+    elif kind == "EnteredReviewMode":
+        _review_entered(a, item, ts, out, turn)
+    elif kind == "ExitedReviewMode" and a._review is not None:
+        _review_exited(a, item, ts, out)
     else:
         a._unknown(out, ev.Unrecognized(f"item_completed/{kind}", a._session, ts, item))
 
@@ -132,6 +151,65 @@ def _subagent_activity(
         a._line(out, ev.Note("task_notification", a._sid, ts, fields, ext))
     else:
         a._unknown(out, ev.Unrecognized("item_completed/SubAgentActivity", a._session, ts, item))
+
+
+def _prompt_blocks(content: Any) -> list[ev.JSON]:
+    """A typed prompt's parts: its texts, and any other part (``local_image``, an
+    ``image`` URL) kept as a block of its own type."""
+    if not isinstance(content, list):
+        return [{"type": "text", "text": t} for t in texts_of(content, "UserMessage.content")]
+    blocks: list[ev.JSON] = []
+    for part in content:
+        if isinstance(part, dict) and isinstance(part.get("text"), str):
+            blocks.append({"type": "text", "text": part["text"]})
+        elif isinstance(part, dict) and isinstance(part.get("type"), str):
+            rest = {k: v for k, v in part.items() if k != "type"}
+            blocks.append(
+                {"type": part["type"], "extension": rest} if rest else {"type": part["type"]}
+            )
+    return blocks
+
+
+def _review_entered(
+    a: CodexAdapter, item: dict[str, Any], ts: str | None, out: list[ev.Event], turn: str | None
+) -> None:
+    """A review begins (``codex exec review``, ``/review``): it runs in a child
+    thread no call spawns. The item is that call: a ``review`` tool_use (id = the
+    item's id, input = its target), the child's lines nested under it."""
+    call = str_field(item, "id", "EnteredReviewMode", required=True)
+    assert call is not None
+    a._flush(out)
+    run = a._run if a._run is not None else a._begin(ts, turn, True, out)
+    tool_input = {k: v for k, v in item.items() if k not in ("id", "type")}
+    a._line(out, ev.Message("assistant", a._sid, ts, [ev.tool_use(call, "review", tool_input)]))
+    run.unanswered.add(call)
+    a._review = call
+    out.append(ev.Spawn(call, a._session))  # the child's rollout holds its lines
+
+
+def _review_exited(
+    a: CodexAdapter, item: dict[str, Any], ts: str | None, out: list[ev.Event]
+) -> None:
+    """The review is over: the review call's result, its ``overall_explanation``
+    as content, the findings in ``tool_use_result`` (the CLI's formatted review
+    follows as the assistant's text)."""
+    call, a._review = a._review, None
+    assert call is not None
+    a._flush(out)
+    run = a._ensure_run(ts, out)
+    run.unanswered.discard(call)
+    output = item.get("review_output")
+    explanation = output.get("overall_explanation") if isinstance(output, dict) else None
+    detail = {k: v for k, v in item.items() if k != "type"}
+    a._tool_result(
+        out,
+        ts,
+        call,
+        explanation if isinstance(explanation, str) else "",
+        output is None,
+        detail=detail,
+        has_detail=True,
+    )
 
 
 def _execution_parts(kind: str, item: dict[str, Any]) -> tuple[ev.JSON, Any, bool | None]:

@@ -37,7 +37,14 @@ the parent's run: marked with ``parent_tool_use_id`` = the parent's ``spawn_agen
 call, which the parent's ``item_completed/SubAgentActivity{id: call_id,
 agent_thread_id}`` names; the adapter reads the parent rollout for it (the session
 merge also tells it, :meth:`CodexAdapter.learn_spawner`), holding the child's lines
-meanwhile. ``session_of`` gives a parent and its children one key.
+meanwhile. ``session_of`` gives a parent and its children one key. A review's child
+thread has no spawning call: the parent's ``EnteredReviewMode`` item stands for it
+(a ``review`` tool_use), found by the child's items the parent mirrors (dropped
+there), ``ExitedReviewMode`` its result. A fork is a thread (a session) of its own.
+
+Server-side calls (``web_search_call``) have no output item: their result follows
+the response's line. A ``tool_search_call`` pairs with its ``tool_search_output``;
+an output with no ``call_id`` is context (a goal's objective), no answer.
 
 **exec --json** (a lossy live view). ``thread.started`` names the session;
 ``turn.started`` begins a run, ``turn.completed`` / ``turn.failed`` ends it. Items:
@@ -151,6 +158,7 @@ class _Run:
         self.replied = False  # the model had the last word
         self.unanswered: set[str] = set()
         self.answer: str | None = None  # the last assistant text
+        self.continuation = False  # the CLI began it after a turn of its own (a goal's)
 
 
 @persisted
@@ -161,6 +169,9 @@ class _Response:
         self.ts = ts
         self.blocks: list[ev.JSON] = []
         self.extension: ev.JSON = {}
+        # Server-side calls of the response (web search): their results, sent after
+        # its assistant line (no output item answers them).
+        self.served: list[ev.JSON] = []
 
 
 @persisted
@@ -171,7 +182,7 @@ class CodexAdapter:
     record family's reading is a module of its own."""
 
     #: The layout of this adapter's checkpointed state (translator.state).
-    STATE_VERSION = 2
+    STATE_VERSION = 3
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
@@ -191,10 +202,16 @@ class CodexAdapter:
         self._records_usage = False  # token_usage_record seen: token_count repeats it
         self._last_total: ev.JSON | None = None  # older token_count's running total
         self._calls: set[str] = set()  # top-level call ids
+        self._call_names: dict[str, str] = {}  # call id → its tool's name, until answered
         self._exec_open: list[str] = []  # code-mode exec calls not answered yet
         self._executions: dict[str, ev.JSON] = {}  # call id → its execution item
         self._spawned: dict[str, str] = {}  # child thread → spawning call id
         self._spawn_pending: set[str] = set()  # spawning calls of the unsent response
+        self._review: str | None = None  # the open review's call (its EnteredReviewMode id)
+        self._child_turns: set[str] = set()  # turns of child threads the file mirrors
+        self._searches: list[str] = []  # tool_search calls not answered yet, in order
+        self._ui_items = False  # item_completed seen: executions have their items
+        self._per_call_usage = False  # records carry `ordinal`: every call has a usage record
         # A subagent's file: its actor, its spawner, its lines held until that is known.
         self._child = False
         self._actor: str | None = None
@@ -223,6 +240,8 @@ class CodexAdapter:
         try:
             if "payload" in record and isinstance(kind, str):
                 raw_ts = record.get("timestamp")
+                if "ordinal" in record:
+                    self._per_call_usage = True
                 if raw_ts is not None and raw_ts == self._raw_ts:
                     ts = self._ts  # (records come many to a millisecond)
                 else:
@@ -463,6 +482,17 @@ class CodexAdapter:
             if block.get("id") in self._spawn_pending:
                 self._spawn_pending.discard(block["id"])
                 out.append(ev.Spawn(block["id"], self._session))  # after the call it names
+        for served in response.served:
+            detail = served["detail"]
+            self._tool_result(
+                out,
+                response.ts,
+                served["id"],
+                "",
+                served["is_error"],
+                detail=detail,
+                has_detail=bool(detail),
+            )
 
     def _usage(
         self, usage: ev.Usage, ts: str | None, out: list[ev.Event], message_id: str | None

@@ -2431,6 +2431,119 @@ CODEX: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             CX_RESULT,
         ],
     ),
+    "parallel_calls": (
+        cx_run(
+            cx_resp("function_call", call_id="c1", name="exec_command", arguments='{"cmd":"a"}'),
+            cx_resp("function_call", call_id="c2", name="exec_command", arguments='{"cmd":"b"}'),
+            cx_usage("r1"),
+            cx_resp("function_call_output", call_id="c1", output="Process exited with code 0"),
+            cx_resp("function_call_output", call_id="c2", output="Process exited with code 1"),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                "type": "assistant",
+                "message.content.0.id": "c1",
+                "message.content.1.id": "c2",
+                "message.id": "r1",
+            },
+            {"message.content.0.tool_use_id": "c1", "message.content.0.is_error": False},
+            {"message.content.0.tool_use_id": "c2", "message.content.0.is_error": True},
+            CX_RESULT,
+        ],
+    ),
+    "web_search": (
+        cx_run(
+            cx_item("WebSearch", id="ws1", query="q", action={"type": "search", "query": "q"}),
+            cx_resp("web_search_call", id="ws1", status="completed", action={"type": "search"}),
+            cx_say("found"),
+            cx_usage("r1"),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {
+                "type": "assistant",
+                "message.content.0.name": "web_search",
+                "message.content.0.input.query": "q",
+                "message.content.1.text": "found",
+                "message.id": "r1",
+            },
+            {
+                "type": "user",
+                "message.content.0.tool_use_id": "ws1",
+                "message.content.0.is_error": False,
+                "tool_use_result.status": "completed",
+            },
+            {**CX_RESULT, "extension.dropped.item_completed/WebSearch": 1},
+        ],
+    ),
+    "tool_search": (
+        cx_run(
+            cx_resp(
+                "tool_search_call",
+                call_id="s1",
+                execution="client",
+                arguments={"query": "calendar"},
+            ),
+            cx_resp(
+                "tool_search_output",
+                call_id="s1",
+                status="completed",
+                execution="client",
+                tools=[],
+            ),
+            cx_resp("tool_search_call", id="s2", execution="server", arguments={"query": "x"}),
+            cx_resp("tool_search_output", execution="server", status="completed", tools=[]),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"message.content.0.name": "tool_search", "message.content.0.input.query": "calendar"},
+            {
+                "message.content.0.tool_use_id": "s1",
+                "message.content.0.content": "[]",
+                "message.content.0.is_error": False,
+                "tool_use_result.execution": "client",
+            },
+            {"message.content.0.id": "s2"},
+            {"message.content.0.tool_use_id": "s2"},
+            CX_RESULT,
+        ],
+    ),
+    "context_output": (
+        cx_run(
+            cx_resp("function_call_output", id="f1", name="goal_objective", output="Count"),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {**CX_RESULT, "extension.dropped.response_item/function_call_output/no_call_id": 1},
+        ],
+    ),
+    "patch_refused": (
+        cx_run(
+            cx_resp("custom_tool_call", call_id="p1", name="apply_patch", input="*** Begin"),
+            cx_resp(
+                "custom_tool_call_output",
+                call_id="p1",
+                output="apply_patch verification failed: Failed to read file",
+            ),
+            cx_resp("custom_tool_call", call_id="p2", name="apply_patch", input="*** Begin"),
+            cx_item("FileChange", id="p2", status="completed", changes={}),
+            cx_resp("custom_tool_call_output", call_id="p2", output="Exit code: 0\nOutput:"),
+        ),
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"message.content.0.name": "apply_patch"},
+            {"message.content.0.tool_use_id": "p1", "message.content.0.is_error": True},
+            {"message.content.0.name": "apply_patch"},
+            {"message.content.0.tool_use_id": "p2", "message.content.0.is_error": False},
+            CX_RESULT,
+        ],
+    ),
     "token_usage_record": (
         cx_run(cx_say("a"), cx_usage("r1"), cx_say("b"), cx_usage("r2", 20, 10, 5)),
         [
@@ -2627,6 +2740,23 @@ CODEX: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             },
         ],
     ),
+    "continuation_aborted": (
+        [
+            *cx_run(),
+            cx_event(
+                "task_started",
+                turn_id="t2",
+                turn_attribution={"turn_trigger": "goal", "parent_turn_id": "t1"},
+            ),
+            cx_resp(
+                "message",
+                role="user",
+                content=[{"type": "input_text", "text": "<turn_aborted>\nstopped"}],
+            ),
+            cx_event("turn_aborted", turn_id="t2", reason="interrupted", duration_ms=8),
+        ],
+        [CX_INIT, CX_PROMPT, CX_RESULT],
+    ),
     "killed": (
         [*CX_START, cx_say("partial"), cx_usage("r1")],
         [
@@ -2685,6 +2815,148 @@ CODEX: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             {**CX_INIT, "session_id": CX, "agent.role": "subagent"},
             {"type": "assistant", "parent_tool_use_id": None},
             {"type": "result", "result": "done"},
+        ],
+    ),
+    "review": (
+        [
+            cx_meta(),
+            cx_event(
+                "item_completed",
+                thread_id=CX,
+                turn_id="t1",
+                item={"type": "EnteredReviewMode", "id": "r1", "target": {"type": "custom"}},
+            ),
+            {
+                **cx_event("task_complete", turn_id="t1", last_agent_message=None),
+                "ordinal": 9,
+            },
+        ],
+        [
+            CX_INIT,
+            {
+                "type": "assistant",
+                "message.content.0.id": "r1",
+                "message.content.0.name": "review",
+                "message.content.0.input.target.type": "custom",
+            },
+            {"type": "result", "subtype": "success", "num_turns": 0},
+        ],
+    ),
+    "review_done": (
+        [
+            cx_meta(),
+            cx_event(
+                "item_completed",
+                thread_id=CX,
+                turn_id="t1",
+                item={"type": "EnteredReviewMode", "id": "r1", "target": {"type": "custom"}},
+            ),
+            cx_resp(
+                "message",
+                role="user",
+                content=[{"type": "input_text", "text": "<user_action> review"}],
+            ),
+            cx_event(
+                "item_completed",
+                thread_id=CX,
+                turn_id="t1",
+                item={
+                    "type": "ExitedReviewMode",
+                    "id": "r2",
+                    "review_output": {"findings": [], "overall_explanation": "fine"},
+                },
+            ),
+            cx_say("fine"),
+            cx_event("task_complete", turn_id="t1", last_agent_message=None),
+        ],
+        [
+            CX_INIT,
+            {"message.content.0.name": "review"},
+            {
+                "type": "user",
+                "message.content.0.tool_use_id": "r1",
+                "message.content.0.content": "fine",
+                "message.content.0.is_error": False,
+                "tool_use_result.review_output.findings": [],
+            },
+            {"type": "assistant", "message.content": [text("fine")]},
+            {"type": "result", "result": "fine", "extension.dropped.response_item/message/user": 1},
+        ],
+    ),
+    "mirrored_child": (
+        [
+            cx_meta(),
+            cx_event(
+                "item_completed",
+                thread_id=CX,
+                turn_id="t1",
+                item={"type": "EnteredReviewMode", "id": "r1", "target": {"type": "custom"}},
+            ),
+            cx_event("task_started", turn_id="t2", turn_attribution={"parent_turn_id": "t1"}),
+            cx_event(
+                "item_completed",
+                thread_id="k1",
+                turn_id="t2",
+                item={"type": "UserMessage", "content": [{"type": "text", "text": "x"}]},
+            ),
+            cx_event("task_complete", turn_id="t1", last_agent_message=None),
+        ],
+        [
+            CX_INIT,
+            {"message.content.0.name": "review"},
+            {
+                "type": "result",
+                "extension.dropped.event_msg/task_started/child_turn": 1,
+                "extension.dropped.item_completed/UserMessage/other_thread": 1,
+            },
+        ],
+    ),
+    "no_call_run": (
+        [
+            *CX_START,
+            {**cx_event("task_complete", turn_id="t1", last_agent_message="ok"), "ordinal": 5},
+        ],
+        [
+            CX_INIT,
+            CX_PROMPT,
+            {"type": "result", "num_turns": 0, "usage.input_tokens": 0, "usage.output_tokens": 0},
+        ],
+    ),
+    "prompt_image": (
+        [
+            cx_meta(),
+            cx_event("task_started", turn_id="t1"),
+            cx_item(
+                "UserMessage",
+                content=[
+                    {"type": "local_image", "path": "image.png"},
+                    {"type": "text", "text": "what is it?"},
+                ],
+            ),
+            CX_DONE,
+        ],
+        [
+            CX_INIT,
+            {
+                "type": "user",
+                "message.content": [
+                    {"type": "local_image", "extension": {"path": "image.png"}},
+                    text("what is it?"),
+                ],
+            },
+            CX_RESULT,
+        ],
+    ),
+    "fork": (
+        [cx_meta(forked_from_id="01a23325-0000-7000-8000-0000000000ff"), *CX_START[1:], CX_DONE],
+        [
+            {
+                **CX_INIT,
+                "session_id": CX,
+                "extension.forked_from_id": "01a23325-0000-7000-8000-0000000000ff",
+            },
+            CX_PROMPT,
+            CX_RESULT,
         ],
     ),
     "agent_message": (
@@ -2881,12 +3153,12 @@ CODEX: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
         ],
     ),
     "unknown": (
-        cx_run(cx_resp("web_search_call", query="q")),
+        cx_run(cx_resp("computer_call", action={})),
         [
             CX_INIT,
             CX_PROMPT,
-            {"subtype": "unrecognized", "kind": "response_item/web_search_call"},
-            {**CX_RESULT, "extension.unrecognized": {"response_item/web_search_call": 1}},
+            {"subtype": "unrecognized", "kind": "response_item/computer_call"},
+            {**CX_RESULT, "extension.unrecognized": {"response_item/computer_call": 1}},
         ],
     ),
     "bad_body": (

@@ -3,7 +3,9 @@ as Claude Code wrote them (in time order across the main file and its subagents'
 files, each line in random pieces), followed by the daemon round by round, give
 per session and per actor what ``convert`` gives for the same files, once quiet,
 and with no idle-close for the runs the source marks as ended. Skipped where
-../shared is absent (our own captures in testdata/captures always run)."""
+../shared is absent (our own captures in testdata/captures always run). The same
+for our Codex captures in testdata/codex: their rollouts laid out as a sessions
+tree, a parent and its children written in time order."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import ROOT
 from corpora import durable_files, scenario_dir, scenario_ids
 from helpers import convert_session_files, framing_violations, tree_violations
 from tailing import Clock, by_actor, first_mismatch, fixed, tail_output
@@ -141,6 +144,106 @@ def test_tail_equals_convert_on_every_capture(tmp_path: Path, scenario: str) -> 
     # Quiet, no idle-close yet: all but the ends convert makes at EOF for runs the
     # source left open (those wait for more, live).
     still_open = {k: [x for x in v if not _ended_by_eof(x, scenario)] for k, v in want.items()}
+    assert got == still_open, first_mismatch(got, still_open)
+    clock.t += 601
+    daemon.tick()
+    daemon.stop()
+    data = tail_output(tmp_path / "out.jsonl")
+    got = by_actor(data)
+    assert got == want, first_mismatch(got, want)
+    assert framing_violations(data) == []
+    assert tree_violations([orjson.loads(x) for x in data.splitlines()]) == []
+
+
+# -- Codex CLI: our captures in testdata/codex ------------------------------------------
+
+CODEX = ROOT / "testdata" / "codex"
+
+
+def _codex_cases() -> list[str]:
+    """Every Codex case kept here with rollouts of 0.171.0 (a ``<case>/sessions`` tree
+    or one ``<case>.rollout.jsonl``) and its exec --json stdout."""
+    return sorted(
+        p.name[: -len(".exec.jsonl")]
+        for p in CODEX.glob("*.exec.jsonl")
+        if (CODEX / p.name.replace(".exec.", ".rollout.")).exists()
+        or (CODEX / p.name[: -len(".exec.jsonl")]).is_dir()
+    )
+
+
+def _codex_layout(case: str, day: Path) -> dict[Path, bytes]:
+    """The case's rollouts where Codex lays them: ``sessions/YYYY/MM/DD/rollout-<start>-
+    <thread>.jsonl`` (a lone ``<case>.rollout.jsonl`` is named from its session_meta)."""
+    tree = CODEX / case / "sessions"
+    if tree.is_dir():
+        return {
+            day / p.name: p.read_bytes()
+            for p in sorted(tree.rglob("rollout-*.jsonl"))
+            if ".expected." not in p.name
+        }
+    data = (CODEX / f"{case}.rollout.jsonl").read_bytes()
+    meta = orjson.loads(data.splitlines()[0])["payload"]
+    return {day / f"rollout-2026-12-05T00-00-00-{meta['id']}.jsonl": data}
+
+
+@pytest.mark.parametrize("case", _codex_cases())
+def test_tail_equals_convert_on_our_codex_captures(tmp_path: Path, case: str) -> None:
+    """The daemon following a sessions tree where the case's rollouts are written in
+    time order, in pieces, gives per session and actor what convert gives, once its
+    open runs are closed (a killed run's end is convert's at EOF, the daemon's at
+    idle-close)."""
+    root = tmp_path / "sessions"
+    day = root / "2026" / "12" / "05"
+    day.mkdir(parents=True)
+    files = _codex_layout(case, day)
+    rng = random.Random(case)
+    queues = []
+    for dst, data in files.items():
+        last, lines = "", []
+        for raw in data.splitlines(keepends=True):
+            rec = orjson.loads(raw)
+            last = normalize_ts(rec.get("timestamp")) or last
+            lines.append((last, raw))
+        queues.append((dst, lines))
+    heads = [0] * len(queues)
+    clock = Clock()
+    daemon = TailDaemon(
+        [root],
+        OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0,
+        idle_close=600,
+    )
+    daemon.start()
+    changed: set[str] = set()
+    while True:
+        live = [k for k in range(len(queues)) if heads[k] < len(queues[k][1])]
+        if not live:
+            break
+        k = min(live, key=lambda i: (queues[i][1][heads[i]][0], i))
+        dst, raw = queues[k][0], queues[k][1][heads[k]][1]
+        heads[k] += 1
+        cuts = sorted(rng.sample(range(1, len(raw)), min(len(raw) - 1, rng.randint(0, 2))))
+        for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True):
+            with dst.open("ab") as fh:
+                fh.write(raw[a:b])
+            changed.add(str(dst))
+            changed.add(str(dst.parent))
+            if rng.random() < 0.3:
+                daemon.tick(changed=changed)
+                changed = set()
+    daemon.tick(changed=changed)
+    daemon.tick(rescan=True)
+    want = by_actor(convert_session_files(sorted(files), source="codex")[0])
+    # Quiet, no idle-close yet: all but the ends convert makes at EOF for runs no
+    # task_complete closed (those wait for more, live).
+    still_open = {
+        k: [x for x in v if not x.startswith(b'{"type":"result","subtype":"interrupted"')]
+        for k, v in want.items()
+    }
+    got = by_actor(tail_output(tmp_path / "out.jsonl"))
     assert got == still_open, first_mismatch(got, still_open)
     clock.t += 601
     daemon.tick()
