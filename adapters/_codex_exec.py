@@ -103,7 +103,8 @@ def _exec_item(
 ) -> None:
     item_type = str_field(item, "type", "item", required=True)
     item_id = str_field(item, "id", "item", required=True)
-    assert item_type is not None and item_id is not None
+    if item_type is None or item_id is None:
+        raise ev.ImpossibleState("item_type or item_id is not set")
     a._ensure_run(None, out)
     if item_type in _EXEC_TOOLS:
         if item_id not in a._exec_started:
@@ -129,7 +130,8 @@ def _exec_item(
     if item_type == "agent_message":
         if not isinstance(text, str):
             raise BodyError("agent_message.text is not a string")
-        assert a._run is not None
+        if a._run is None:
+            raise ev.ImpossibleState("a._run is not set")
         a._run.answer = text
         a._line(out, ev.Message("assistant", a._sid, None, [{"type": "text", "text": text}]))
     elif item_type == "reasoning":

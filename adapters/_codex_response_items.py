@@ -137,7 +137,8 @@ def _assistant_text(
     for text in texts:
         response.blocks.append({"type": "text", "text": text})
     if texts:
-        assert a._run is not None
+        if a._run is None:
+            raise ev.ImpossibleState("a._run is not set")
         a._run.answer = texts[-1]
     phase = str_field(item, "phase", "message")
     if phase is not None:
@@ -153,7 +154,8 @@ def _reasoning(a: CodexAdapter, item: dict[str, Any], ts: str | None, out: list[
     if ext:
         block["extension"] = ext
     response.blocks.append(block)
-    assert a._run is not None
+    if a._run is None:
+        raise ev.ImpossibleState("a._run is not set")
     a._run.replied = True
 
 
@@ -174,7 +176,8 @@ def _call(
     full = f"{namespace}.{name}" if namespace else name
     response = a._response_part(ts, out)
     response.blocks.append(ev.tool_use(call_id, full, tool_input))
-    assert a._run is not None
+    if a._run is None:
+        raise ev.ImpossibleState("a._run is not set")
     a._run.replied = False
     a._run.unanswered.add(call_id)
     a._calls.add(call_id)

@@ -244,7 +244,8 @@ def _task_complete(
     }
     failed = bool(error)
     if failed:
-        assert isinstance(error, dict)
+        if not isinstance(error, dict):
+            raise ev.ImpossibleState("not isinstance(error, dict)")
         extra = {k: v for k, v in error.items() if k != "message"}
         if extra:
             ext["error"] = extra
@@ -252,7 +253,8 @@ def _task_complete(
         str_field(error, "message", "task_complete.error") if isinstance(error, dict) else None
     )
     run = a._run
-    assert run is not None
+    if run is None:
+        raise ev.ImpossibleState("run is not set")
     none = not failed and a._per_call_usage and not run.usage_seen and not run.calls
     a._end(
         out,

@@ -47,7 +47,8 @@ def item_completed(
     """An ``event_msg/item_completed`` item (of the thread ``thread``, in its turn
     ``turn``), by its type."""
     kind = str_field(item, "type", "item", required=True)
-    assert kind is not None
+    if kind is None:
+        raise ev.ImpossibleState("kind is not set")
     if thread is not None and a._thread is not None and thread != a._thread:
         # Another thread's item: a review child's, which the parent's file mirrors
         # while the review runs; the child's own rollout has it.
@@ -98,7 +99,8 @@ def _execution(
     a: CodexAdapter, kind: str, item: dict[str, Any], ts: str | None, out: list[ev.Event]
 ) -> None:
     item_id = str_field(item, "id", kind, required=True)
-    assert item_id is not None
+    if item_id is None:
+        raise ev.ImpossibleState("item_id is not set")
     if item_id in a._calls:
         # A direct tool's own execution: its detail goes with the call's result.
         a._executions[item_id] = {k: v for k, v in item.items() if k != "id"}
@@ -177,7 +179,8 @@ def _review_entered(
     thread no call spawns. The item is that call: a ``review`` tool_use (id = the
     item's id, input = its target), the child's lines nested under it."""
     call = str_field(item, "id", "EnteredReviewMode", required=True)
-    assert call is not None
+    if call is None:
+        raise ev.ImpossibleState("call is not set")
     a._flush(out)
     run = a._run if a._run is not None else a._begin(ts, turn, True, out)
     tool_input = {k: v for k, v in item.items() if k not in ("id", "type")}
@@ -194,7 +197,8 @@ def _review_exited(
     as content, the findings in ``tool_use_result`` (the CLI's formatted review
     follows as the assistant's text)."""
     call, a._review = a._review, None
-    assert call is not None
+    if call is None:
+        raise ev.ImpossibleState("call is not set")
     a._flush(out)
     run = a._ensure_run(ts, out)
     run.unanswered.discard(call)

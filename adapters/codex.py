@@ -428,7 +428,8 @@ class CodexAdapter:
         """A run with no end record: ``success`` in an older file where the model had
         the last word and every call was answered; otherwise cut off."""
         run = self._run
-        assert run is not None
+        if run is None:
+            raise ev.ImpossibleState("run is not set")
         self._flush(out)
         done = not cut and not run.started and run.replied and not run.unanswered
         self._end(
