@@ -5,16 +5,18 @@ per session and per actor what ``convert`` gives for the same files, once quiet,
 and with no idle-close for the runs the source marks as ended. Skipped where
 ../shared is absent (our own captures in testdata/captures always run). The same
 for our Codex captures in testdata/codex: their rollouts laid out as a sessions
-tree, a parent and its children written in time order."""
+tree, a parent and its children written in time order; and Gemini CLI's chat
+files, in their own section below."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import ROOT
+from conftest import ROOT, SHARED
 from corpora import durable_files, scenario_dir, scenario_ids
 from helpers import convert_session_files, framing_violations, tree_violations
 from tailing import Clock, by_actor, first_mismatch, fixed, tail_output
@@ -253,3 +255,195 @@ def test_tail_equals_convert_on_our_codex_captures(tmp_path: Path, case: str) ->
     assert got == want, first_mismatch(got, want)
     assert framing_violations(data) == []
     assert tree_violations([orjson.loads(x) for x in data.splitlines()]) == []
+
+
+# -- Gemini CLI: every chat capture, live = batch ----------------------------------------
+# The chat files of testdata/gemini (and of ../shared's gemini-0.61.0 corpus, when
+# present) laid out where Gemini CLI writes them, written record by record in time
+# order (across a main file and its subagent's), each record in random pieces, as
+# the CLI appends them (its `$set` rewrites and re-written messages are appends
+# too): per session and actor the daemon gives what ``convert`` gives for the
+# same files, once quiet.
+
+GEMINI_DATA = ROOT / "testdata" / "gemini"
+GEMINI_CORPUS = SHARED / "corpus" / "gemini-0.61.0"
+#: Where Gemini CLI keeps a project's chats, below HOME.
+_GEMINI_CHATS = Path(".gemini") / "tmp" / "project" / "chats"
+
+
+def _gemini_chats(folder: Path) -> list[Path]:
+    """The chat files below a ``chats/`` folder (a subagent's in its session's
+    folder), the goldens left out."""
+    return sorted(p for p in folder.rglob("*.jsonl") if not p.name.endswith(".expected.jsonl"))
+
+
+def _gemini_cases() -> dict[str, list[tuple[Path, Path]]]:
+    """Each capture: its files and where each goes below ``.gemini/tmp/project/chats``.
+    A kept ``chat_<case>.jsonl`` gets the name Gemini CLI gives a session's file,
+    ``session-<its startTime's minute>-<session id[:8]>.jsonl`` (the corpus's names)."""
+    cases: dict[str, list[tuple[Path, Path]]] = {}
+    for src in sorted(GEMINI_DATA.glob("chat_*.jsonl")):
+        if src.name.endswith(".expected.jsonl"):
+            continue
+        head = orjson.loads(src.read_bytes().split(b"\n", 1)[0])
+        minute = str(head["startTime"])[:16].replace(":", "-")
+        cases[f"ours/{src.stem}"] = [(src, Path(f"session-{minute}-{head['sessionId'][:8]}.jsonl"))]
+    sub = GEMINI_DATA / "subagent" / "chats"
+    cases["ours/subagent"] = [(p, p.relative_to(sub)) for p in _gemini_chats(sub)]
+    if GEMINI_CORPUS.exists():
+        for scenario in sorted(GEMINI_CORPUS.iterdir()):
+            chats = scenario / "durable" / _GEMINI_CHATS
+            if chats.is_dir() and _gemini_chats(chats):
+                cases[f"gemini-0.61.0/{scenario.name}"] = [
+                    (p, p.relative_to(chats)) for p in _gemini_chats(chats)
+                ]
+    return cases
+
+
+_GEMINI_CASES = _gemini_cases()
+
+
+def _gemini_time(record: object) -> str | None:
+    """When Gemini CLI wrote a chat record: a message's ``timestamp``, a header's
+    ``startTime``, a ``$set``'s ``lastUpdated`` (a ``$set`` with none has no time)."""
+    if not isinstance(record, dict):
+        return None
+    update = record.get("$set")
+    when = record.get("timestamp") or record.get("startTime")
+    if when is None and isinstance(update, dict):
+        when = update.get("lastUpdated")
+    return normalize_ts(when) if isinstance(when, str) else None
+
+
+def _gemini_writes(files: list[tuple[Path, Path]], rng: random.Random) -> list[tuple[int, bytes]]:
+    """Every record of every file, each file in its own order, the files merged by
+    the times of their next records (a record with no time goes with the one before
+    it in its file), each record cut in one to three pieces: the CLI's appends."""
+    queues: list[list[tuple[str, bytes]]] = []
+    for src, _ in files:
+        last, records = "", []
+        for raw in src.read_bytes().splitlines(keepends=True):
+            with contextlib.suppress(orjson.JSONDecodeError):
+                last = _gemini_time(orjson.loads(raw)) or last
+            records.append((last, raw))
+        queues.append(records)
+    out: list[tuple[int, bytes]] = []
+    heads = [0] * len(queues)
+    while live := [k for k in range(len(queues)) if heads[k] < len(queues[k])]:
+        k = min(live, key=lambda i: (queues[i][heads[i]][0], i))
+        raw = queues[k][heads[k]][1]
+        heads[k] += 1
+        cuts = sorted(rng.sample(range(1, len(raw)), min(len(raw) - 1, rng.randint(0, 2))))
+        out += [(k, raw[a:b]) for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
+    return out
+
+
+def _last_may_change(src: Path) -> bool:
+    """Whether a chat file's last message may still be rewritten: Gemini CLI
+    upserts messages by id (a gemini record that calls tools is first written
+    without its calls), so the last one is final only once a record other than a
+    ``$set`` of ``lastUpdated`` alone follows it."""
+    for raw in reversed(src.read_bytes().splitlines()):
+        rec = orjson.loads(raw)
+        if not isinstance(rec, dict) or "id" in rec:
+            return True
+        if rec.keys() != {"$set"} or not isinstance(rec["$set"], dict):
+            return False
+        if not rec["$set"].keys() <= {"lastUpdated"}:
+            return False
+    return False
+
+
+def _quiet_violations(
+    got: dict[tuple[str, str | None], list[bytes]],
+    want: dict[tuple[str, str | None], list[bytes]],
+    files: list[tuple[Path, Path]],
+) -> list[str]:
+    """Quiet, before idle-close: per actor, the daemon's lines are the first of
+    convert's, all but a tail of the actor's last run, and only where its file's
+    last message may still change (it waits for a next record, or idle-close,
+    and the run's end with it: docs/live.md)."""
+    open_main = any(_last_may_change(src) for src, rel in files if len(rel.parts) == 1)
+    open_nested = any(_last_may_change(src) for src, rel in files if len(rel.parts) > 1)
+    found = []
+    for key in sorted(set(got) | set(want), key=str):
+        have, need = got.get(key, []), want.get(key, [])
+        if have != need[: len(have)]:
+            found.append(f"{key}: not a prefix: {first_mismatch({key: have}, {key: need})}")
+            continue
+        missing = need[len(have) :]
+        if not missing:
+            continue
+        if not (open_nested if key[1] else open_main):
+            found.append(f"{key}: {len(missing)} lines held though the source ended them")
+        inits = [
+            i for i, x in enumerate(need) if x.startswith(b'{"type":"system","subtype":"init"')
+        ]
+        if inits and len(have) < inits[-1]:
+            found.append(f"{key}: lines held before its last run ({len(have)} < {inits[-1]})")
+    return found
+
+
+def _gemini_params() -> list[object]:
+    params: list[object] = list(_GEMINI_CASES)
+    if not GEMINI_CORPUS.exists():
+        params.append(
+            pytest.param("gemini-0.61.0", marks=pytest.mark.skip(reason=f"{GEMINI_CORPUS} absent"))
+        )
+    return params
+
+
+@pytest.mark.parametrize("case", _gemini_params())
+def test_tail_equals_convert_on_every_gemini_capture(tmp_path: Path, case: str) -> None:
+    files = _GEMINI_CASES[case]
+    tmp = tmp_path / ".gemini" / "tmp"
+    targets = [tmp_path / _GEMINI_CHATS / rel for _, rel in files]
+    rng = random.Random(case)
+    writes = _gemini_writes(files, rng)
+    (tmp_path / _GEMINI_CHATS).mkdir(parents=True)
+    clock = Clock()
+    daemon = TailDaemon(
+        [tmp],
+        OutputSink(tmp_path / "out.jsonl"),
+        tmp_path / "state.json",
+        clock=fixed,
+        now=clock,
+        commit_every=0,
+        idle_close=600,
+    )
+    daemon.start()
+    changed: set[str] = set()
+    for k, piece in writes:
+        dst = targets[k]
+        if not dst.parent.exists():  # a subagent's folder, made as it begins
+            dst.parent.mkdir(parents=True)
+            changed.add(str(dst.parent.parent))
+        new = not dst.exists()
+        with dst.open("ab") as fh:
+            fh.write(piece)
+        changed.add(str(dst))
+        if new:
+            changed.add(str(dst.parent))
+        if rng.random() < 0.3:
+            daemon.tick(changed=changed)
+            changed = set()
+    daemon.tick(changed=changed)
+    daemon.tick(rescan=True)
+    out = convert_session_files(targets)[0]
+    want = by_actor(out)
+    got = by_actor(tail_output(tmp_path / "out.jsonl"))
+    # Quiet, no idle-close yet: all but what waits for a last message that may
+    # still change.
+    assert _quiet_violations(got, want, files) == []
+    clock.t += 601
+    daemon.tick()
+    daemon.stop()
+    data = tail_output(tmp_path / "out.jsonl")
+    got = by_actor(data)
+    assert got == want, first_mismatch(got, want)
+    assert framing_violations(data) == []
+    assert tree_violations([orjson.loads(x) for x in data.splitlines()]) == []
+    # Each file was followed: the main thread, and each subagent as its own actor.
+    nested = sum(len(rel.parts) > 1 for _, rel in files)
+    assert any(actor is None for _, actor in got)
+    assert sum(actor is not None for _, actor in got) == nested
