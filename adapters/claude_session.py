@@ -87,6 +87,10 @@ class _Turn:
         # they finish), and so does the run's, its end mark kept meanwhile.
         self.background: set[str] = set()
         self.held_end: ev.JSON | None = None
+        # A run written by 1.0.17-1.0.128: the conversation's records so far, the
+        # count its print mode's num_turns is made of (turns.old_num_turns); None
+        # for any other version.
+        self.conversation: int | None = None
 
 
 @persisted
@@ -107,7 +111,7 @@ class _Side:
 class ClaudeSessionAdapter:
     #: The layout of this adapter's checkpointed state (translator.state): a new
     #: number whenever its fields change, so an old checkpoint is replayed, not misread.
-    STATE_VERSION = 4
+    STATE_VERSION = 5
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
@@ -144,6 +148,7 @@ class ClaudeSessionAdapter:
         # then the tool result that is the fork's prompt: that copy is not activity.
         self._fork_context = self._meta.get("isFork") is True
         self._cost_total = 0.0  # the last cost-state's cumulative cost
+        self._conversation = 0  # main-thread conversation records so far (1.0.x's count)
 
     # -- the adapter contract -------------------------------------------------
 
@@ -238,6 +243,8 @@ class ClaudeSessionAdapter:
             agent = rec.get("agentId")
             if self._subagent and isinstance(agent, str):
                 self._agent_id = agent
+        if turns.in_conversation(rec) and not self._subagent:
+            self._conversation += 1
         if (
             self._inherited
             and kind in ("user", "assistant", "system")
@@ -253,12 +260,15 @@ class ClaudeSessionAdapter:
             message = cc.message_of(rec, "user")
             self._prompt(rec, message.get("content"), ts, out)  # the fork's directive
             return
-        if kind == "user":
-            self._user(rec, ts, out)
-        elif kind == "assistant":
-            self._assistant(rec, ts, out)
-        elif kind == "system":
-            self._system(rec, ts, out)
+        if kind in ("user", "assistant", "system"):
+            if kind == "user":
+                self._user(rec, ts, out)
+            elif kind == "assistant":
+                self._assistant(rec, ts, out)
+            else:
+                self._system(rec, ts, out)
+            if self._turn is not None and self._turn.conversation is not None:
+                self._turn.conversation = self._conversation
         elif kind == "cost-state":
             self._cost_state(rec, out)
         elif kind == "fork-context-ref":
@@ -418,6 +428,8 @@ class ClaudeSessionAdapter:
         else:
             self._pending = lines.run_start(rec, content, ts, self._sid, None, None)
         self._turn = _Turn()
+        if turns.counts_conversation(rec) and not self._subagent:
+            self._turn.conversation = self._conversation
         # The run begins when its prompt is written, not when the model first answers
         # (live, a consumer sees the prompt at once): the model is on the init only
         # where the source has said it by then (a subagent's sidecar).
