@@ -20,6 +20,7 @@ import orjson
 from streamv1.adapters import _claude_session_lines as lines
 from streamv1.translator.model import events as ev
 from streamv1.translator.reading.sources import string
+from streamv1.translator.timefmt import normalize_ts
 
 if TYPE_CHECKING:
     from streamv1.adapters.claude_session import ClaudeSessionAdapter
@@ -142,43 +143,89 @@ def _parent_files(path: Path, session: str | None) -> list[Path]:
     return [c for c in candidates if c != path]
 
 
-def unspawned(a: ClaudeSessionAdapter, held: list[ev.Event]) -> bool:
+def unspawned(a: ClaudeSessionAdapter, held: list[ev.Event], at_end: bool) -> bool | None:
     """Is this sidecar-less agent file one that no tool call spawned? 2.0.x writes one
     per agent it warms up when it starts (prompt ``Warmup``, capture
     x_old_2_0_77_resume): not a run, nor a subagent of any. Told by structure, not by
-    its words: the parent session file exists, was read whole, names no spawner (no
-    ``toolUseResult.agentId``, no progress record) and holds no tool call whose
-    ``input.prompt`` is this file's first prompt (a spawned agent's file starts with
-    its spawner's prompt, even when the run was cut before the tool result came)."""
+    its words: its parent session file names no spawner (no ``toolUseResult.agentId``,
+    no progress record) and holds no tool call whose ``input.prompt`` is this file's
+    first prompt (a spawned agent's file starts with its spawner's prompt, even when
+    the run was cut before the tool result came) before a record stamped after that
+    prompt (2.0.x writes the call before the agent begins; a file with sidecars, 2.1.x,
+    is never asked). So it is decided as soon as the parent file holds such a record,
+    live as in batch (the daemon never ends an agent file); else at the input's end
+    (``at_end``), from the parent file read whole. None: not decided yet (live)."""
+    if a._unspawned is not None:
+        return a._unspawned
     if a._parent is not None or not a._agent_id or a._meta:
         return False
     start = next((e for e in held if isinstance(e, ev.RunStart)), None)
     prompt = start.extension.get("prompt") if start is not None else None
-    if not isinstance(prompt, str):
-        return False
+    if start is None or not isinstance(prompt, str):
+        return False if at_end else None
     files = [f for f in _parent_files(Path(a._path), a._session) if f.is_file()]
     if not files:
         return False  # no parent to ask: the file is converted as it is
-    needle = orjson.dumps(prompt)
-    for candidate in files:
-        try:
-            if a._searched.get(str(candidate), 0) < candidate.stat().st_size:
-                return False  # not read whole (a line still being written)
-            with candidate.open("rb") as fh:
-                if any(needle in raw and _calls_with(raw, prompt) for raw in fh):
-                    return False
-        except OSError:
-            return False
-    return True
-
-
-def _calls_with(raw: bytes, prompt: str) -> bool:
-    """Does this record hold a tool call whose input's prompt is ``prompt``?"""
-    try:
-        rec = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+    verdicts = [_scan(a, f, prompt, start.ts, at_end) for f in files]
+    if False in verdicts:
+        a._unspawned = False  # a call with its prompt: a spawned agent's, for good
         return False
-    message = rec.get("message") if isinstance(rec, dict) else None
+    return True if all(verdicts) else None
+
+
+def _scan(
+    a: ClaudeSessionAdapter, candidate: Path, prompt: str, after: str | None, at_end: bool
+) -> bool | None:
+    """The parent file's whole lines past what was scanned: False at a tool call whose
+    prompt is ``prompt``, True at a record stamped after ``after`` (or at the end of a
+    file read whole, ``at_end``), None when neither came yet. The mark moves on, so
+    asking again as the parent grows reads only what is new."""
+    key = str(candidate)
+    offset = a._prompt_scan.get(key, 0)
+    needle = orjson.dumps(prompt)
+    try:
+        with candidate.open("rb") as fh:
+            fh.seek(offset)
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    # a line still being written: read when whole (at the end, the
+                    # file is not whole, and the agent's lines stay a run's)
+                    return False if at_end else None
+                offset += len(raw)
+                try:
+                    rec = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if not isinstance(rec, dict):
+                    continue
+                if needle in raw and _calls_with(rec, prompt):
+                    return False
+                ts = normalize_ts(rec.get("timestamp"))
+                if after is not None and ts is not None and ts > after:
+                    return True
+    except OSError:
+        return False if at_end else None
+    finally:
+        a._prompt_scan[key] = offset
+    return True if at_end else None
+
+
+def as_unspawned(a: ClaudeSessionAdapter, events: list[ev.Event]) -> list[ev.Event]:
+    """An unspawned agent file's events: no run's, so its start and end go; every line
+    it would have made is counted as dropped (``agent/unspawned``); its own drops and
+    problems stay what they are."""
+    out: list[ev.Event] = []
+    for event in events:
+        if isinstance(event, ev.Dropped | ev.Problem):
+            out.append(event)
+        elif isinstance(event, ev.Message | ev.Note | ev.Unrecognized):
+            out.append(ev.Dropped("agent/unspawned", a._session))
+    return out
+
+
+def _calls_with(rec: dict[str, Any], prompt: str) -> bool:
+    """Does this record hold a tool call whose input's prompt is ``prompt``?"""
+    message = rec.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
         return False

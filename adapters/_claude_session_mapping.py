@@ -156,10 +156,13 @@ MAPPING = (
         "unspawned_agent",
         "an `agent-<id>.jsonl` (no sidecar) that no tool call spawned: 2.0.x writes one "
         "per agent it warms up at start (prompt `Warmup`)",
-        "dropped on purpose (`agent/unspawned`, one per message): its session file, read "
-        "whole, names no spawner and holds no tool call whose `input.prompt` is the "
-        "file's first prompt, so it is no run and no subagent of any. With no session "
-        "file beside it, it is converted as a subagent file (capture x_old_2_0_77_resume)",
+        "dropped on purpose (`agent/unspawned`, one per line it would make; its run's "
+        "start and end go): its session file names no spawner and holds no tool call "
+        "whose `input.prompt` is the file's first prompt before a record stamped after "
+        "that prompt (else in the whole file), so it is no run and no subagent of any. "
+        "Decided as soon as the session file holds that record, live too. With no "
+        "session file beside it, it is converted as a subagent file (capture "
+        "x_old_2_0_77_resume)",
     ),
     Row(
         "agent_done",

@@ -32,6 +32,38 @@ _OWN_WORD_BLOCKS = frozenset({"text", "thinking", "redacted_thinking"})
 _UNFINISHED_BLOCKS = frozenset({"server_tool_use"})
 
 
+#: 1.0.x versions whose print mode counts ``num_turns`` as its conversation's messages
+#: less one (``num_turns:<messages>.length-1``, the messages array holding the loaded
+#: conversation, the prompt, and each user and assistant message [from 1.0.113, also
+#: compact_boundary] of the run, which is also what it writes to the file): read in
+#: the cli.js of 1.0.17, .35, .51, .72, .88, .100, .113, .127, .128; 1.0.128's in
+#: capture x_old_1_0_128_resume (7). 1.0.0's pushes every message it gets (progress,
+#: attachments too, which the file does not hold): left to the 2.x count.
+_COUNTS_CONVERSATION = range(17, 129)
+
+
+def counts_conversation(rec: dict[str, Any]) -> bool:
+    """Was this record (a run's prompt) written by a CLI that counts ``num_turns``
+    as its whole conversation's messages less one?"""
+    version = rec.get("version")
+    if not isinstance(version, str) or not version.startswith("1.0."):
+        return False
+    patch = version.removeprefix("1.0.")
+    return patch.isdigit() and int(patch) in _COUNTS_CONVERSATION
+
+
+def in_conversation(rec: dict[str, Any]) -> bool:
+    """Is the record one of the main thread's conversation messages (what 1.0.x's
+    count is made of): a user or assistant record not of a sidechain, or a
+    compact_boundary."""
+    kind = rec.get("type")
+    if rec.get("isSidechain") is True:
+        return False
+    return kind in ("user", "assistant") or (
+        kind == "system" and rec.get("subtype") == "compact_boundary"
+    )
+
+
 # -- what records tell of the turn ------------------------------------------------------
 
 
@@ -142,6 +174,10 @@ def result_line(
     local = not turn.api_call and not turn.expects_reply
     turn.count.local_command = local
     num_turns = turn.count.value
+    if turn.conversation is not None and subtype == "success" and not local:
+        # 1.0.x prints its conversation's messages less one (_COUNTS_CONVERSATION;
+        # a local command's path adds its output twice: not followed, unseen).
+        num_turns = turn.conversation - 1
     if subtype == "error_max_turns" and turn.max_turns is not None and turn.max_turns >= 0:
         num_turns = turn.max_turns
     result: str | None = None

@@ -87,6 +87,10 @@ class _Turn:
         # they finish), and so does the run's, its end mark kept meanwhile.
         self.background: set[str] = set()
         self.held_end: ev.JSON | None = None
+        # A run written by 1.0.17-1.0.128: the conversation's records so far, the
+        # count its print mode's num_turns is made of (turns.old_num_turns); None
+        # for any other version.
+        self.conversation: int | None = None
 
 
 @persisted
@@ -107,7 +111,7 @@ class _Side:
 class ClaudeSessionAdapter:
     #: The layout of this adapter's checkpointed state (translator.state): a new
     #: number whenever its fields change, so an old checkpoint is replayed, not misread.
-    STATE_VERSION = 3
+    STATE_VERSION = 5
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
@@ -126,6 +130,10 @@ class ClaudeSessionAdapter:
         # input ends. Parent files are searched only past what was searched before.
         self._unlinked: list[ev.Event] | None = None
         self._searched: dict[str, int] = {}
+        # Whether no tool call spawned this agent file (2.0.x's Warmup files), once
+        # decided (agents.unspawned), and how far each parent file was scanned for it.
+        self._unspawned: bool | None = None
+        self._prompt_scan: dict[str, int] = {}
         self._session: str | None = session_id or discovery.session_hint(path)
         self._pending: ev.RunStart | None = None
         self._turn: _Turn | None = None
@@ -140,6 +148,7 @@ class ClaudeSessionAdapter:
         # then the tool result that is the fork's prompt: that copy is not activity.
         self._fork_context = self._meta.get("isFork") is True
         self._cost_total = 0.0  # the last cost-state's cumulative cost
+        self._conversation = 0  # main-thread conversation records so far (1.0.x's count)
 
     # -- the adapter contract -------------------------------------------------
 
@@ -154,32 +163,30 @@ class ClaudeSessionAdapter:
             self._translate(record, where, out)
         except cc.BodyError as exc:
             out.append(cc.body_problem(exc, record, where, self._session))
+        if self._unspawned:
+            return agents.as_unspawned(self, out)
         if self._subagent:
             agents.mark_actor(self, out)
         if self._unlinked is not None:
             self._unlinked += out
-            return agents.release(self) if agents.look_for_parent(self) else []
+            if agents.look_for_parent(self):
+                return agents.release(self)
+            return self._drop_held(at_end=False)
         return out
 
     def finish(self) -> Iterable[ev.Event]:
         out: list[ev.Event] = []
         if self._unlinked is not None:
             agents.look_for_parent(self)
-            if agents.unspawned(self, self._unlinked):
-                # No tool call spawned it (2.0.x's Warmup files): its lines are no
-                # run's; each message is counted as dropped, nothing else is said.
-                self._end_open(self._unlinked)
-                held, self._unlinked = self._unlinked + self._waiting, None
-                self._waiting = []
-                return [
-                    ev.Dropped("agent/unspawned", self._session)
-                    for e in held
-                    if isinstance(e, ev.Message)
-                ]
+            dropped = self._drop_held(at_end=True)
+            if self._unspawned:
+                return dropped
             out += agents.release(self)
         self._end_open(out)
         out += self._waiting
         self._waiting = []
+        if self._unspawned:
+            return agents.as_unspawned(self, out)
         if self._subagent:
             agents.mark_actor(self, out)
         return out
@@ -190,6 +197,25 @@ class ClaudeSessionAdapter:
         model's first record), or a sidecar-less subagent's run waiting for its
         parent to name it. (Notes between turns are not a run: they wait for one.)"""
         return self._unlinked is not None or self._pending is not None
+
+    def settle(self) -> list[ev.Event]:
+        """Asked again while it holds its lines, each time its session is framed live
+        (the daemon never ends an agent file): are they no run's after all, the
+        parent file having grown past them (agents.unspawned)? Then their drops."""
+        return self._drop_held(at_end=False) if self._unlinked is not None else []
+
+    def _drop_held(self, at_end: bool) -> list[ev.Event]:
+        """The held lines, when no tool call spawned this file (2.0.x's Warmup
+        files): no run's; counted as dropped, and so is all the file says after."""
+        if self._unlinked is None or not agents.unspawned(self, self._unlinked, at_end):
+            return []
+        self._unspawned = True
+        held, self._unlinked = self._unlinked, None
+        if at_end:
+            self._end_open(held)
+            held += self._waiting
+            self._waiting = []
+        return agents.as_unspawned(self, held)
 
     def learn_spawner(self, agent_id: str, tool_use_id: str) -> list[ev.Event]:
         """Told by the session that the agent ``agent_id`` was spawned by
@@ -217,6 +243,8 @@ class ClaudeSessionAdapter:
             agent = rec.get("agentId")
             if self._subagent and isinstance(agent, str):
                 self._agent_id = agent
+        if turns.in_conversation(rec) and not self._subagent:
+            self._conversation += 1
         if (
             self._inherited
             and kind in ("user", "assistant", "system")
@@ -232,12 +260,15 @@ class ClaudeSessionAdapter:
             message = cc.message_of(rec, "user")
             self._prompt(rec, message.get("content"), ts, out)  # the fork's directive
             return
-        if kind == "user":
-            self._user(rec, ts, out)
-        elif kind == "assistant":
-            self._assistant(rec, ts, out)
-        elif kind == "system":
-            self._system(rec, ts, out)
+        if kind in ("user", "assistant", "system"):
+            if kind == "user":
+                self._user(rec, ts, out)
+            elif kind == "assistant":
+                self._assistant(rec, ts, out)
+            else:
+                self._system(rec, ts, out)
+            if self._turn is not None and self._turn.conversation is not None:
+                self._turn.conversation = self._conversation
         elif kind == "cost-state":
             self._cost_state(rec, out)
         elif kind == "fork-context-ref":
@@ -397,6 +428,8 @@ class ClaudeSessionAdapter:
         else:
             self._pending = lines.run_start(rec, content, ts, self._sid, None, None)
         self._turn = _Turn()
+        if turns.counts_conversation(rec) and not self._subagent:
+            self._turn.conversation = self._conversation
         # The run begins when its prompt is written, not when the model first answers
         # (live, a consumer sees the prompt at once): the model is on the init only
         # where the source has said it by then (a subagent's sidecar).

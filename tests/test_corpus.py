@@ -64,12 +64,6 @@ CANNOT_KNOW: dict[tuple[str, int, str], tuple[str, str]] = {
     ),
     ("ours/x_old_2_0_77_resume", 0, "total_cost_usd"): _NO_COST_STATE,
     ("ours/x_old_1_0_128_resume", 0, "total_cost_usd"): _NO_COST_STATE,
-    ("ours/x_old_1_0_128_resume", 0, "num_turns"): (
-        "both",
-        "1.0.x prints num_turns as its conversation's message count less one (its cli.js: "
-        "`num_turns:w1.length-1`, every main-thread record of the whole conversation, each "
-        "block a message: 7 here); the durable view counts as 2.1.x does (3)",
-    ),
     ("ours/x_stream_cut", 0, "usage"): (
         "durable",
         "a stream cut mid-answer, then retried: print mode's usage counts the abandoned "

@@ -3319,3 +3319,36 @@ def test_a_sidechain_record_whose_chain_starts_elsewhere_is_never_the_parents() 
         None,
         "subagent",
     ]
+
+
+@pytest.mark.parametrize(
+    ("version", "want"),
+    [
+        # 1.0.17-1.0.128 print the conversation's messages less one: both runs' 5
+        # main-thread records (the sidechain's are not the conversation's), then 7.
+        ("1.0.128", [4, 6]),
+        ("1.0.17", [4, 6]),
+        # 1.0.0 pushes messages the file does not hold; 2.x counts the run's own.
+        ("1.0.5", [2, 1]),
+        ("2.0.77", [2, 1]),
+    ],
+)
+def test_num_turns_by_the_version_that_wrote_the_run(version: str, want: list[int]) -> None:
+    v = {"version": version}
+    records = [
+        prompt("one", **v),
+        reply("m1", text("on it"), stop=None, **v),
+        reply("m1", tool("t1", "Task", prompt="side"), stop=None, **v),
+        prompt("side", uuid="s0", isSidechain=True, **v),
+        reply("m2", text("side"), uuid="s1", parentUuid="s0", isSidechain=True, **v),
+        result_of("t1", **v),
+        reply("m3", text("done"), stop=None, **v),
+        prompt("two", **v),
+        reply("m4", text("yes"), stop=None, **v),
+    ]
+    data = b"".join(orjson.dumps(r) + b"\n" for r in records)
+    out, _ = convert_bytes(data, f"{S}.jsonl", "claude-session")
+    results = [
+        x for x in lines_of(out) if x["type"] == "result" and not x.get("parent_tool_use_id")
+    ]
+    assert [(r["subtype"], r["num_turns"]) for r in results] == [("success", n) for n in want]

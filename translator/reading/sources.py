@@ -182,7 +182,9 @@ class Adapter(Protocol):
 
     # Optional: ``holding`` (bool), True while the adapter holds back a run's events
     # that only more input or ``finish`` releases (the tail daemon's idle-close then
-    # ends them as EOF would).
+    # ends them as EOF would); ``settle()`` (events), asked while it holds them each
+    # time its session's files are framed together: what it decided meanwhile from
+    # the other files (translator.translate.session).
 
 
 # -- sniff scores: how sure a source is that a record is one of its own -----------------

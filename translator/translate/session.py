@@ -173,7 +173,17 @@ class SessionMerge:
         """A file whose adapter holds its actor's lines until it learns the actor's
         spawner (a subagent without a sidecar) learns it from a task_notification
         another file is about to frame (its ``task_id`` and spawning call), so its
-        lines are framed in their time, before that notification."""
+        lines are framed in their time, before that notification. And a file whose
+        adapter can decide, as the others grow, that what it holds is no run's
+        (``settle``: a Claude Code 2.0.x Warmup agent file) hands in what that makes
+        now, before the other files' batches past it are framed."""
+        for part in self.parts:
+            adapter = part.translation.adapter
+            settle = getattr(adapter, "settle", None)
+            if settle is not None and getattr(adapter, "holding", False):
+                settled = settle()
+                if settled:
+                    part.translation.push(settled)
         holding = [
             p
             for p in self.parts
