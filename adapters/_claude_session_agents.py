@@ -97,13 +97,24 @@ def read_meta(path: Path) -> ev.JSON:
     return value if isinstance(value, dict) else {}
 
 
+def workflow_run(path: Path) -> str | None:
+    """A Workflow tool's agent file, ``subagents/workflows/<run id>/agent-<id>.jsonl``:
+    the run id. Its sidecar names no ``toolUseId``; the Workflow call's tool result
+    does name the run (``toolUseResult.runId``, and ``transcriptDir`` is this folder)."""
+    folder = path.parent
+    if folder.parent.name == "workflows" and folder.parent.parent.name == "subagents":
+        return folder.name
+    return None
+
+
 def search_spawner(
     path: Path, agent_id: str, session: str | None, searched: dict[str, int]
 ) -> str | None:
-    """Without a sidecar: the parent session file names the tool_use that spawned an
-    agent (a tool_result whose toolUseResult.agentId is it, or a progress record).
-    Only whole lines past ``searched[candidate]`` are read, and the mark moves on:
-    looking again as the parent grows costs a stat when it has not."""
+    """Without a sidecar link: the parent session file names the tool_use that
+    spawned an agent (a tool_result whose toolUseResult.agentId is it, or a progress
+    record; for a workflow's agent, the Workflow call whose toolUseResult.runId is
+    its folder's). Only whole lines past ``searched[candidate]`` are read, and the
+    mark moves on: looking again as the parent grows costs a stat when it has not."""
     candidates = []
     for folder in path.parents:
         if folder.name == "subagents":
@@ -111,7 +122,8 @@ def search_spawner(
             break
     if session:
         candidates.append(path.parent / f"{session}.jsonl")
-    needle = agent_id.encode()
+    run = workflow_run(path)
+    needle = (run or agent_id).encode()
     for candidate in candidates:
         key = str(candidate)
         start = searched.get(key, 0)
@@ -127,7 +139,7 @@ def search_spawner(
                         break  # a line still being written: searched when whole
                     start += len(raw)
                     if needle in raw:
-                        found = _spawner_in(raw, agent_id)
+                        found = _spawner_in(raw, agent_id, run)
                         if found:
                             return found
         except OSError:
@@ -137,7 +149,7 @@ def search_spawner(
     return None
 
 
-def _spawner_in(raw: bytes, agent_id: str) -> str | None:
+def _spawner_in(raw: bytes, agent_id: str, run: str | None) -> str | None:
     try:
         rec = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -148,7 +160,9 @@ def _spawner_in(raw: bytes, agent_id: str) -> str | None:
     if isinstance(data, dict) and data.get("agentId") == agent_id:
         return string(rec.get("parentToolUseID") or rec.get("toolUseID"))
     result = rec.get("toolUseResult")
-    if isinstance(result, dict) and result.get("agentId") == agent_id:
+    if not isinstance(result, dict):
+        return None
+    if (result.get("runId") == run) if run is not None else (result.get("agentId") == agent_id):
         message = rec.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):

@@ -149,6 +149,18 @@ MAPPING = (
         "init carries that id and `agent.role`",
     ),
     Row(
+        "workflow_agent",
+        "a Workflow tool's agent file: `<session>/subagents/workflows/<run id>/"
+        "agent-<id>.jsonl` (sidecar `agentType: workflow-subagent`, no `toolUseId`)",
+        "as a subagent file, nested under the Workflow call: `parent_tool_use_id` = the "
+        "tool_use whose tool result's `toolUseResult.runId` is the folder's name (the "
+        "CLI's `transcriptDir`). The workflow runs in the background (`async_launched`): "
+        "its agents' lines are lines of the run that launched it, which ends when its "
+        "`<task-notification>` comes. `journal.jsonl` and `<session>/workflows/` are the "
+        "CLI's workflow state, not transcripts: not read. Print mode shows none of the "
+        "agents' lines (`task_started`/`task_progress` of the `local_workflow` task only)",
+    ),
+    Row(
         "agent_done",
         "`user` tool_result whose `toolUseResult` is an agent's (`agentId` "
         "or Task totals; not `async_launched`)",

@@ -5,12 +5,13 @@ example names a row, so the table and the code cannot drift apart."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 from conftest import ROOT
-from helpers import convert_bytes, lines_of
+from helpers import convert_bytes, convert_session_files, lines_of
 
 from streamv1.translator.reading import mapping
 from streamv1.translator.reading.sources import sources
@@ -590,6 +591,62 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             {"subtype": "init", "agent.role": "subagent"},
             {"type": "assistant"},
             {"type": "result", "usage.output_tokens": 5},
+        ],
+    ),
+    # A session's files, by path under the project folder: the main file launches a
+    # workflow (Workflow, async_launched, runId wf_1) whose agent file is linked by
+    # its folder's name, and nested under that call (capture ours/x_workflow).
+    "workflow_agent": (
+        {
+            f"{S}.jsonl": [
+                prompt("run a workflow", timestamp="2026-12-01T09:00:00.000Z"),
+                reply("w1", tool("tw", "Workflow", script="..."), stop="tool_use"),
+                {
+                    **result_of("tw", "Workflow launched in background."),
+                    "toolUseResult": {
+                        "status": "async_launched",
+                        "taskId": "t1",
+                        "taskType": "local_workflow",
+                        "runId": "wf_1",
+                    },
+                },
+                reply("w2", text("launched")),
+                prompt(
+                    "<task-notification>\n<task-id>t1</task-id>\n<tool-use-id>tw</tool-use-id>"
+                    "\n<status>completed</status>\n</task-notification>",
+                    timestamp="2026-12-01T11:00:00.000Z",
+                ),
+                reply("w3", text("done")),
+            ],
+            f"{S}/subagents/workflows/wf_1/agent-a1.jsonl": [
+                prompt(
+                    "job A", isSidechain=True, agentId="a1", timestamp="2026-12-01T10:30:00.000Z"
+                ),
+                reply("j1", text("A done"), isSidechain=True, agentId="a1"),
+            ],
+            f"{S}/subagents/workflows/wf_1/agent-a1.meta.json": {
+                "agentType": "workflow-subagent",
+                "description": "job:A",
+                "inWorkflowRun": True,
+            },
+        },
+        [
+            {"subtype": "init"},
+            {"type": "assistant", "message.content.0.name": "Workflow"},
+            {"type": "user", "parent_tool_use_id": None},
+            {"type": "assistant", "parent_tool_use_id": None},
+            {
+                "subtype": "task_started",
+                "task_id": "a1",
+                "task.tool_use_id": "tw",
+                "task.subagent_type": "workflow-subagent",
+            },
+            {"type": "assistant", "parent_tool_use_id": "tw"},
+            {"subtype": "task_notification", "task_id": "t1"},
+            {"type": "result", "result": "launched"},
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "result", "result": "done"},
         ],
     ),
     "fork_agent": (
@@ -2729,8 +2786,21 @@ def _cases() -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(("source", "key"), _cases(), ids=lambda v: str(v))
-def test_mapping_row(source: str, key: str) -> None:
+def test_mapping_row(source: str, key: str, tmp_path: Path) -> None:
     records, expected = TABLES[source][key]
+    if isinstance(records, dict):
+        # Several files of one session (a row about where a file sits), converted
+        # together as ``streamv1 convert`` converts a folder.
+        for rel, body in records.items():
+            path = tmp_path / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(body, list):
+                path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in body))
+            else:
+                path.write_bytes(orjson.dumps(body))
+        out, _ = convert_session_files(sorted(p for p in tmp_path.rglob("*.jsonl")), source=source)
+        _expect(lines_of(out), expected)
+        return
     data = b"".join(orjson.dumps(r) + b"\n" for r in records)
     name = "agent-abc.jsonl" if key in ("agent_file", "fork_agent") else f"{S}.jsonl"
     if source == "gemini":
@@ -2742,7 +2812,10 @@ def test_mapping_row(source: str, key: str) -> None:
             else "/nonexistent/chats/session-2026-12-01T10-00-6cf9178a.jsonl"
         )
     out, _ = convert_bytes(data, name, source)
-    lines = lines_of(out)
+    _expect(lines_of(out), expected)
+
+
+def _expect(lines: list[dict[str, Any]], expected: list[dict[str, Any]]) -> None:
     assert len(lines) == len(expected), [(x["type"], x.get("subtype")) for x in lines]
     for i, (line, want) in enumerate(zip(lines, expected, strict=True)):
         for path, value in want.items():
