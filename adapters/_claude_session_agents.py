@@ -12,17 +12,72 @@ what works on it, and on the sidecar and parent files.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from streamv1.adapters import _claude as cc
 from streamv1.adapters import _claude_session_lines as lines
 from streamv1.translator.model import events as ev
 from streamv1.translator.reading.sources import string
+from streamv1.translator.timefmt import normalize_ts
 
 if TYPE_CHECKING:
     from streamv1.adapters.claude_session import ClaudeSessionAdapter
+
+#: A side call's file: the CLI names a forked side call's agent ``a<label>-<hex>``
+#: (its ``forkLabel``: ``prompt_suggestion``, ``extract_memories``, ...); a subagent
+#: of the Agent or Workflow tool is ``a<hex>``.
+_SIDE_CALL = re.compile(r"agent-a(?P<kind>[\w-]+)-[0-9a-f]+\.jsonl")
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+def side_call_kind(path: Path, meta: ev.JSON) -> str | None:
+    """The kind of side call a file holds (``agent-a<kind>-<hex>.jsonl`` with no
+    ``.meta.json`` sidecar: no spawning call, no agent type), else None. A labelled
+    agent with a sidecar (a teammate, named by its name) is a subagent."""
+    match = _SIDE_CALL.fullmatch(path.name)
+    if match is None or meta or _HEX.fullmatch(match["kind"]):
+        return None
+    return match["kind"]
+
+
+def side_call(a: ClaudeSessionAdapter, rec: dict[str, Any]) -> list[ev.Event]:
+    """A side call's record: no line of its own, no run, no actor. Its own API calls
+    (the assistant records after its prompt, the file's first user prompt) are
+    :class:`~translator.model.events.SideCall` events: their tokens are the session's.
+    Records before its prompt are the main thread's that the CLI wrote here instead
+    of the main file (2.1.29: the turn's last reply, which the main file's next
+    prompt names as its ``parentUuid``; capture ours/x_prompt_suggestion_tui): they
+    are main-thread lines, framed in time order in the main file's run."""
+    kind = rec.get("type")
+    session = a._session
+    message = rec.get("message")
+    ts = normalize_ts(rec.get("timestamp"))
+    if not isinstance(message, dict) or kind not in ("user", "assistant"):
+        return [ev.Dropped(f"side_call/{a._side_kind}", session)]
+    content = message.get("content")
+    if not a._side_prompted:
+        sid = a._sid
+        if kind == "assistant":
+            return [lines.assistant(rec, message, ts, sid, None, {})]
+        if cc.has_tool_result(content):
+            return [lines.user(rec, message, content, ts, sid, None)]
+        a._side_prompted = True
+    if kind == "assistant":
+        return [
+            ev.SideCall(
+                session,
+                ts,
+                f"side_call/{a._side_kind}",
+                string(message.get("id")),
+                string(message.get("model")),
+                cc.message_usage(message),
+            )
+        ]
+    return [ev.Dropped(f"side_call/{a._side_kind}", session)]
 
 
 def parent(a: ClaudeSessionAdapter, rec: dict[str, Any]) -> str | None:
@@ -105,6 +160,38 @@ def workflow_run(path: Path) -> str | None:
     if folder.parent.name == "workflows" and folder.parent.parent.name == "subagents":
         return folder.name
     return None
+
+
+def in_side_call(main: Path, uuid: str) -> bool:
+    """Does a side call's file of the session whose main file is ``main``
+    (``<session>/subagents/agent-a<kind>-<hex>.jsonl``) hold the record ``uuid``?
+    Read only where a main-thread record names a parent its own file lacks."""
+    folder = main.with_suffix("") / "subagents"
+    needle = uuid.encode()
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return False
+    for name in names:
+        path = folder / name
+        if side_call_kind(path, read_meta(path)) is None:
+            continue
+        try:
+            with path.open("rb") as fh:
+                for raw in fh:
+                    if needle in raw and _uuid_of(raw) == uuid:
+                        return True
+        except OSError:
+            continue
+    return False
+
+
+def _uuid_of(raw: bytes) -> Any:
+    try:
+        rec = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return rec.get("uuid") if isinstance(rec, dict) else None
 
 
 def search_spawner(

@@ -161,6 +161,20 @@ MAPPING = (
         "agents' lines (`task_started`/`task_progress` of the `local_workflow` task only)",
     ),
     Row(
+        "side_call_file",
+        "a side call's file: `<session>/subagents/agent-a<kind>-<hex>.jsonl` with no "
+        "`.meta.json` (`kind` = the CLI's fork label: `prompt_suggestion`, "
+        "`extract_memories`, …; a subagent is `agent-a<hex>`)",
+        "no run, no subagent, no line: each record is counted as dropped "
+        "(`side_call/<kind>`); the tokens of its own API calls (the assistant records "
+        "after its prompt) count in the `model_usage` of the next result framed (the open "
+        "run's, else the next run's), as print mode's cumulative `modelUsage` counts a "
+        "suggestion in the next result. Records before its prompt are the main thread's, "
+        "written there by 2.1.29 instead of the main file (the turn's last reply, named as "
+        "`parentUuid` by the main file's next record): main-thread lines of that run, and "
+        "the run ends on the model's word (not cut off)",
+    ),
+    Row(
         "agent_done",
         "`user` tool_result whose `toolUseResult` is an agent's (`agentId` "
         "or Task totals; not `async_launched`)",

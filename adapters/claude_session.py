@@ -104,7 +104,7 @@ class _Side:
 class ClaudeSessionAdapter:
     #: The layout of this adapter's checkpointed state (translator.state): a new
     #: number whenever its fields change, so an old checkpoint is replayed, not misread.
-    STATE_VERSION = 2
+    STATE_VERSION = 3
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
@@ -137,6 +137,14 @@ class ClaudeSessionAdapter:
         # then the tool result that is the fork's prompt: that copy is not activity.
         self._fork_context = self._meta.get("isFork") is True
         self._cost_total = 0.0  # the last cost-state's cumulative cost
+        # A side call's file (a prompt suggestion's): no run, its calls' tokens the
+        # session's; its prompt is its first user record.
+        self._side_kind = agents.side_call_kind(p, self._meta) if named_agent else None
+        self._side_prompted = False
+        # The uuids of this file's records since the last prompt: a prompt whose
+        # parentUuid is none of them follows a record written to another file.
+        self._since_prompt: set[str] = set()
+        self._chain_gap: str | None = None
 
     # -- the adapter contract -------------------------------------------------
 
@@ -145,6 +153,8 @@ class ClaudeSessionAdapter:
         sid = record.get("sessionId")
         if isinstance(sid, str) and (self._session is None or self._turn is None):
             self._session = sid
+        if self._side_kind is not None:
+            return agents.side_call(self, record)
         try:
             if type(record.get("type")) not in STR_OR_NONE or type(sid) not in STR_OR_NONE:
                 src.expect_strings(record, _NAMING_KEYS)  # (raises: inline first, it is hot)
@@ -160,6 +170,8 @@ class ClaudeSessionAdapter:
 
     def finish(self) -> Iterable[ev.Event]:
         out: list[ev.Event] = []
+        if self._side_kind is not None:
+            return out
         if self._unlinked is not None:
             agents.look_for_parent(self)
             out += agents.release(self)
@@ -194,6 +206,8 @@ class ClaudeSessionAdapter:
 
     def _translate(self, rec: dict[str, Any], where: src.Where, out: list[ev.Event]) -> None:
         kind = rec.get("type")
+        if not self._subagent and rec.get("isSidechain") is not True:
+            self._follow_chain(rec)
         raw_ts = rec.get("timestamp")
         ts = normalize_ts(raw_ts)
         if ts is None and raw_ts is not None:
@@ -373,6 +387,8 @@ class ClaudeSessionAdapter:
         self, rec: dict[str, Any], content: Any, ts: str | None, out: list[ev.Event]
     ) -> None:
         self._end_open(out)
+        self._since_prompt = {rec["uuid"]} if isinstance(rec.get("uuid"), str) else set()
+        self._chain_gap = None
         if self._copied(ts):
             self._inherited = True
             out.append(ev.Dropped("inherited/user", self._session))
@@ -388,6 +404,19 @@ class ClaudeSessionAdapter:
         # where the source has said it by then (a subagent's sidecar).
         model = self._meta.get("model") if self._subagent else None
         self._ensure_started(out, model if isinstance(model, str) else None)
+
+    def _follow_chain(self, rec: dict[str, Any]) -> None:
+        """A main-thread record chained (``parentUuid``) to a record this file does
+        not hold, in an open turn whose last word here was not the model's: the
+        chain may have gone on through another file (see :meth:`_end_open`)."""
+        parent = rec.get("parentUuid")
+        uuid = rec.get("uuid")
+        known = not isinstance(parent, str) or parent in self._since_prompt
+        if isinstance(uuid, str):
+            self._since_prompt.add(uuid)
+        turn = self._turn
+        if not known and turn is not None and not (turn.last_is_model and not turn.unanswered):
+            self._chain_gap = parent
 
     def _assistant(self, rec: dict[str, Any], ts: str | None, out: list[ev.Event]) -> None:
         message = cc.message_of(rec, "assistant")
@@ -495,7 +524,19 @@ class ClaudeSessionAdapter:
     def _end_open(self, out: list[ev.Event]) -> None:
         """A prompt or the input's end: the open run ends, inferred (between runs:
         the inline sidechains still open, and those held for after it)."""
-        if self._turn is not None:
+        turn = self._turn
+        gap = self._chain_gap
+        if turn is not None and gap is not None and agents.in_side_call(Path(self._path), gap):
+            # The turn's last records were written to a side call's file of the
+            # session (2.1.29 wrote the reply a prompt suggestion forked from into
+            # the suggestion's file; capture ours/x_prompt_suggestion_tui), whose
+            # lines the session frames in this run: it ended on the model's word,
+            # not cut off. Only where no end mark came (this end is inferred).
+            turn.replied = turn.last_is_model = turn.api_call = True
+            turn.unanswered.clear()
+            turn.unfinished = False
+            turn.last_stop = None
+        if turn is not None:
             self._end(out, None, inferred=True)
         else:
             sidechains.end_all(self, out)

@@ -649,6 +649,66 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             {"type": "result", "result": "done"},
         ],
     ),
+    # A 2.1.29 TUI session (capture ours/x_prompt_suggestion_tui): the reply of the
+    # second turn is written to the prompt suggestion's file, before its prompt; the
+    # main file's next record names it as parentUuid. The suggestion's own reply is a
+    # side call: no line, its tokens in the open run's model_usage.
+    "side_call_file": (
+        {
+            f"{S}.jsonl": [
+                prompt("first", uuid="p1", timestamp="2026-12-01T09:00:00.000Z"),
+                reply("s1", text("one"), uuid="a1", parentUuid="p1"),
+                prompt("second", uuid="p2", parentUuid="a1", timestamp="2026-12-01T09:00:05.000Z"),
+                prompt("third", uuid="p3", parentUuid="a2", timestamp="2026-12-01T11:00:00.000Z"),
+                reply("s3", text("three"), uuid="a3", parentUuid="p3"),
+            ],
+            f"{S}/subagents/agent-aprompt_suggestion-1a2b3c.jsonl": [
+                reply(
+                    "s2",
+                    text("two"),
+                    uuid="a2",
+                    parentUuid="p2",
+                    isSidechain=True,
+                    agentId="aprompt_suggestion-1a2b3c",
+                ),
+                prompt(
+                    "[SUGGESTION MODE: ...]",
+                    uuid="q1",
+                    parentUuid="a2",
+                    isSidechain=True,
+                    agentId="aprompt_suggestion-1a2b3c",
+                ),
+                reply(
+                    "q1",
+                    text("run the tests"),
+                    out=7,
+                    model="claude-y",
+                    uuid="q2",
+                    parentUuid="q1",
+                    isSidechain=True,
+                    agentId="aprompt_suggestion-1a2b3c",
+                ),
+            ],
+        },
+        [
+            {"subtype": "init"},
+            {"type": "assistant", "message.content.0.text": "one"},
+            {"type": "result", "result": "one"},
+            {"subtype": "init"},
+            {"type": "assistant", "message.content.0.text": "two", "agent": "primary"},
+            {
+                "type": "result",
+                "subtype": "success",
+                "result": "two",
+                "usage.output_tokens": 5,
+                "model_usage.claude-y.output_tokens": 7,
+                "extension.dropped.side_call/prompt_suggestion": 2,
+            },
+            {"subtype": "init"},
+            {"type": "assistant", "message.content.0.text": "three"},
+            {"type": "result", "result": "three"},
+        ],
+    ),
     "fork_agent": (
         [
             {
