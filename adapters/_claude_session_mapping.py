@@ -200,6 +200,14 @@ MAPPING = (
         "lines are lines of that run. The next prompt or the input's end ends it first",
     ),
     Row(
+        "queued_notification",
+        "`attachment` `queued_command` whose `prompt` is a `<task-notification>` (a "
+        "background agent finished while the turn was busy)",
+        "`system/task_notification` (the fields of the prompt's row) in the run it is "
+        "handed to, where the CLI hands it to the model (after a tool result); the turn no "
+        "longer waits for that agent. Several are answered by one reply, in that run",
+    ),
+    Row(
         "fork_agent",
         "a fork subagent's file (`fork-context-ref`, sidecar `isFork`): its "
         "first `assistant` (the parent's spawning message, copied) and the `user` tool result "
@@ -213,6 +221,21 @@ MAPPING = (
         "before the `queue-operation` dequeue that precedes them)",
         "dropped on purpose (`inherited/<type>`): those turns are the parent session's, "
         "converted from its own file",
+    ),
+    Row(
+        "prompt_ended",
+        "`system` with `promptSubmitEnding` (`informational`: a UserPromptSubmit hook "
+        "blocked the prompt, which is written nowhere)",
+        "a run of its own, as print mode prints it: init (no `extension.prompt`), the "
+        "record's line, a `success` result with `num_turns: 0`, zero `usage`, `result` = "
+        "its `content`; it ends at the next record that ends a run (the invocation's "
+        "`cost-state`, the next prompt)",
+    ),
+    Row(
+        "agent_setting",
+        "`agent-setting` (`--agent <name>`: the main thread's agent)",
+        "dropped on purpose (counted); `agentSetting` goes on each later run's init as "
+        "`extension.agentSetting` (print mode's init does not name it)",
     ),
     Row(
         "system_plain",

@@ -145,6 +145,9 @@ class ClaudeSessionAdapter:
         # parentUuid is none of them follows a record written to another file.
         self._since_prompt: set[str] = set()
         self._chain_gap: str | None = None
+        # The main thread's agent (``--agent``, an ``agent-setting`` record): on
+        # each run's init, as written (print mode's init does not name it).
+        self._agent_setting: str | None = None
 
     # -- the adapter contract -------------------------------------------------
 
@@ -240,13 +243,17 @@ class ClaudeSessionAdapter:
             self._system(rec, ts, out)
         elif kind == "cost-state":
             self._cost_state(rec, out)
+        elif kind == "agent-setting":
+            setting = rec.get("agentSetting")
+            self._agent_setting = setting if isinstance(setting, str) else self._agent_setting
+            out.append(ev.Dropped(kind, self._session))
         elif kind == "fork-context-ref":
             # A fork subagent's file: it shares its parent's context by reference.
             self._fork_context = self._turn is None and bool(self._subagent)
             out.append(ev.Dropped(kind, self._session))
         elif isinstance(kind, str) and kind in METADATA_TYPES:
             if kind == "attachment":
-                kind = self._attachment(rec)
+                kind = self._attachment(rec, ts, out)
             elif kind == "progress":
                 data = rec.get("data")
                 sub = data.get("type") if isinstance(data, dict) else None
@@ -258,11 +265,13 @@ class ClaudeSessionAdapter:
             name = kind if isinstance(kind, str) else "<no type>"
             out.append(ev.Unrecognized(name, self._session, ts, rec, self._nested_parent(rec)))
 
-    def _attachment(self, rec: dict[str, Any]) -> str:
-        """An attachment is metadata, but three kinds decide how the turn ends."""
+    def _attachment(self, rec: dict[str, Any], ts: str | None, out: list[ev.Event]) -> str:
+        """An attachment is metadata, but some kinds decide how the turn ends."""
         att = rec.get("attachment")
         sub = att.get("type") if isinstance(att, dict) else None
         turn = self._turn
+        if sub == "queued_command" and isinstance(att, dict) and not self._subagent:
+            self._queued_notification(att.get("prompt"), ts, out)
         if turn is not None and isinstance(att, dict) and self._is_own(rec):
             if sub == "max_turns_reached":
                 count = att.get("turnCount")
@@ -276,6 +285,20 @@ class ClaudeSessionAdapter:
                 if isinstance(total, int | float) and isinstance(used, int | float):
                     turn.budget = (float(total), float(used))
         return f"attachment/{sub}" if isinstance(sub, str) else "attachment"
+
+    def _queued_notification(self, prompt: Any, ts: str | None, out: list[ev.Event]) -> None:
+        """A background agent's ``<task-notification>`` that came while the turn was
+        busy: the CLI hands it to the model inside the turn (after a tool result),
+        not as a prompt of its own; several such are answered by one reply (capture
+        ours/x_background_busy). The agent is over: print mode's task_notification,
+        in the run it is handed to, and the turn no longer waits for it."""
+        text = prompt if isinstance(prompt, str) else None
+        if not cc.is_task_notification(text):
+            return
+        fields = cc.notification_fields(text or "")
+        out.append(ev.Note("task_notification", self._sid, ts, fields))
+        if self._turn is not None:
+            self._turn.background.discard(fields["task"].get("tool_use_id"))
 
     def _copied(self, ts: str | None) -> bool:
         """A prompt stamped before the CLI took the prompt it is working on was not
@@ -398,6 +421,8 @@ class ClaudeSessionAdapter:
             self._pending = agents.run_start(self, rec, content, ts)
         else:
             self._pending = lines.run_start(rec, content, ts, self._sid, None, None)
+            if self._agent_setting is not None:
+                self._pending.extension["agentSetting"] = self._agent_setting
         self._turn = _Turn()
         # The run begins when its prompt is written, not when the model first answers
         # (live, a consumer sees the prompt at once): the model is on the init only
@@ -448,6 +473,8 @@ class ClaudeSessionAdapter:
             self._turn_duration(rec, ts, out)
         elif subtype == "local_command" and isinstance(content, str):
             self._local_command(rec, content, ts, out)
+        elif isinstance(rec.get("promptSubmitEnding"), dict) and not self._subagent:
+            self._prompt_ended(rec, content, ts, out)
         else:
             self._system_note(rec, subtype, content, ts, out)
 
@@ -481,6 +508,25 @@ class ClaudeSessionAdapter:
                 turn.expects_reply = False
                 self._ensure_started(out, None)
             out.append(ev.Note("local_command_output", self._sid, ts, {"body": content}))
+
+    def _prompt_ended(
+        self, rec: dict[str, Any], content: Any, ts: str | None, out: list[ev.Event]
+    ) -> None:
+        """The CLI's record that a prompt went no further (``promptSubmitEnding``: a
+        UserPromptSubmit hook blocked it; the prompt itself is written nowhere): a
+        run of its own, as print mode prints it (init, this line, a ``success``
+        result with ``num_turns: 0``, the record's text as ``result``, no usage).
+        Its end is the next record that ends a run (the invocation's cost-state,
+        the next prompt), as a local command's is. Capture ours/x_hook_block_prompt."""
+        self._end_open(out)
+        start = lines.run_start(rec, None, ts, self._sid, None, None)
+        del start.extension["prompt"]  # not written: only the hook's text quotes it
+        self._pending = start
+        turn = self._turn = _Turn()
+        turn.expects_reply = False
+        turn.command_output = content if isinstance(content, str) else None
+        self._ensure_started(out, None)
+        out.append(lines.system_note(rec, rec.get("subtype"), content, ts, self._sid, None))
 
     def _system_note(
         self, rec: dict[str, Any], subtype: Any, content: Any, ts: str | None, out: list[ev.Event]

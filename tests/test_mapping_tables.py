@@ -709,6 +709,92 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             {"type": "result", "result": "three"},
         ],
     ),
+    # Capture ours/x_background_busy: two notifications handed over inside a busy turn.
+    "queued_notification": (
+        [
+            prompt("go"),
+            reply("q1", tool("tb", "Agent", prompt="bg"), stop="tool_use"),
+            {
+                **result_of("tb", "Async agent launched"),
+                "toolUseResult": {"status": "async_launched", "agentId": "ab"},
+            },
+            reply("q2", tool("ts", "Bash", command="sleep 5"), stop="tool_use"),
+            result_of("ts", "done"),
+            {
+                "type": "attachment",
+                "sessionId": S,
+                "uuid": "qc",
+                "timestamp": ts(),
+                "attachment": {
+                    "type": "queued_command",
+                    "commandMode": "task-notification",
+                    "prompt": "<task-notification>\n<task-id>ab</task-id>\n<tool-use-id>tb"
+                    "</tool-use-id>\n<status>completed</status>\n<result>bg done</result>\n"
+                    "</task-notification>",
+                },
+            },
+            reply("q3", text("bg reported")),
+            {"type": "cost-state", "sessionId": S, "totalCostUSD": 0.5},
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "user"},
+            {"subtype": "task_notification", "task_id": "ab", "status": "completed"},
+            {"type": "assistant"},
+            {"type": "result", "result": "bg reported", "total_cost_usd": 0.5},
+        ],
+    ),
+    # Capture ours/x_hook_block_prompt: a prompt a UserPromptSubmit hook blocked.
+    "prompt_ended": (
+        [
+            {
+                "type": "system",
+                "subtype": "informational",
+                "sessionId": S,
+                "uuid": "pe",
+                "parentUuid": None,
+                "timestamp": ts(),
+                "content": "UserPromptSubmit operation blocked by hook:\nno",
+                "level": "warning",
+                "preventContinuation": True,
+                "promptSubmitEnding": {
+                    "ending": {"kind": "blocked_by_hook", "reason": "no"},
+                    "promptKept": False,
+                },
+            },
+            {"type": "cost-state", "sessionId": S, "totalCostUSD": 0},
+        ],
+        [
+            {"subtype": "init", "extension.prompt": None},
+            {"subtype": "informational"},
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "num_turns": 0,
+                "result": "UserPromptSubmit operation blocked by hook:\nno",
+                "usage.input_tokens": 0,
+                "total_cost_usd": 0,
+            },
+        ],
+    ),
+    # Capture ours/x_main_agent: claude --agent reviewer.
+    "agent_setting": (
+        [
+            {"type": "agent-setting", "agentSetting": "reviewer", "sessionId": S},
+            prompt("review main.py"),
+            {"type": "agent-setting", "agentSetting": "reviewer", "sessionId": S},
+            reply("g1", text("fine")),
+        ],
+        [
+            {"subtype": "init", "extension.agentSetting": "reviewer"},
+            {"type": "assistant"},
+            {"type": "result", "extension.dropped.agent-setting": 2},
+        ],
+    ),
     "fork_agent": (
         [
             {
