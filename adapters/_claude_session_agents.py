@@ -91,6 +91,7 @@ def parent(a: ClaudeSessionAdapter, rec: dict[str, Any]) -> str | None:
         agent = rec.get("agentId")
         if isinstance(agent, str):
             a._agent_id = agent
+        a._first_ts = normalize_ts(rec.get("timestamp"))
         if not look_for_parent(a) and a._agent_id:
             a._unlinked = []  # this record's events are the first held
     return a._parent
@@ -99,7 +100,7 @@ def parent(a: ClaudeSessionAdapter, rec: dict[str, Any]) -> str | None:
 def look_for_parent(a: ClaudeSessionAdapter) -> bool:
     """Is the spawner known (searched for in the parent file, past what was read)?"""
     if a._parent is None and a._agent_id:
-        a._parent = search_spawner(Path(a._path), a._agent_id, a._session, a._searched)
+        a._parent = search_spawner(Path(a._path), a._agent_id, a._session, a._searched, a._first_ts)
     return a._parent is not None
 
 
@@ -195,13 +196,19 @@ def _uuid_of(raw: bytes) -> Any:
 
 
 def search_spawner(
-    path: Path, agent_id: str, session: str | None, searched: dict[str, int]
+    path: Path,
+    agent_id: str,
+    session: str | None,
+    searched: dict[str, int],
+    begun: str | None = None,
 ) -> str | None:
     """Without a sidecar link: the parent session file names the tool_use that
     spawned an agent (a tool_result whose toolUseResult.agentId is it, or a progress
     record; for a workflow's agent, the Workflow call whose toolUseResult.runId is
-    its folder's). Only whole lines past ``searched[candidate]`` are read, and the
-    mark moves on: looking again as the parent grows costs a stat when it has not."""
+    its folder's: the last one made before the agent ``begun``, as a resumed run,
+    ``resumeFromRunId``, reuses its run id and folder; capture x_workflow_resume).
+    Only whole lines past ``searched[candidate]`` are read, and the mark moves on:
+    looking again as the parent grows costs a stat when it has not."""
     candidates = []
     for folder in path.parents:
         if folder.name == "subagents":
@@ -211,6 +218,7 @@ def search_spawner(
         candidates.append(path.parent / f"{session}.jsonl")
     run = workflow_run(path)
     needle = (run or agent_id).encode()
+    latest: str | None = None  # a workflow run's: the last call before the agent began
     for candidate in candidates:
         key = str(candidate)
         start = searched.get(key, 0)
@@ -227,13 +235,29 @@ def search_spawner(
                     start += len(raw)
                     if needle in raw:
                         found = _spawner_in(raw, agent_id, run)
-                        if found:
+                        if found and run is None:
                             return found
+                        if found and _made_before(raw, begun):
+                            latest = found
         except OSError:
             continue
         finally:
             searched[key] = start
+        if latest is not None:
+            return latest
     return None
+
+
+def _made_before(raw: bytes, begun: str | None) -> bool:
+    """Was the record written before ``begun`` (unknown either way: yes)?"""
+    if begun is None:
+        return True
+    try:
+        rec = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return True
+    ts = normalize_ts(rec.get("timestamp")) if isinstance(rec, dict) else None
+    return ts is None or ts <= begun
 
 
 def _spawner_in(raw: bytes, agent_id: str, run: str | None) -> str | None:

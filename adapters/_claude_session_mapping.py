@@ -154,7 +154,9 @@ MAPPING = (
         "agent-<id>.jsonl` (sidecar `agentType: workflow-subagent`, no `toolUseId`)",
         "as a subagent file, nested under the Workflow call: `parent_tool_use_id` = the "
         "tool_use whose tool result's `toolUseResult.runId` is the folder's name (the "
-        "CLI's `transcriptDir`). The workflow runs in the background (`async_launched`): "
+        "CLI's `transcriptDir`), the last one made before the agent began (a resumed "
+        "run, `resumeFromRunId`, reuses the run id and folder). The workflow runs in the "
+        "background (`async_launched`): "
         "its agents' lines are lines of the run that launched it, which ends when its "
         "`<task-notification>` comes. `journal.jsonl` and `<session>/workflows/` are the "
         "CLI's workflow state, not transcripts: not read. Print mode shows none of the "

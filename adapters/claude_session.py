@@ -123,6 +123,7 @@ class ClaudeSessionAdapter:
         # input ends. Parent files are searched only past what was searched before.
         self._unlinked: list[ev.Event] | None = None
         self._searched: dict[str, int] = {}
+        self._first_ts: str | None = None  # a subagent file's first record's time
         self._session: str | None = session_id or discovery.session_hint(path)
         self._pending: ev.RunStart | None = None
         self._turn: _Turn | None = None
