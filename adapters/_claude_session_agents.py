@@ -136,6 +136,10 @@ def run_start(
     description = a._meta.get("description")
     if isinstance(description, str):
         task["description"] = description
+    if a._meta.get("requestShape") == "background":
+        # Print mode's task_started says it (``is_backgrounded``): its end is its own
+        # notification, never the answer to its call (the launch).
+        task["is_backgrounded"] = True
     start.task = task
     if a._meta:
         start.extension["subagent"] = a._meta

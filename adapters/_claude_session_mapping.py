@@ -149,6 +149,13 @@ MAPPING = (
         "init carries that id and `agent.role`",
     ),
     Row(
+        "background_agent_file",
+        "a background agent's file (sidecar `requestShape: background`)",
+        "as a subagent file, its `task_started` with `task.is_backgrounded: true` (print "
+        "mode's key): the answer to its call (the launch, `async_launched`) is not its "
+        "end; its `<task-notification>` is",
+    ),
+    Row(
         "workflow_agent",
         "a Workflow tool's agent file: `<session>/subagents/workflows/<run id>/"
         "agent-<id>.jsonl` (sidecar `agentType: workflow-subagent`, no `toolUseId`)",

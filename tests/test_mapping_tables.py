@@ -593,6 +593,49 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
             {"type": "result", "usage.output_tokens": 5},
         ],
     ),
+    # Capture ours/x_background_together: the agent's file begins before its launch's
+    # tool result is written; that answer is not its end (no task_notification there).
+    "background_agent_file": (
+        {
+            f"{S}.jsonl": [
+                prompt("start it", timestamp="2026-12-01T09:00:00.000Z"),
+                reply("b1", tool("tb", "Agent", prompt="bg"), stop="tool_use"),
+                {
+                    **result_of("tb", "Async agent launched", timestamp="2026-12-01T09:30:00.000Z"),
+                    "toolUseResult": {"status": "async_launched", "agentId": "ab"},
+                },
+                reply("b2", text("started")),
+                prompt(
+                    "<task-notification>\n<task-id>ab</task-id>\n<tool-use-id>tb</tool-use-id>"
+                    "\n<status>completed</status>\n</task-notification>",
+                    timestamp="2026-12-01T11:00:00.000Z",
+                ),
+                reply("b3", text("it reported")),
+            ],
+            f"{S}/subagents/agent-ab.jsonl": [
+                prompt("bg", isSidechain=True, agentId="ab", timestamp="2026-12-01T09:10:00.000Z"),
+                reply("c1", text("bg done"), isSidechain=True, agentId="ab"),
+            ],
+            f"{S}/subagents/agent-ab.meta.json": {
+                "agentType": "general-purpose",
+                "toolUseId": "tb",
+                "requestShape": "background",
+            },
+        },
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"subtype": "task_started", "task_id": "ab", "task.is_backgrounded": True},
+            {"type": "user", "parent_tool_use_id": None},
+            {"type": "assistant", "parent_tool_use_id": None},
+            {"type": "assistant", "parent_tool_use_id": "tb"},
+            {"subtype": "task_notification", "task_id": "ab", "status": "completed"},
+            {"type": "result", "result": "started"},
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "result", "result": "it reported"},
+        ],
+    ),
     # A session's files, by path under the project folder: the main file launches a
     # workflow (Workflow, async_launched, runId wf_1) whose agent file is linked by
     # its folder's name, and nested under that call (capture ours/x_workflow).

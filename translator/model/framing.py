@@ -309,7 +309,9 @@ class Framer:
             task["subagent_type"] = start.agent_role
         owner = run.tool_owner.get(parent) or run.parent_tool_use_id
         task_id = task_id if isinstance(task_id, str) else None
-        run.actors[parent] = task_id
+        if task.get("is_backgrounded") is not True:
+            # (A background actor's call is answered at its launch: not its end.)
+            run.actors[parent] = task_id
         return self._system(
             run, start.ts, "task_started", owner, task_id=task_id, task=task, extension=ext or None
         )
