@@ -12,11 +12,13 @@ what works on it, and on the sidecar and parent files.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from streamv1.adapters import _claude as cc
 from streamv1.adapters import _claude_session_lines as lines
 from streamv1.translator.model import events as ev
 from streamv1.translator.reading.sources import string
@@ -24,6 +26,58 @@ from streamv1.translator.timefmt import normalize_ts
 
 if TYPE_CHECKING:
     from streamv1.adapters.claude_session import ClaudeSessionAdapter
+
+#: A side call's file: the CLI names a forked side call's agent ``a<label>-<hex>``
+#: (its ``forkLabel``: ``prompt_suggestion``, ``extract_memories``, ...); a subagent
+#: of the Agent or Workflow tool is ``a<hex>``.
+_SIDE_CALL = re.compile(r"agent-a(?P<kind>[\w-]+)-[0-9a-f]+\.jsonl")
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+def side_call_kind(path: Path, meta: ev.JSON) -> str | None:
+    """The kind of side call a file holds (``agent-a<kind>-<hex>.jsonl`` with no
+    ``.meta.json`` sidecar: no spawning call, no agent type), else None. A labelled
+    agent with a sidecar (a teammate, named by its name) is a subagent."""
+    match = _SIDE_CALL.fullmatch(path.name)
+    if match is None or meta or _HEX.fullmatch(match["kind"]):
+        return None
+    return match["kind"]
+
+
+def side_call(a: ClaudeSessionAdapter, rec: dict[str, Any]) -> list[ev.Event]:
+    """A side call's record: no line of its own, no run, no actor. Its own API calls
+    (the assistant records after its prompt, the file's first user prompt) are
+    :class:`~translator.model.events.SideCall` events: their tokens are the session's.
+    Records before its prompt are the main thread's that the CLI wrote here instead
+    of the main file (2.1.29: the turn's last reply, which the main file's next
+    prompt names as its ``parentUuid``; capture ours/x_prompt_suggestion_tui): they
+    are main-thread lines, framed in time order in the main file's run."""
+    kind = rec.get("type")
+    session = a._session
+    message = rec.get("message")
+    ts = normalize_ts(rec.get("timestamp"))
+    if not isinstance(message, dict) or kind not in ("user", "assistant"):
+        return [ev.Dropped(f"side_call/{a._side_kind}", session)]
+    content = message.get("content")
+    if not a._side_prompted:
+        sid = a._sid
+        if kind == "assistant":
+            return [lines.assistant(rec, message, ts, sid, None, {})]
+        if cc.has_tool_result(content):
+            return [lines.user(rec, message, content, ts, sid, None)]
+        a._side_prompted = True
+    if kind == "assistant":
+        return [
+            ev.SideCall(
+                session,
+                ts,
+                f"side_call/{a._side_kind}",
+                string(message.get("id")),
+                string(message.get("model")),
+                cc.message_usage(message),
+            )
+        ]
+    return [ev.Dropped(f"side_call/{a._side_kind}", session)]
 
 
 def parent(a: ClaudeSessionAdapter, rec: dict[str, Any]) -> str | None:
@@ -37,6 +91,7 @@ def parent(a: ClaudeSessionAdapter, rec: dict[str, Any]) -> str | None:
         agent = rec.get("agentId")
         if isinstance(agent, str):
             a._agent_id = agent
+        a._first_ts = normalize_ts(rec.get("timestamp"))
         if not look_for_parent(a) and a._agent_id:
             a._unlinked = []  # this record's events are the first held
     return a._parent
@@ -45,7 +100,7 @@ def parent(a: ClaudeSessionAdapter, rec: dict[str, Any]) -> str | None:
 def look_for_parent(a: ClaudeSessionAdapter) -> bool:
     """Is the spawner known (searched for in the parent file, past what was read)?"""
     if a._parent is None and a._agent_id:
-        a._parent = search_spawner(Path(a._path), a._agent_id, a._session, a._searched)
+        a._parent = search_spawner(Path(a._path), a._agent_id, a._session, a._searched, a._first_ts)
     return a._parent is not None
 
 
@@ -81,6 +136,10 @@ def run_start(
     description = a._meta.get("description")
     if isinstance(description, str):
         task["description"] = description
+    if a._meta.get("requestShape") == "background":
+        # Print mode's task_started says it (``is_backgrounded``): its end is its own
+        # notification, never the answer to its call (the launch).
+        task["is_backgrounded"] = True
     start.task = task
     if a._meta:
         start.extension["subagent"] = a._meta
@@ -98,14 +157,65 @@ def read_meta(path: Path) -> ev.JSON:
     return value if isinstance(value, dict) else {}
 
 
+def workflow_run(path: Path) -> str | None:
+    """A Workflow tool's agent file, ``subagents/workflows/<run id>/agent-<id>.jsonl``:
+    the run id. Its sidecar names no ``toolUseId``; the Workflow call's tool result
+    does name the run (``toolUseResult.runId``, and ``transcriptDir`` is this folder)."""
+    folder = path.parent
+    if folder.parent.name == "workflows" and folder.parent.parent.name == "subagents":
+        return folder.name
+    return None
+
+
+def in_side_call(main: Path, uuid: str) -> bool:
+    """Does a side call's file of the session whose main file is ``main``
+    (``<session>/subagents/agent-a<kind>-<hex>.jsonl``) hold the record ``uuid``?
+    Read only where a main-thread record names a parent its own file lacks."""
+    folder = main.with_suffix("") / "subagents"
+    needle = uuid.encode()
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return False
+    for name in names:
+        path = folder / name
+        if side_call_kind(path, read_meta(path)) is None:
+            continue
+        try:
+            with path.open("rb") as fh:
+                for raw in fh:
+                    if needle in raw and _uuid_of(raw) == uuid:
+                        return True
+        except OSError:
+            continue
+    return False
+
+
+def _uuid_of(raw: bytes) -> Any:
+    try:
+        rec = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return rec.get("uuid") if isinstance(rec, dict) else None
+
+
 def search_spawner(
-    path: Path, agent_id: str, session: str | None, searched: dict[str, int]
+    path: Path,
+    agent_id: str,
+    session: str | None,
+    searched: dict[str, int],
+    begun: str | None = None,
 ) -> str | None:
-    """Without a sidecar: the parent session file names the tool_use that spawned an
-    agent (a tool_result whose toolUseResult.agentId is it, or a progress record).
+    """Without a sidecar link: the parent session file names the tool_use that
+    spawned an agent (a tool_result whose toolUseResult.agentId is it, or a progress
+    record; for a workflow's agent, the Workflow call whose toolUseResult.runId is
+    its folder's: the last one made before the agent ``begun``, as a resumed run,
+    ``resumeFromRunId``, reuses its run id and folder; capture x_workflow_resume).
     Only whole lines past ``searched[candidate]`` are read, and the mark moves on:
     looking again as the parent grows costs a stat when it has not."""
-    needle = agent_id.encode()
+    run = workflow_run(path)
+    needle = (run or agent_id).encode()
+    latest: str | None = None  # a workflow run's: the last call before the agent began
     for candidate in _parent_files(path, session):
         key = str(candidate)
         start = searched.get(key, 0)
@@ -121,13 +231,17 @@ def search_spawner(
                         break  # a line still being written: searched when whole
                     start += len(raw)
                     if needle in raw:
-                        found = _spawner_in(raw, agent_id)
-                        if found:
+                        found = _spawner_in(raw, agent_id, run)
+                        if found and run is None:
                             return found
+                        if found and _made_before(raw, begun):
+                            latest = found
         except OSError:
             continue
         finally:
             searched[key] = start
+        if latest is not None:
+            return latest
     return None
 
 
@@ -238,7 +352,19 @@ def _calls_with(rec: dict[str, Any], prompt: str) -> bool:
     )
 
 
-def _spawner_in(raw: bytes, agent_id: str) -> str | None:
+def _made_before(raw: bytes, begun: str | None) -> bool:
+    """Was the record written before ``begun`` (unknown either way: yes)?"""
+    if begun is None:
+        return True
+    try:
+        rec = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return True
+    ts = normalize_ts(rec.get("timestamp")) if isinstance(rec, dict) else None
+    return ts is None or ts <= begun
+
+
+def _spawner_in(raw: bytes, agent_id: str, run: str | None) -> str | None:
     try:
         rec = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -249,7 +375,9 @@ def _spawner_in(raw: bytes, agent_id: str) -> str | None:
     if isinstance(data, dict) and data.get("agentId") == agent_id:
         return string(rec.get("parentToolUseID") or rec.get("toolUseID"))
     result = rec.get("toolUseResult")
-    if isinstance(result, dict) and result.get("agentId") == agent_id:
+    if not isinstance(result, dict):
+        return None
+    if (result.get("runId") == run) if run is not None else (result.get("agentId") == agent_id):
         message = rec.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):

@@ -37,6 +37,7 @@ METADATA_TYPES = frozenset(
         "custom-title",
         "ai-title",
         "agent-name",
+        "agent-setting",
         "pr-link",
         "progress",
         "cost-state",

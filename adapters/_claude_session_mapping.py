@@ -165,6 +165,41 @@ MAPPING = (
         "x_old_2_0_77_resume)",
     ),
     Row(
+        "background_agent_file",
+        "a background agent's file (sidecar `requestShape: background`)",
+        "as a subagent file, its `task_started` with `task.is_backgrounded: true` (print "
+        "mode's key): the answer to its call (the launch, `async_launched`) is not its "
+        "end; its `<task-notification>` is",
+    ),
+    Row(
+        "workflow_agent",
+        "a Workflow tool's agent file: `<session>/subagents/workflows/<run id>/"
+        "agent-<id>.jsonl` (sidecar `agentType: workflow-subagent`, no `toolUseId`)",
+        "as a subagent file, nested under the Workflow call: `parent_tool_use_id` = the "
+        "tool_use whose tool result's `toolUseResult.runId` is the folder's name (the "
+        "CLI's `transcriptDir`), the last one made before the agent began (a resumed "
+        "run, `resumeFromRunId`, reuses the run id and folder). The workflow runs in the "
+        "background (`async_launched`): "
+        "its agents' lines are lines of the run that launched it, which ends when its "
+        "`<task-notification>` comes. `journal.jsonl` and `<session>/workflows/` are the "
+        "CLI's workflow state, not transcripts: not read. Print mode shows none of the "
+        "agents' lines (`task_started`/`task_progress` of the `local_workflow` task only)",
+    ),
+    Row(
+        "side_call_file",
+        "a side call's file: `<session>/subagents/agent-a<kind>-<hex>.jsonl` with no "
+        "`.meta.json` (`kind` = the CLI's fork label: `prompt_suggestion`, "
+        "`extract_memories`, …; a subagent is `agent-a<hex>`)",
+        "no run, no subagent, no line: each record is counted as dropped "
+        "(`side_call/<kind>`); the tokens of its own API calls (the assistant records "
+        "after its prompt) count in the `model_usage` of the next result framed (the open "
+        "run's, else the next run's), as print mode's cumulative `modelUsage` counts a "
+        "suggestion in the next result. Records before its prompt are the main thread's, "
+        "written there by 2.1.29 instead of the main file (the turn's last reply, named as "
+        "`parentUuid` by the main file's next record): main-thread lines of that run, and "
+        "the run ends on the model's word (not cut off)",
+    ),
+    Row(
         "agent_done",
         "`user` tool_result whose `toolUseResult` is an agent's (`agentId` "
         "or Task totals; not `async_launched`)",
@@ -190,6 +225,14 @@ MAPPING = (
         "lines are lines of that run. The next prompt or the input's end ends it first",
     ),
     Row(
+        "queued_notification",
+        "`attachment` `queued_command` whose `prompt` is a `<task-notification>` (a "
+        "background agent finished while the turn was busy)",
+        "`system/task_notification` (the fields of the prompt's row) in the run it is "
+        "handed to, where the CLI hands it to the model (after a tool result); the turn no "
+        "longer waits for that agent. Several are answered by one reply, in that run",
+    ),
+    Row(
         "fork_agent",
         "a fork subagent's file (`fork-context-ref`, sidecar `isFork`): its "
         "first `assistant` (the parent's spawning message, copied) and the `user` tool result "
@@ -203,6 +246,21 @@ MAPPING = (
         "before the `queue-operation` dequeue that precedes them)",
         "dropped on purpose (`inherited/<type>`): those turns are the parent session's, "
         "converted from its own file",
+    ),
+    Row(
+        "prompt_ended",
+        "`system` with `promptSubmitEnding` (`informational`: a UserPromptSubmit hook "
+        "blocked the prompt, which is written nowhere)",
+        "a run of its own, as print mode prints it: init (no `extension.prompt`), the "
+        "record's line, a `success` result with `num_turns: 0`, zero `usage`, `result` = "
+        "its `content`; it ends at the next record that ends a run (the invocation's "
+        "`cost-state`, the next prompt)",
+    ),
+    Row(
+        "agent_setting",
+        "`agent-setting` (`--agent <name>`: the main thread's agent)",
+        "dropped on purpose (counted); `agentSetting` goes on each later run's init as "
+        "`extension.agentSetting` (print mode's init does not name it)",
     ),
     Row(
         "system_plain",

@@ -111,7 +111,7 @@ class _Side:
 class ClaudeSessionAdapter:
     #: The layout of this adapter's checkpointed state (translator.state): a new
     #: number whenever its fields change, so an old checkpoint is replayed, not misread.
-    STATE_VERSION = 5
+    STATE_VERSION = 6
 
     def __init__(self, path: str, session_id: str | None = None) -> None:
         self._path = path
@@ -134,6 +134,7 @@ class ClaudeSessionAdapter:
         # decided (agents.unspawned), and how far each parent file was scanned for it.
         self._unspawned: bool | None = None
         self._prompt_scan: dict[str, int] = {}
+        self._first_ts: str | None = None  # a subagent file's first record's time
         self._session: str | None = session_id or discovery.session_hint(path)
         self._pending: ev.RunStart | None = None
         self._turn: _Turn | None = None
@@ -149,6 +150,17 @@ class ClaudeSessionAdapter:
         self._fork_context = self._meta.get("isFork") is True
         self._cost_total = 0.0  # the last cost-state's cumulative cost
         self._conversation = 0  # main-thread conversation records so far (1.0.x's count)
+        # A side call's file (a prompt suggestion's): no run, its calls' tokens the
+        # session's; its prompt is its first user record.
+        self._side_kind = agents.side_call_kind(p, self._meta) if named_agent else None
+        self._side_prompted = False
+        # The uuids of this file's records since the last prompt: a prompt whose
+        # parentUuid is none of them follows a record written to another file.
+        self._since_prompt: set[str] = set()
+        self._chain_gap: str | None = None
+        # The main thread's agent (``--agent``, an ``agent-setting`` record): on
+        # each run's init, as written (print mode's init does not name it).
+        self._agent_setting: str | None = None
 
     # -- the adapter contract -------------------------------------------------
 
@@ -157,6 +169,8 @@ class ClaudeSessionAdapter:
         sid = record.get("sessionId")
         if isinstance(sid, str) and (self._session is None or self._turn is None):
             self._session = sid
+        if self._side_kind is not None:
+            return agents.side_call(self, record)
         try:
             if type(record.get("type")) not in STR_OR_NONE or type(sid) not in STR_OR_NONE:
                 src.expect_strings(record, _NAMING_KEYS)  # (raises: inline first, it is hot)
@@ -176,6 +190,8 @@ class ClaudeSessionAdapter:
 
     def finish(self) -> Iterable[ev.Event]:
         out: list[ev.Event] = []
+        if self._side_kind is not None:
+            return out
         if self._unlinked is not None:
             agents.look_for_parent(self)
             dropped = self._drop_held(at_end=True)
@@ -234,6 +250,8 @@ class ClaudeSessionAdapter:
 
     def _translate(self, rec: dict[str, Any], where: src.Where, out: list[ev.Event]) -> None:
         kind = rec.get("type")
+        if not self._subagent and rec.get("isSidechain") is not True:
+            self._follow_chain(rec)
         raw_ts = rec.get("timestamp")
         ts = normalize_ts(raw_ts)
         if ts is None and raw_ts is not None:
@@ -271,13 +289,17 @@ class ClaudeSessionAdapter:
                 self._turn.conversation = self._conversation
         elif kind == "cost-state":
             self._cost_state(rec, out)
+        elif kind == "agent-setting":
+            setting = rec.get("agentSetting")
+            self._agent_setting = setting if isinstance(setting, str) else self._agent_setting
+            out.append(ev.Dropped(kind, self._session))
         elif kind == "fork-context-ref":
             # A fork subagent's file: it shares its parent's context by reference.
             self._fork_context = self._turn is None and bool(self._subagent)
             out.append(ev.Dropped(kind, self._session))
         elif isinstance(kind, str) and kind in METADATA_TYPES:
             if kind == "attachment":
-                kind = self._attachment(rec)
+                kind = self._attachment(rec, ts, out)
             elif kind == "progress":
                 data = rec.get("data")
                 sub = data.get("type") if isinstance(data, dict) else None
@@ -289,11 +311,13 @@ class ClaudeSessionAdapter:
             name = kind if isinstance(kind, str) else "<no type>"
             out.append(ev.Unrecognized(name, self._session, ts, rec, self._nested_parent(rec)))
 
-    def _attachment(self, rec: dict[str, Any]) -> str:
-        """An attachment is metadata, but three kinds decide how the turn ends."""
+    def _attachment(self, rec: dict[str, Any], ts: str | None, out: list[ev.Event]) -> str:
+        """An attachment is metadata, but some kinds decide how the turn ends."""
         att = rec.get("attachment")
         sub = att.get("type") if isinstance(att, dict) else None
         turn = self._turn
+        if sub == "queued_command" and isinstance(att, dict) and not self._subagent:
+            self._queued_notification(att.get("prompt"), ts, out)
         if turn is not None and isinstance(att, dict) and self._is_own(rec):
             if sub == "max_turns_reached":
                 count = att.get("turnCount")
@@ -307,6 +331,20 @@ class ClaudeSessionAdapter:
                 if isinstance(total, int | float) and isinstance(used, int | float):
                     turn.budget = (float(total), float(used))
         return f"attachment/{sub}" if isinstance(sub, str) else "attachment"
+
+    def _queued_notification(self, prompt: Any, ts: str | None, out: list[ev.Event]) -> None:
+        """A background agent's ``<task-notification>`` that came while the turn was
+        busy: the CLI hands it to the model inside the turn (after a tool result),
+        not as a prompt of its own; several such are answered by one reply (capture
+        ours/x_background_busy). The agent is over: print mode's task_notification,
+        in the run it is handed to, and the turn no longer waits for it."""
+        text = prompt if isinstance(prompt, str) else None
+        if not cc.is_task_notification(text):
+            return
+        fields = cc.notification_fields(text or "")
+        out.append(ev.Note("task_notification", self._sid, ts, fields))
+        if self._turn is not None:
+            self._turn.background.discard(fields["task"].get("tool_use_id"))
 
     def _copied(self, ts: str | None) -> bool:
         """A prompt stamped before the CLI took the prompt it is working on was not
@@ -418,6 +456,8 @@ class ClaudeSessionAdapter:
         self, rec: dict[str, Any], content: Any, ts: str | None, out: list[ev.Event]
     ) -> None:
         self._end_open(out)
+        self._since_prompt = {rec["uuid"]} if isinstance(rec.get("uuid"), str) else set()
+        self._chain_gap = None
         if self._copied(ts):
             self._inherited = True
             out.append(ev.Dropped("inherited/user", self._session))
@@ -427,6 +467,8 @@ class ClaudeSessionAdapter:
             self._pending = agents.run_start(self, rec, content, ts)
         else:
             self._pending = lines.run_start(rec, content, ts, self._sid, None, None)
+            if self._agent_setting is not None:
+                self._pending.extension["agentSetting"] = self._agent_setting
         self._turn = _Turn()
         if turns.counts_conversation(rec) and not self._subagent:
             self._turn.conversation = self._conversation
@@ -435,6 +477,19 @@ class ClaudeSessionAdapter:
         # where the source has said it by then (a subagent's sidecar).
         model = self._meta.get("model") if self._subagent else None
         self._ensure_started(out, model if isinstance(model, str) else None)
+
+    def _follow_chain(self, rec: dict[str, Any]) -> None:
+        """A main-thread record chained (``parentUuid``) to a record this file does
+        not hold, in an open turn whose last word here was not the model's: the
+        chain may have gone on through another file (see :meth:`_end_open`)."""
+        parent = rec.get("parentUuid")
+        uuid = rec.get("uuid")
+        known = not isinstance(parent, str) or parent in self._since_prompt
+        if isinstance(uuid, str):
+            self._since_prompt.add(uuid)
+        turn = self._turn
+        if not known and turn is not None and not (turn.last_is_model and not turn.unanswered):
+            self._chain_gap = parent
 
     def _assistant(self, rec: dict[str, Any], ts: str | None, out: list[ev.Event]) -> None:
         message = cc.message_of(rec, "assistant")
@@ -466,6 +521,8 @@ class ClaudeSessionAdapter:
             self._turn_duration(rec, ts, out)
         elif subtype == "local_command" and isinstance(content, str):
             self._local_command(rec, content, ts, out)
+        elif isinstance(rec.get("promptSubmitEnding"), dict) and not self._subagent:
+            self._prompt_ended(rec, content, ts, out)
         else:
             self._system_note(rec, subtype, content, ts, out)
 
@@ -499,6 +556,25 @@ class ClaudeSessionAdapter:
                 turn.expects_reply = False
                 self._ensure_started(out, None)
             out.append(ev.Note("local_command_output", self._sid, ts, {"body": content}))
+
+    def _prompt_ended(
+        self, rec: dict[str, Any], content: Any, ts: str | None, out: list[ev.Event]
+    ) -> None:
+        """The CLI's record that a prompt went no further (``promptSubmitEnding``: a
+        UserPromptSubmit hook blocked it; the prompt itself is written nowhere): a
+        run of its own, as print mode prints it (init, this line, a ``success``
+        result with ``num_turns: 0``, the record's text as ``result``, no usage).
+        Its end is the next record that ends a run (the invocation's cost-state,
+        the next prompt), as a local command's is. Capture ours/x_hook_block_prompt."""
+        self._end_open(out)
+        start = lines.run_start(rec, None, ts, self._sid, None, None)
+        del start.extension["prompt"]  # not written: only the hook's text quotes it
+        self._pending = start
+        turn = self._turn = _Turn()
+        turn.expects_reply = False
+        turn.command_output = content if isinstance(content, str) else None
+        self._ensure_started(out, None)
+        out.append(lines.system_note(rec, rec.get("subtype"), content, ts, self._sid, None))
 
     def _system_note(
         self, rec: dict[str, Any], subtype: Any, content: Any, ts: str | None, out: list[ev.Event]
@@ -542,7 +618,19 @@ class ClaudeSessionAdapter:
     def _end_open(self, out: list[ev.Event]) -> None:
         """A prompt or the input's end: the open run ends, inferred (between runs:
         the inline sidechains still open, and those held for after it)."""
-        if self._turn is not None:
+        turn = self._turn
+        gap = self._chain_gap
+        if turn is not None and gap is not None and agents.in_side_call(Path(self._path), gap):
+            # The turn's last records were written to a side call's file of the
+            # session (2.1.29 wrote the reply a prompt suggestion forked from into
+            # the suggestion's file; capture ours/x_prompt_suggestion_tui), whose
+            # lines the session frames in this run: it ended on the model's word,
+            # not cut off. Only where no end mark came (this end is inferred).
+            turn.replied = turn.last_is_model = turn.api_call = True
+            turn.unanswered.clear()
+            turn.unfinished = False
+            turn.last_stop = None
+        if turn is not None:
             self._end(out, None, inferred=True)
         else:
             sidechains.end_all(self, out)

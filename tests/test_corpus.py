@@ -53,6 +53,12 @@ CANNOT_KNOW: dict[tuple[str, int, str], tuple[str, str]] = {
     ),
     ("ours/x_subagent_background_two", 0, "total_cost_usd"): _ONE_COST_STATE,
     ("ours/x_subagent_background_two", 1, "total_cost_usd"): _ONE_COST_STATE,
+    ("ours/x_workflow", 0, "total_cost_usd"): _ONE_COST_STATE,
+    ("ours/x_workflow_resume", 0, "total_cost_usd"): _ONE_COST_STATE,
+    ("ours/x_workflow_resume", 2, "total_cost_usd"): _ONE_COST_STATE,
+    ("ours/x_background_together", 0, "total_cost_usd"): _ONE_COST_STATE,
+    ("ours/x_background_together", 1, "total_cost_usd"): _ONE_COST_STATE,
+    ("ours/x_hook_block_prompt_stdin", 0, "total_cost_usd"): _ONE_COST_STATE,
     ("ours/x_sdk_interrupt_tool", 0, "total_cost_usd"): (
         "durable",
         "the turn ends at the interrupt marker; the invocation's cost-state comes at the "

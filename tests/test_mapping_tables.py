@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 from conftest import ROOT
-from helpers import convert_bytes, lines_of
+from helpers import convert_bytes, convert_session_files, lines_of
 
 from streamv1.translator.reading import mapping
 from streamv1.translator.reading.sources import sources
@@ -621,6 +621,251 @@ SESSION: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
         [
             {"subtype": "init", "extension.synthetic": True},
             {"type": "result", "extension.dropped": {"agent/unspawned": 1}},
+        ],
+    ),
+    # Capture ours/x_background_together: the agent's file begins before its launch's
+    # tool result is written; that answer is not its end (no task_notification there).
+    "background_agent_file": (
+        {
+            f"{S}.jsonl": [
+                prompt("start it", timestamp="2026-12-01T09:00:00.000Z"),
+                reply("b1", tool("tb", "Agent", prompt="bg"), stop="tool_use"),
+                {
+                    **result_of("tb", "Async agent launched", timestamp="2026-12-01T09:30:00.000Z"),
+                    "toolUseResult": {"status": "async_launched", "agentId": "ab"},
+                },
+                reply("b2", text("started")),
+                prompt(
+                    "<task-notification>\n<task-id>ab</task-id>\n<tool-use-id>tb</tool-use-id>"
+                    "\n<status>completed</status>\n</task-notification>",
+                    timestamp="2026-12-01T11:00:00.000Z",
+                ),
+                reply("b3", text("it reported")),
+            ],
+            f"{S}/subagents/agent-ab.jsonl": [
+                prompt("bg", isSidechain=True, agentId="ab", timestamp="2026-12-01T09:10:00.000Z"),
+                reply("c1", text("bg done"), isSidechain=True, agentId="ab"),
+            ],
+            f"{S}/subagents/agent-ab.meta.json": {
+                "agentType": "general-purpose",
+                "toolUseId": "tb",
+                "requestShape": "background",
+            },
+        },
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"subtype": "task_started", "task_id": "ab", "task.is_backgrounded": True},
+            {"type": "user", "parent_tool_use_id": None},
+            {"type": "assistant", "parent_tool_use_id": None},
+            {"type": "assistant", "parent_tool_use_id": "tb"},
+            {"subtype": "task_notification", "task_id": "ab", "status": "completed"},
+            {"type": "result", "result": "started"},
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "result", "result": "it reported"},
+        ],
+    ),
+    # A session's files, by path under the project folder: the main file launches a
+    # workflow (Workflow, async_launched, runId wf_1) whose agent file is linked by
+    # its folder's name, and nested under that call (capture ours/x_workflow).
+    "workflow_agent": (
+        {
+            f"{S}.jsonl": [
+                prompt("run a workflow", timestamp="2026-12-01T09:00:00.000Z"),
+                reply("w1", tool("tw", "Workflow", script="..."), stop="tool_use"),
+                {
+                    **result_of("tw", "Workflow launched in background."),
+                    "toolUseResult": {
+                        "status": "async_launched",
+                        "taskId": "t1",
+                        "taskType": "local_workflow",
+                        "runId": "wf_1",
+                    },
+                },
+                reply("w2", text("launched")),
+                prompt(
+                    "<task-notification>\n<task-id>t1</task-id>\n<tool-use-id>tw</tool-use-id>"
+                    "\n<status>completed</status>\n</task-notification>",
+                    timestamp="2026-12-01T11:00:00.000Z",
+                ),
+                reply("w3", text("done")),
+            ],
+            f"{S}/subagents/workflows/wf_1/agent-a1.jsonl": [
+                prompt(
+                    "job A", isSidechain=True, agentId="a1", timestamp="2026-12-01T10:30:00.000Z"
+                ),
+                reply("j1", text("A done"), isSidechain=True, agentId="a1"),
+            ],
+            f"{S}/subagents/workflows/wf_1/agent-a1.meta.json": {
+                "agentType": "workflow-subagent",
+                "description": "job:A",
+                "inWorkflowRun": True,
+            },
+        },
+        [
+            {"subtype": "init"},
+            {"type": "assistant", "message.content.0.name": "Workflow"},
+            {"type": "user", "parent_tool_use_id": None},
+            {"type": "assistant", "parent_tool_use_id": None},
+            {
+                "subtype": "task_started",
+                "task_id": "a1",
+                "task.tool_use_id": "tw",
+                "task.subagent_type": "workflow-subagent",
+            },
+            {"type": "assistant", "parent_tool_use_id": "tw"},
+            {"subtype": "task_notification", "task_id": "t1"},
+            {"type": "result", "result": "launched"},
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "result", "result": "done"},
+        ],
+    ),
+    # A 2.1.29 TUI session (capture ours/x_prompt_suggestion_tui): the reply of the
+    # second turn is written to the prompt suggestion's file, before its prompt; the
+    # main file's next record names it as parentUuid. The suggestion's own reply is a
+    # side call: no line, its tokens in the open run's model_usage.
+    "side_call_file": (
+        {
+            f"{S}.jsonl": [
+                prompt("first", uuid="p1", timestamp="2026-12-01T09:00:00.000Z"),
+                reply("s1", text("one"), uuid="a1", parentUuid="p1"),
+                prompt("second", uuid="p2", parentUuid="a1", timestamp="2026-12-01T09:00:05.000Z"),
+                prompt("third", uuid="p3", parentUuid="a2", timestamp="2026-12-01T11:00:00.000Z"),
+                reply("s3", text("three"), uuid="a3", parentUuid="p3"),
+            ],
+            f"{S}/subagents/agent-aprompt_suggestion-1a2b3c.jsonl": [
+                reply(
+                    "s2",
+                    text("two"),
+                    uuid="a2",
+                    parentUuid="p2",
+                    isSidechain=True,
+                    agentId="aprompt_suggestion-1a2b3c",
+                ),
+                prompt(
+                    "[SUGGESTION MODE: ...]",
+                    uuid="q1",
+                    parentUuid="a2",
+                    isSidechain=True,
+                    agentId="aprompt_suggestion-1a2b3c",
+                ),
+                reply(
+                    "q1",
+                    text("run the tests"),
+                    out=7,
+                    model="claude-y",
+                    uuid="q2",
+                    parentUuid="q1",
+                    isSidechain=True,
+                    agentId="aprompt_suggestion-1a2b3c",
+                ),
+            ],
+        },
+        [
+            {"subtype": "init"},
+            {"type": "assistant", "message.content.0.text": "one"},
+            {"type": "result", "result": "one"},
+            {"subtype": "init"},
+            {"type": "assistant", "message.content.0.text": "two", "agent": "primary"},
+            {
+                "type": "result",
+                "subtype": "success",
+                "result": "two",
+                "usage.output_tokens": 5,
+                "model_usage.claude-y.output_tokens": 7,
+                "extension.dropped.side_call/prompt_suggestion": 2,
+            },
+            {"subtype": "init"},
+            {"type": "assistant", "message.content.0.text": "three"},
+            {"type": "result", "result": "three"},
+        ],
+    ),
+    # Capture ours/x_background_busy: two notifications handed over inside a busy turn.
+    "queued_notification": (
+        [
+            prompt("go"),
+            reply("q1", tool("tb", "Agent", prompt="bg"), stop="tool_use"),
+            {
+                **result_of("tb", "Async agent launched"),
+                "toolUseResult": {"status": "async_launched", "agentId": "ab"},
+            },
+            reply("q2", tool("ts", "Bash", command="sleep 5"), stop="tool_use"),
+            result_of("ts", "done"),
+            {
+                "type": "attachment",
+                "sessionId": S,
+                "uuid": "qc",
+                "timestamp": ts(),
+                "attachment": {
+                    "type": "queued_command",
+                    "commandMode": "task-notification",
+                    "prompt": "<task-notification>\n<task-id>ab</task-id>\n<tool-use-id>tb"
+                    "</tool-use-id>\n<status>completed</status>\n<result>bg done</result>\n"
+                    "</task-notification>",
+                },
+            },
+            reply("q3", text("bg reported")),
+            {"type": "cost-state", "sessionId": S, "totalCostUSD": 0.5},
+        ],
+        [
+            {"subtype": "init"},
+            {"type": "assistant"},
+            {"type": "user"},
+            {"type": "assistant"},
+            {"type": "user"},
+            {"subtype": "task_notification", "task_id": "ab", "status": "completed"},
+            {"type": "assistant"},
+            {"type": "result", "result": "bg reported", "total_cost_usd": 0.5},
+        ],
+    ),
+    # Capture ours/x_hook_block_prompt: a prompt a UserPromptSubmit hook blocked.
+    "prompt_ended": (
+        [
+            {
+                "type": "system",
+                "subtype": "informational",
+                "sessionId": S,
+                "uuid": "pe",
+                "parentUuid": None,
+                "timestamp": ts(),
+                "content": "UserPromptSubmit operation blocked by hook:\nno",
+                "level": "warning",
+                "preventContinuation": True,
+                "promptSubmitEnding": {
+                    "ending": {"kind": "blocked_by_hook", "reason": "no"},
+                    "promptKept": False,
+                },
+            },
+            {"type": "cost-state", "sessionId": S, "totalCostUSD": 0},
+        ],
+        [
+            {"subtype": "init", "extension.prompt": None},
+            {"subtype": "informational"},
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "num_turns": 0,
+                "result": "UserPromptSubmit operation blocked by hook:\nno",
+                "usage.input_tokens": 0,
+                "total_cost_usd": 0,
+            },
+        ],
+    ),
+    # Capture ours/x_main_agent: claude --agent reviewer.
+    "agent_setting": (
+        [
+            {"type": "agent-setting", "agentSetting": "reviewer", "sessionId": S},
+            prompt("review main.py"),
+            {"type": "agent-setting", "agentSetting": "reviewer", "sessionId": S},
+            reply("g1", text("fine")),
+        ],
+        [
+            {"subtype": "init", "extension.agentSetting": "reviewer"},
+            {"type": "assistant"},
+            {"type": "result", "extension.dropped.agent-setting": 2},
         ],
     ),
     "fork_agent": (
@@ -3205,6 +3450,19 @@ def _cases() -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("source", "key"), _cases(), ids=lambda v: str(v))
 def test_mapping_row(source: str, key: str, tmp_path: Path) -> None:
     records, expected = TABLES[source][key]
+    if isinstance(records, dict):
+        # Several files of one session (a row about where a file sits), converted
+        # together as ``streamv1 convert`` converts a folder.
+        for rel, body in records.items():
+            path = tmp_path / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(body, list):
+                path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in body))
+            else:
+                path.write_bytes(orjson.dumps(body))
+        out, _ = convert_session_files(sorted(p for p in tmp_path.rglob("*.jsonl")), source=source)
+        _expect(lines_of(out), expected)
+        return
     data = b"".join(orjson.dumps(r) + b"\n" for r in records)
     name = "agent-abc.jsonl" if key in ("agent_file", "fork_agent") else f"{S}.jsonl"
     if key == "unspawned_agent":
@@ -3221,7 +3479,10 @@ def test_mapping_row(source: str, key: str, tmp_path: Path) -> None:
             else "/nonexistent/chats/session-2026-12-01T10-00-6cf9178a.jsonl"
         )
     out, _ = convert_bytes(data, name, source)
-    lines = lines_of(out)
+    _expect(lines_of(out), expected)
+
+
+def _expect(lines: list[dict[str, Any]], expected: list[dict[str, Any]]) -> None:
     assert len(lines) == len(expected), [(x["type"], x.get("subtype")) for x in lines]
     for i, (line, want) in enumerate(zip(lines, expected, strict=True)):
         for path, value in want.items():

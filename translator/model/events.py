@@ -276,4 +276,23 @@ class Spawn:
     session_id: str | None = None
 
 
-Event = RunStart | Message | Delta | Note | Problem | Unrecognized | Dropped | RunEnd | Spawn
+@persisted
+@dataclass(slots=True)
+class SideCall:
+    """An API call the source made on the side of the conversation (Claude Code's
+    prompt suggestions, ``agent-a<kind>-<id>.jsonl``): no run and no actor, no line;
+    its tokens are the session's, counted in the ``model_usage`` of the next result
+    framed (the open run's, else the next run's), as print mode's cumulative
+    ``modelUsage`` counts them. ``kind`` names the side call (its counted drop)."""
+
+    session_id: str | None
+    ts: str | None
+    kind: str
+    message_id: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+
+
+Event = (
+    RunStart | Message | Delta | Note | Problem | Unrecognized | Dropped | RunEnd | Spawn | SideCall
+)

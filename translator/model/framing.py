@@ -206,7 +206,7 @@ class Framer:
         if (
             self._pending
             and self._runs_here
-            and all(isinstance(e, ev.Dropped | Note) for e in self._pending)
+            and all(isinstance(e, ev.Dropped | Note | ev.SideCall) for e in self._pending)
         ):
             # After the input's last run, status lines with no run to go to (a state
             # change to idle, a host's echo): counted, never a run made for them.
@@ -215,9 +215,15 @@ class Framer:
                     self.stats.dropped[event.kind] += 1
                 elif isinstance(event, Note):
                     self.stats.dropped[f"between_runs/{event.subtype}"] += 1
+                elif isinstance(event, ev.SideCall):
+                    # No result after it: its tokens are still the session's summary's.
+                    self.stats.dropped[event.kind] += 1
+                    if event.usage is not None:
+                        self.stats.usage.add(event.usage)
             self._pending.clear()
         if self._pending and (
-            not self._runs_here or any(not isinstance(e, ev.Dropped) for e in self._pending)
+            not self._runs_here
+            or any(not isinstance(e, ev.Dropped | ev.SideCall) for e in self._pending)
         ):
             # A run made for what waits (it frames it). Only metadata and no turn at
             # all: one empty run still says what was dropped, so an input never
@@ -382,7 +388,9 @@ class Framer:
             task["subagent_type"] = start.agent_role
         owner = run.tool_owner.get(key) or run.parent_tool_use_id
         task_id = task_id if isinstance(task_id, str) else None
-        run.actors[key] = task_id
+        if task.get("is_backgrounded") is not True:
+            # (A background actor's call is answered at its launch: not its end.)
+            run.actors[key] = task_id
         return self._system(
             run, start.ts, "task_started", owner, task_id=task_id, task=task, extension=ext or None
         )
@@ -532,6 +540,12 @@ class Framer:
         if isinstance(event, ev.Dropped):
             run.dropped[event.kind] += 1
             self.stats.dropped[event.kind] += 1
+            return []
+        if type(event) is ev.SideCall:
+            run.dropped[event.kind] += 1
+            self.stats.dropped[event.kind] += 1
+            key = event.message_id or f"#anon{self._next_anon()}"
+            results.count_side_call(run, event, key)
             return []
         if type(event) is Message:
             if run.actors and event.role == "user":

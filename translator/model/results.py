@@ -56,6 +56,14 @@ def count_message(run: _Run, msg: ev.Message, key: str) -> None:
     run.last_texts += texts
 
 
+def count_side_call(run: _Run, call: ev.SideCall, key: str) -> None:
+    """A side call's tokens, counted in ``run``'s model_usage only (no actor's: not
+    the run's ``usage``, no turn)."""
+    if call.usage is not None and call.model:
+        run.all_usage[f"side/{key}"] = call.usage
+        run.all_model[f"side/{key}"] = call.model
+
+
 def result_line(run: _Run, end: ev.RunEnd, ts: str, stats: FramerStats) -> ev.JSON:
     """``run``'s result line at ``ts`` (in the run's seq; the framer emits it), its
     tokens added to the summary's (``stats``)."""
