@@ -649,7 +649,8 @@ class ClaudeSessionAdapter:
         """The open run ends (unless its mark waits for background agents): its
         inline sidechains first, then its result."""
         turn = self._turn
-        assert turn is not None
+        if turn is None:
+            raise ev.ImpossibleState("turn is not set")
         end = turns.end(
             turn, self._sid, ts, inferred, duration_ms, total_cost_usd, extension, spent
         )
