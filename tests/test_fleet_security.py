@@ -562,3 +562,134 @@ def test_a_known_credential_is_masked_however_short(
     assert "a-long-password" not in err and "x@" not in err and "token=x" not in err
     assert "/tmp/box" in err  # a letter of a word stays
     assert "box ***" in err
+
+
+# -- decentralized auth: a .creds file (operator, account and user JWTs made here) ---------
+
+
+def _b64(data: bytes) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _jwt(claims: dict[str, Any], signer: Any) -> str:
+    """A NATS JWT (ed25519-nkey), signed by ``signer``: what nsc would make."""
+    import base64
+    import hashlib
+
+    claims = {"iat": int(time.time()), **claims}
+    body = json.dumps(claims, separators=(",", ":")).encode()
+    claims["jti"] = base64.b32encode(hashlib.new("sha512_256", body).digest()).decode()
+    head = _b64(json.dumps({"typ": "JWT", "alg": "ed25519-nkey"}).encode())
+    payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
+    return f"{head}.{payload}.{_b64(signer.sign(f'{head}.{payload}'.encode()))}"
+
+
+def _operator_setup(tmp: Path) -> tuple[str, Path, list[str]]:
+    """(the server's config, a host's .creds file, its secrets: JWT and seed)."""
+
+    def pair(prefix: int) -> tuple[bytes, Any, str]:
+        seed = nkeys.encode_seed(os.urandom(32), prefix)
+        kp = nkeys.from_seed(bytearray(seed))
+        return seed, kp, kp.public_key.decode()
+
+    _, op, op_pub = pair(nkeys.PREFIX_BYTE_OPERATOR)
+    _, acc, acc_pub = pair(nkeys.PREFIX_BYTE_ACCOUNT)
+    _, _, sys_pub = pair(nkeys.PREFIX_BYTE_ACCOUNT)
+    seed, _, user_pub = pair(nkeys.PREFIX_BYTE_USER)
+    limits = {
+        "subs": -1,
+        "data": -1,
+        "payload": -1,
+        "imports": -1,
+        "exports": -1,
+        "wildcards": True,
+        "conn": -1,
+        "leaf": -1,
+    }
+    js = {"mem_storage": -1, "disk_storage": -1, "streams": -1, "consumer": -1}
+    operator = _jwt(
+        {
+            "iss": op_pub,
+            "sub": op_pub,
+            "name": "op",
+            "nats": {"type": "operator", "version": 2, "system_account": sys_pub},
+        },
+        op,
+    )
+    account = _jwt(
+        {
+            "iss": op_pub,
+            "sub": acc_pub,
+            "name": "STREAMV1",
+            "nats": {"limits": {**limits, **js}, "type": "account", "version": 2},
+        },
+        op,
+    )
+    system = _jwt(
+        {
+            "iss": op_pub,
+            "sub": sys_pub,
+            "name": "SYS",
+            "nats": {"limits": limits, "type": "account", "version": 2},
+        },
+        op,
+    )
+    user = _jwt(
+        {
+            "iss": acc_pub,
+            "sub": user_pub,
+            "name": "ci-runner",
+            "nats": {
+                "pub": {"allow": ["streamv1.ci-runner.>", "$JS.API.>", "$JS.ACK.>"]},
+                "sub": {"allow": ["_INBOX.>"]},
+                "subs": -1,
+                "data": -1,
+                "payload": -1,
+                "type": "user",
+                "version": 2,
+            },
+        },
+        acc,
+    )
+    (tmp / "op.jwt").write_text(operator)
+    conf = (
+        f'operator: "{tmp / "op.jwt"}"\nsystem_account: {sys_pub}\nresolver: MEMORY\n'
+        f'resolver_preload: {{ {acc_pub}: "{account}", {sys_pub}: "{system}" }}\n'
+    )
+    creds = tmp / "ci-runner.creds"
+    creds.write_text(
+        f"-----BEGIN NATS USER JWT-----\n{user}\n------END NATS USER JWT------\n\n"
+        f"-----BEGIN USER NKEY SEED-----\n{seed.decode()}\n------END USER NKEY SEED------\n"
+    )
+    creds.chmod(0o600)
+    return conf, creds, [user, seed.decode()]
+
+
+def test_a_creds_file_from_an_option_or_the_environment(
+    pki: dict[str, Path], tmp_path: Path
+) -> None:
+    conf, creds, secrets = _operator_setup(tmp_path)
+    server = natsserver.Server(tmp_path / "nats", conf=_tls_block(pki) + conf).start()
+    try:
+        publish = [
+            *_cmd("convert", str(SOURCE), "--publish", _tls_url(server)),
+            "--host",
+            "ci-runner",
+            "--nats-tls-ca",
+            str(pki["ca"]),
+        ]
+        by_option = _run([*publish, "--nats-creds", str(creds)])
+        assert by_option.returncode == 0, by_option.stderr
+        assert "published=4" in by_option.stderr
+        by_env = _run(publish, {"NATS_CREDS": str(creds)})
+        assert by_env.returncode == 0, by_env.stderr
+        assert "already_stored=4" in by_env.stderr
+        for proc in (by_option, by_env):
+            _no_secret_in(proc.stderr, *secrets)
+        # Without it: refused (the server knows no anonymous user).
+        anonymous = _run(publish)
+        assert anonymous.returncode == 1 and "Authorization Violation" in anonymous.stderr
+    finally:
+        server.stop(signal.SIGKILL)
