@@ -43,8 +43,10 @@ class Server:
         cluster: list[int] | None = None,
         cluster_port: int | None = None,
         tls: list[str] | None = None,
+        conf: str | None = None,
     ) -> None:
         self.tls = tls or []
+        self.conf = conf  # a configuration file's text (accounts, TLS), beside the store
         self.store = store
         self.name = name
         self.port = free_port()
@@ -86,6 +88,9 @@ class Server:
             ]
         args += self.tls
         self.store.mkdir(parents=True, exist_ok=True)
+        if self.conf is not None:
+            (self.store / "server.conf").write_text(self.conf)
+            args += ["-c", str(self.store / "server.conf")]
         self.proc = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=open(self.store / "server.log", "ab")
         )
@@ -144,16 +149,21 @@ def cluster(root: Path, n: int = 3) -> list[Server]:
     return servers
 
 
-def stored(url: str, stream: str = "STREAMV1", timeout: float = 5.0) -> list[dict[str, Any]]:
-    """Every message the stream holds: subject, headers, data, in stream order."""
-    return asyncio.run(_stored(url, stream, timeout))
+def stored(
+    url: str, stream: str = "STREAMV1", timeout: float = 5.0, **connect: Any
+) -> list[dict[str, Any]]:
+    """Every message the stream holds: subject, headers, data, in stream order
+    (``connect``: nats-py's options, for a server with TLS or users)."""
+    return asyncio.run(_stored(url, stream, timeout, connect))
 
 
-async def _stored(url: str, stream: str, timeout: float) -> list[dict[str, Any]]:
+async def _stored(
+    url: str, stream: str, timeout: float, connect: dict[str, Any]
+) -> list[dict[str, Any]]:
     import nats
     from nats.js.errors import NotFoundError
 
-    nc = await nats.connect(servers=url.split(","), connect_timeout=2)
+    nc = await nats.connect(servers=url.split(","), connect_timeout=2, **connect)
     try:
         js = nc.jetstream(timeout=timeout)
         try:

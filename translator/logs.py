@@ -30,6 +30,12 @@ _fmt: str = "console"
 _real: Any = None
 #: The last error logged (its time, event and path): what ``status`` shows a person.
 last_error: dict[str, Any] | None = None
+#: Credentials this process was given (a bus password, token, seed): masked in
+#: every line by their value, whatever they look like (:func:`secret`).
+_secrets: dict[str, Any] = {}
+#: Shorter than this, a credential is masked only where it stands alone (not as
+#: a letter of a word): a one-letter token must not erase that letter everywhere.
+_WHOLE = 6
 
 
 def _render(method: str, event: MutableMapping[str, Any]) -> str:
@@ -97,6 +103,45 @@ def _structlog() -> Any:
     return _real
 
 
+def secret(*values: str | None) -> None:
+    """Mask these values in every line logged from now on. The look-based scrubber
+    below knows API keys by their shape; a bus password or a three-letter token has
+    none, so the values themselves are the key (#39)."""
+    import re
+
+    for value in values:
+        if not value or value in _secrets:
+            continue
+        if len(value) >= _WHOLE:
+            _secrets[value] = None
+        else:
+            _secrets[value] = re.compile(
+                r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])"
+            )
+
+
+def conceal(text: str) -> str:
+    """``text`` with every credential given to :func:`secret` as ``***``."""
+    for value, bounded in _secrets.items():
+        if value in text:
+            text = text.replace(value, "***") if bounded is None else bounded.sub("***", text)
+    return text
+
+
+def _concealed(value: Any) -> Any:
+    if isinstance(value, str):
+        return conceal(value)
+    if isinstance(value, dict):
+        return {k: _concealed(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_concealed(v) for v in value]
+    if isinstance(value, (int, float, bool)) or value is None:
+        return value
+    text = str(value)  # an exception, a path: as it will be shown
+    shown = conceal(text)
+    return value if shown == text else shown
+
+
 def _masked(event: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The event with secrets masked, as every output line is: logs reach the
     journal, and an event may quote a record's value or a relayed command line.
@@ -105,6 +150,8 @@ def _masked(event: str, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
     from streamv1.translator.output.scrub import scrubber
 
+    if _secrets:
+        event, kw = conceal(event), {k: _concealed(v) for k, v in kw.items()}
     try:
         data = orjson.dumps({"event": event, **kw}, default=str) + b"\n"
     except TypeError:

@@ -66,10 +66,33 @@ class BusConfig:
     max_bytes: int = -1  # -1: no limit
     duplicate_window: float = 600.0  # seconds
     host: str = field(default_factory=hostname)
-    creds: str | None = None
+    creds: str | None = None  # a .creds file (user JWT and seed)
+    nkey: str | None = None  # an NKEY seed file
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    token: str | None = field(default=None, repr=False)
     tls_ca: str | None = None
     tls_cert: str | None = None
     tls_key: str | None = None
+    tls_first: bool = False  # the TLS handshake before the server's INFO
+    #: TLS asked for (a ``tls://`` address or any TLS option): a server that does not
+    #: offer it is refused before anything is sent (:mod:`translator.fleet.connection`).
+    tls_required: bool = False
+
+    def shown(self) -> str:
+        """The servers as logs and errors name them: no credential in an address."""
+        return ",".join(shown_url(url) for url in self.servers)
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every credential this configuration holds, by value (masked in the logs):
+        the password, the token, an address's password or token, and the keys a
+        seed or credentials file holds."""
+        found = [self.password or "", self.token or ""]
+        for url in self.servers:
+            found += url_secrets(url, named=self.password is not None)
+        for path in (self.creds, self.nkey):
+            found += _file_secrets(path)
+        return tuple(s for s in found if s)
 
     def subject(self, session: str) -> str:
         return f"{self.prefix}.{token(self.host)}.{token(session)}"
@@ -84,10 +107,57 @@ def servers(value: str) -> tuple[str, ...]:
     found = tuple(s.strip() for s in value.split(",") if s.strip())
     for url in found:
         if not url.startswith(("nats://", "tls://")):
-            raise click.UsageError(f"{url!r} is not a nats:// (or tls://) address")
+            raise click.UsageError(f"{shown_url(url)!r} is not a nats:// (or tls://) address")
     if not found:
         raise click.UsageError("no NATS server given")
     return found
+
+
+def _userinfo(url: str) -> tuple[str, str] | None:
+    """(scheme://, user-info) of an address that carries credentials, else None."""
+    scheme, sep, rest = url.partition("://")
+    netloc = rest.split("/", 1)[0]
+    if not sep or "@" not in netloc:
+        return None
+    return scheme + sep, netloc.rpartition("@")[0]
+
+
+def shown_url(url: str) -> str:
+    """The address without its credentials (``nats://***@host:4222``)."""
+    found = _userinfo(url)
+    if found is None:
+        return url
+    scheme, info = found
+    return scheme + "***@" + url[len(scheme) + len(info) + 1 :]
+
+
+def url_secrets(url: str, named: bool = False) -> list[str]:
+    """The password (or, alone, the token) an address carries, as given and as
+    decoded: ``nats://TOKEN@host``, ``nats://user:PASSWORD@host``. ``named``: a
+    password is given apart, so a user alone is that password's user, no secret."""
+    from urllib.parse import unquote
+
+    found = _userinfo(url)
+    if found is None:
+        return []
+    user, colon, password = found[1].partition(":")
+    if not colon and named:
+        return []
+    value = password if colon else user
+    return [value, unquote(value)]
+
+
+def _file_secrets(path: str | None) -> list[str]:
+    """The keys and tokens a .creds or seed file holds (its lines between markers,
+    or a bare seed): what would give someone this host's identity."""
+    if not path:
+        return []
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    lines = (line.strip() for line in text.splitlines())
+    return [t for t in lines if len(t) >= 20 and " " not in t and t[0] not in "-*"]
 
 
 def bus_options(publishing: bool) -> Callable[[Any], Any]:
@@ -95,17 +165,59 @@ def bus_options(publishing: bool) -> Callable[[Any], Any]:
     the stream is made). Each command gets ``bus`` (a dict) to pass to ``config``."""
 
     def add(command: Any) -> Any:
-        # (the files a TLS or credentials connection reads: each must exist)
+        # (the files a TLS or credentials connection reads: each must exist). The
+        # credentials themselves never come from argv, which every local user sees
+        # in ps: a file, or the nats tools' environment variables.
         files = {
-            "--nats-creds": "NATS credentials file (JWT and seed) for this host.",
-            "--nats-tls-ca": "CA certificate(s) that sign the servers' certificates.",
-            "--nats-tls-cert": "Client certificate, for servers that verify clients.",
-            "--nats-tls-key": "The client certificate's key.",
+            "--nats-creds": ("NATS_CREDS", "NATS credentials file (user JWT and seed)."),
+            "--nats-nkey": ("NATS_NKEY", "NKEY seed file (a user the server knows by its key)."),
+            "--nats-password-file": (
+                None,
+                "File holding the password of --nats-user (or of the user in the "
+                "address); else $NATS_PASSWORD.",
+            ),
+            "--nats-token-file": (None, "File holding the server's auth token; else $NATS_TOKEN."),
+            "--nats-tls-ca": ("NATS_CA", "CA certificate(s) that sign the servers' certificates."),
+            "--nats-tls-cert": (
+                "NATS_CERT",
+                "Client certificate, for servers that verify clients.",
+            ),
+            "--nats-tls-key": ("NATS_KEY", "The client certificate's key."),
         }
         opts = [
             *(
-                click.option(name, type=click.Path(dir_okay=False, exists=True), help=text)
-                for name, text in files.items()
+                click.option(
+                    name,
+                    type=click.Path(dir_okay=False, exists=True),
+                    envvar=env,
+                    show_envvar=env is not None,
+                    help=text,
+                )
+                for name, (env, text) in files.items()
+            ),
+            click.option(
+                "--nats-user",
+                metavar="NAME",
+                envvar="NATS_USER",
+                show_envvar=True,
+                help="User name (its password: --nats-password-file or $NATS_PASSWORD; "
+                "alone, it is a token, as for the nats CLI).",
+            ),
+            click.option(
+                "--nats-context",
+                metavar="NAME|FILE",
+                envvar="NATS_CONTEXT",
+                show_envvar=True,
+                help="A nats CLI context (~/.config/nats/context/NAME.json): its url, "
+                "credentials and TLS files fill what the options leave unset.",
+            ),
+            click.option(
+                "--nats-tls-first",
+                is_flag=True,
+                default=None,
+                help="TLS handshake before the server's first word (servers with "
+                "handshake_first); TLS is required either way once any TLS option or "
+                "a tls:// address is given.",
             ),
             click.option(
                 "--nats-stream",
@@ -167,12 +279,71 @@ def bus_options(publishing: bool) -> Callable[[Any], Any]:
     return add
 
 
+#: The address that means "the addresses in $NATS_URL" (else the context's url): an
+#: address holding a password need not be on the command line.
+FROM_ENV = "env"
+
+
 def config(urls: str, params: dict[str, Any], host: str | None = None) -> BusConfig:
-    """The BusConfig from a command's parameters (bus_options' names)."""
-    if params.get("nats_tls_key") and not params.get("nats_tls_cert"):
+    """The BusConfig from a command's parameters (bus_options' names), the nats
+    tools' environment variables and a nats CLI context: an option (or its
+    variable) first, then the context. Its credentials are masked in every log line
+    from here on."""
+    from streamv1.translator import logs
+
+    context = _context(params.get("nats_context"))
+    from_argv = urls != FROM_ENV
+    if not from_argv:
+        urls = os.environ.get("NATS_URL") or _text(context.get("url")) or ""
+        if not urls:
+            raise click.UsageError(f"{FROM_ENV!r} as the address needs NATS_URL (or a context url)")
+    found = servers(urls)
+
+    def path(name: str, key: str) -> str | None:
+        value = params.get(name)
+        if value:
+            return str(value)
+        given = _text(context.get(key))
+        if given is None:
+            return None
+        given = os.path.expanduser(given)
+        if not os.path.isfile(given):
+            raise click.UsageError(f"the NATS context's {key} {given!r} is not a file")
+        return given
+
+    creds, nkey = path("nats_creds", "creds"), path("nats_nkey", "nkey")
+    tls_ca, tls_cert = path("nats_tls_ca", "ca"), path("nats_tls_cert", "cert")
+    tls_key = path("nats_tls_key", "key")
+    if tls_key and not tls_cert:
         raise click.UsageError("--nats-tls-key needs --nats-tls-cert")
-    return BusConfig(
-        servers=servers(urls),
+    if creds and nkey:
+        raise click.UsageError("--nats-creds and --nats-nkey are two identities: give one")
+    user = params.get("nats_user") or _text(context.get("user"))
+    password = (
+        _read(params.get("nats_password_file"), "--nats-password-file")
+        or os.environ.get("NATS_PASSWORD")
+        or _text(context.get("password"))
+    )
+    token = (
+        _read(params.get("nats_token_file"), "--nats-token-file")
+        or os.environ.get("NATS_TOKEN")
+        or _text(context.get("token"))
+    )
+    if password and not user:  # nats://alice@bus with the password kept out of argv
+        user = next((_url_user(u) for u in found if _url_user(u)), None)
+        if not user:
+            raise click.UsageError("a NATS password needs a user: --nats-user or NATS_USER")
+    if user and not password and not token:
+        user, token = None, user  # a user alone is a token, as for the nats CLI
+    if from_argv and any(url_secrets(u, named=bool(password)) for u in found):
+        logs.get().warning(
+            "a credential in a NATS address on the command line is seen by every local user (ps)",
+            hint="give it with NATS_URL and the address `env`, NATS_PASSWORD, NATS_TOKEN, "
+            "--nats-password-file or --nats-token-file",
+        )
+    tls_first = bool(params.get("nats_tls_first") or context.get("tls_first") is True)
+    made = BusConfig(
+        servers=found,
         stream=params["nats_stream"],
         prefix=params["nats_prefix"],
         replicas=params.get("nats_replicas", 1),
@@ -180,11 +351,69 @@ def config(urls: str, params: dict[str, Any], host: str | None = None) -> BusCon
         max_bytes=params.get("nats_max_bytes", -1),
         duplicate_window=params.get("nats_duplicate_window", 600.0),
         host=host or params.get("host_name") or hostname(),
-        creds=params.get("nats_creds"),
-        tls_ca=params.get("nats_tls_ca"),
-        tls_cert=params.get("nats_tls_cert"),
-        tls_key=params.get("nats_tls_key"),
+        creds=creds,
+        nkey=nkey,
+        user=user if password else None,
+        password=password or None,
+        token=token or None,
+        tls_ca=tls_ca,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        tls_first=tls_first,
+        tls_required=bool(
+            tls_first or tls_ca or tls_cert or any(u.startswith("tls://") for u in found)
+        ),
     )
+    logs.secret(*made.secrets())
+    return made
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _url_user(url: str) -> str | None:
+    """The user an address names without its password (``nats://alice@bus``)."""
+    from urllib.parse import unquote
+
+    found = _userinfo(url)
+    if found is None or ":" in found[1]:
+        return None
+    return unquote(found[1]) or None
+
+
+def _read(path: str | None, option: str) -> str | None:
+    """A password or token file's content, without its final newline."""
+    if not path:
+        return None
+    try:
+        value = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.UsageError(f"{option} {path}: cannot read ({exc})") from None
+    if not value:
+        raise click.UsageError(f"{option} {path} is empty")
+    return value
+
+
+def _context(name: str | None) -> dict[str, Any]:
+    """A nats CLI context: ``NAME`` under $XDG_CONFIG_HOME/nats/context (default
+    ~/.config), or a path to one."""
+    if not name:
+        return {}
+    import json
+
+    if os.sep in name or name.endswith(".json"):
+        where = Path(name).expanduser()
+    else:
+        home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        where = Path(home) / "nats" / "context" / f"{name}.json"
+    try:
+        found = json.loads(where.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise click.UsageError(f"NATS context {str(where)!r}: cannot read ({exc})") from None
+    if not isinstance(found, dict):
+        raise click.UsageError(f"NATS context {str(where)!r} is not a JSON object")
+    return found
 
 
 def check_token(name: str, value: str) -> None:

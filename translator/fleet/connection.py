@@ -14,6 +14,7 @@ not the lines.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -30,12 +31,85 @@ RETRY_MAX = 5.0
 
 
 def _tls(config: BusConfig) -> ssl.SSLContext | None:
-    if not (config.tls_ca or config.tls_cert):
+    if not config.tls_required:
         return None
     context = ssl.create_default_context(cafile=config.tls_ca)
     if config.tls_cert:
         context.load_cert_chain(config.tls_cert, config.tls_key)
     return context
+
+
+def _client(config: BusConfig) -> Any:
+    """A nats-py client; one that refuses to say anything in clear text where TLS
+    was asked for (:func:`_tls_only`)."""
+    from nats.aio.client import Client
+
+    return _tls_only()() if config.tls_required else Client()
+
+
+@functools.cache
+def _tls_only() -> type:
+    """nats-py's client, but TLS or nothing. nats-py moves to TLS only when the
+    server's INFO says ``tls_required``: a server (or someone in the middle) that
+    leaves it out got the CONNECT, password included, and every line in clear text
+    (#39; the Go client refuses with ErrSecureConnWanted). So: a server offering TLS
+    as an option (``tls_available``) is taken up on it, one offering none is
+    refused, and CONNECT, the first thing a client writes, is never written on a
+    socket that is not TLS. Two of nats-py's own steps are wrapped; should a
+    release rename them, no connection asked to use TLS is made at all."""
+    from nats.aio.client import Client
+    from nats.aio.transport import TcpTransport
+    from nats.errors import SecureConnWantedError
+
+    if not all(callable(getattr(Client, name, None)) for name in _WRAPPED):
+        raise BusError(
+            "this nats-py cannot be made to refuse a server without TLS; TLS was asked "
+            "for, so nothing is sent (pip install 'nats-py>=2.7,<3')"
+        )
+
+    class NoTLS(SecureConnWantedError):
+        def __init__(self, url: str) -> None:
+            super().__init__()
+            self.url = url
+
+        def __str__(self) -> str:
+            return (
+                f"nats: {self.url} offers no TLS, and TLS was asked for: nothing sent "
+                "(not even the credentials)"
+            )
+
+    class TLSOnly(Client):
+        def _where(self) -> str:
+            uri = self._current_server.uri if self._current_server else None
+            return f"{uri.hostname}:{uri.port}" if uri is not None else "the server"
+
+        async def _process_info(
+            self, info: dict[str, Any], initial_connection: bool = False
+        ) -> None:
+            if initial_connection and not info.get("tls_required"):
+                # (the INFO before CONNECT; with handshake-first, the socket is TLS already)
+                if not (info.get("tls_available") or self.options.get("tls_handshake_first")):
+                    raise NoTLS(self._where())
+                info["tls_required"] = True  # nats-py upgrades when, and only when, told
+            await super()._process_info(info, initial_connection)
+
+        def _connect_command(self) -> bytes:
+            transport = self._transport
+            writer = getattr(transport, "_io_writer", None)
+            if not (
+                isinstance(transport, TcpTransport)
+                and writer is not None
+                and writer.get_extra_info("ssl_object") is not None
+            ):
+                raise NoTLS(self._where())
+            command: bytes = super()._connect_command()
+            return command
+
+    return TLSOnly
+
+
+#: nats-py's steps :func:`_tls_only` wraps.
+_WRAPPED = ("_process_info", "_connect_command", "_process_connect_init")
 
 
 async def connect(
@@ -48,7 +122,7 @@ async def connect(
     """A connection that reconnects for ever. With ``wait``, a server that is down at
     start is waited for (the daemon's publisher); without, the error is raised
     (``subscribe`` and ``convert`` tell their user at once)."""
-    import nats
+    logs.secret(*config.secrets())  # (a process of its own, the publisher, comes here)
 
     async def disconnected() -> None:
         if on_state is not None:
@@ -79,11 +153,10 @@ async def connect(
             if not wait:
                 # nats-py retries a first connect for ever when reconnecting is on:
                 # one try without it says at once whether anything answers.
-                probe = await nats.connect(
-                    servers=list(config.servers),
+                probe = _client(config)
+                await probe.connect(
+                    **_credentials(config),
                     name=name,
-                    tls=_tls(config),
-                    user_credentials=config.creds,
                     allow_reconnect=False,
                     connect_timeout=2,
                     max_reconnect_attempts=1,
@@ -91,11 +164,10 @@ async def connect(
                     error_cb=quiet,
                 )
                 await probe.close()
-            return await nats.connect(
-                servers=list(config.servers),
+            nc = _client(config)
+            await nc.connect(
+                **_credentials(config),
                 name=name,
-                tls=_tls(config),
-                user_credentials=config.creds,
                 max_reconnect_attempts=-1,
                 reconnect_time_wait=1,
                 connect_timeout=2,
@@ -104,16 +176,31 @@ async def connect(
                 reconnected_cb=reconnected,
                 error_cb=error,
             )
+            return nc
+        except BusError:
+            raise
         except Exception as exc:
             if not wait or _permanent(exc):
                 cause = last[0] if last else exc
-                raise BusError(
-                    f"cannot connect to {','.join(config.servers)}: {reason_of(cause)}"
-                ) from exc
+                raise BusError(f"cannot connect to {config.shown()}: {reason_of(cause)}") from exc
             if on_state is not None:
                 on_state("disconnected")
             await asyncio.sleep(delay)
             delay = min(delay * 2, RETRY_MAX)
+
+
+def _credentials(config: BusConfig) -> dict[str, Any]:
+    """nats-py's connect arguments for where and as whom."""
+    return {
+        "servers": list(config.servers),
+        "tls": _tls(config),
+        "tls_handshake_first": config.tls_first,
+        "user_credentials": config.creds,
+        "nkeys_seed": config.nkey,
+        "user": config.user,
+        "password": config.password,
+        "token": config.token,
+    }
 
 
 def _permanent(exc: BaseException) -> bool:

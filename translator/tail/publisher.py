@@ -147,10 +147,10 @@ class OutputPublisher:
         try:
             asyncio.run(self._main())
         except bus.BusError as exc:
-            self.error = str(exc)
+            self.error = logs.conceal(str(exc))
             self.log.error("publishing stopped; the output file keeps every line", reason=str(exc))
         except Exception as exc:  # pragma: no cover - said, never a traceback
-            self.error = f"{type(exc).__name__}: {exc}"
+            self.error = logs.conceal(f"{type(exc).__name__}: {exc}")
             self.log.error(
                 "publishing stopped; the output file keeps every line", reason=self.error
             )
@@ -165,7 +165,7 @@ class OutputPublisher:
         def state(s: str) -> None:
             was, self.connected = self.connected, s == "connected"
             if was != self.connected:
-                self.log.info("bus state", state=s, servers=",".join(self.config.servers))
+                self.log.info("bus state", state=s, servers=self.config.shown())
                 self._changed()
 
         nc = await self._until_stopped(
@@ -431,7 +431,7 @@ class OutputPublisher:
                 "ino": self.ino,
                 "offset": self.offset,
                 "stream": self.config.stream,
-                "servers": list(self.config.servers),
+                "servers": self.config.shown().split(","),
             }
         )
         tmp = self.state.with_name(self.state.name + ".tmp")

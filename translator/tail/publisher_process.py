@@ -340,6 +340,7 @@ def main() -> int:
     fields = dict(job["bus"])
     fields["servers"] = tuple(fields["servers"])
     config = bus.BusConfig(**fields)
+    logs.secret(*config.secrets())  # masked in this process's lines too
     written = threading.Lock()
     timeout = [5.0]
 
