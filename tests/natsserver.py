@@ -43,8 +43,12 @@ class Server:
         cluster: list[int] | None = None,
         cluster_port: int | None = None,
         tls: list[str] | None = None,
+        conf: str = "",
     ) -> None:
+        """``conf``: nats-server configuration lines (what no flag sets, such as
+        ``max_payload`` or ``max_control_line``); the flags win over it."""
         self.tls = tls or []
+        self.conf = conf
         self.store = store
         self.name = name
         self.port = free_port()
@@ -86,6 +90,10 @@ class Server:
             ]
         args += self.tls
         self.store.mkdir(parents=True, exist_ok=True)
+        if self.conf:
+            conf = self.store / "server.conf"
+            conf.write_text(self.conf)
+            args += ["-c", str(conf)]
         self.proc = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=open(self.store / "server.log", "ab")
         )
