@@ -1662,3 +1662,33 @@ def test_a_line_the_server_can_never_take_never_stalls_tail_publish(
         assert len(said) == 4 and all(b"out.jsonl" in x for x in said)
     finally:
         server.stop(signal.SIGKILL)
+
+
+def test_a_server_with_a_smaller_control_line_is_told_and_kept_to(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
+    """The control line's limit is not in the server's INFO: --nats-max-control-line
+    tells it. Under a long prefix and host, the long ids' subjects (digests
+    though they are) make lines over the 450 bytes this server takes: each is said
+    and stepped over, the rest stored once, twice in a row (the second run asks
+    what each subject holds: never for those, whose request would be over too)."""
+    server = natsserver.Server(tmp_path / "nats", conf="max_control_line: 450\n").start()
+    try:
+        files, _ = _wedge_inputs(streamv1_bin, tmp_path / "in", big=0)
+        local = [line for f in files for line in _converted(streamv1_bin, f)]
+        long = [x for x in local if orjson.loads(x)["session_id"] in LONG_IDS]
+        prefix, host = "p" * 100, "h" * 300
+        command = [streamv1_bin, "convert", *map(str, files), "--publish", server.url]
+        command += ["--nats-prefix", prefix, "--host", host, "--nats-max-control-line", "450"]
+        for run in range(2):
+            proc = subprocess.run(command, capture_output=True, timeout=60, check=False)
+            said = [x for x in proc.stderr.splitlines() if b"line not published" in x]
+            assert proc.returncode == 1 and len(said) == len(long) > 0, proc.stderr
+            assert all(b"max_control_line" in x for x in said)
+            assert f"published={0 if run else len(local) - len(long)} ".encode() in proc.stderr
+        stored = natsserver.stored(server.url)
+        assert _once(stored) == [] and Counter(m["data"] for m in stored) == Counter(
+            x for x in local if x not in long
+        )
+    finally:
+        server.stop(signal.SIGKILL)

@@ -21,7 +21,14 @@ import orjson
 from streamv1.translator import logs
 from streamv1.translator.fleet.bus import BusConfig, BusError
 from streamv1.translator.fleet.connection import RETRY_MAX, reason_of, refused_for_good, retrying
-from streamv1.translator.fleet.messages import SEQ_HEADER, SESSION_HEADER, Line, frame, unsendable
+from streamv1.translator.fleet.messages import (
+    SEQ_HEADER,
+    SESSION_HEADER,
+    Line,
+    control_line,
+    frame,
+    unsendable,
+)
 
 log = logs.get()
 
@@ -315,6 +322,8 @@ class Sender:
         from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
         ids: set[str] = set()
+        if control_line(subject, self.config.stream) > self.config.max_control_line:
+            return ids  # (its lines are never sent: the request would drop the connection)
         try:
             info = await self.js.stream_info(self.config.stream, subjects_filter=subject)
         except Exception:

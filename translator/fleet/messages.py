@@ -102,10 +102,19 @@ _BATCH_HEADERS = len(
     b"Nats-Batch-Id: %s\r\nNats-Batch-Sequence: 1000\r\nNats-Batch-Commit: 1\r\n" % (b"0" * 32)
 )
 _EXPECTED_STREAM = len(b"Nats-Expected-Stream: \r\n")
-#: A publish's protocol line but its subject, at most: ``HPUB <subject> <reply>
-#: <header bytes> <total bytes>\r\n``, a reply inbox of nats-py's (``_INBOX.`` and
-#: two 22-character ids) and sizes of up to 10 digits.
-_CONTROL = len(b"HPUB   \r\n") + len(b"_INBOX.") + 2 * 22 + 1 + 2 * 10
+#: nats-py's reply inbox: ``_INBOX.``, a 22-character id, ``.``, and 26 more.
+_REPLY = len("_INBOX.") + 22 + 1 + 26
+
+
+def control_line(subject: str, stream: str) -> int:
+    """The longest protocol line the fleet sends that names ``subject``, at most:
+    a publish (``HPUB <subject> <reply> <header bytes> <total bytes>``) or the
+    request that makes a consumer filtered on it (``convert --publish`` asks what
+    the subject holds; ``subscribe --from --session`` reads it), sizes of up to 10
+    digits."""
+    publish = len("HPUB  \r\n") + _REPLY + 2 * 11
+    consumer = len("PUB $JS.API.CONSUMER.CREATE...  \r\n") + len(stream) + 22 + _REPLY + 10
+    return len(subject.encode()) + max(publish, consumer)
 
 
 def wire_size(line: Line, stream: str) -> int:
@@ -125,7 +134,7 @@ def unsendable(
     known, not checked; ``what``: which of the two it is."""
     if max_payload > 0 and (size := wire_size(line, stream)) > max_payload:
         return f"{size} bytes with its headers, over the limit of {max_payload} ({what})"
-    if len(line.subject) + _CONTROL > max_control_line:
+    if control_line(line.subject, stream) > max_control_line:
         return (
             f"its subject ({len(line.subject)} bytes) makes a protocol line over "
             f"{max_control_line} bytes (the server's max_control_line, --nats-max-control-line)"
@@ -164,6 +173,17 @@ def frame(line: Line, batch: str, n: int) -> bytes:
         head,
         line.data,
     )
+
+
+def client_name(role: str, host: str) -> str:
+    """The connection's name, ``streamv1-<role>@<host>`` (the server's /connz shows
+    it). It goes in CONNECT, a protocol line: a host name over the server's control
+    line (a 300-character ``--host``: 'maximum control line exceeded' at every
+    try) is its subject token there, bounded; so is one JSON would escape."""
+    name = f"streamv1-{role}@{host}"
+    if len(name) <= 100 and name.isascii() and name.isprintable():
+        return name
+    return f"streamv1-{role}@{token(host)}"
 
 
 def lines_of(config: BusConfig, data: Iterable[bytes]) -> list[Line]:

@@ -162,7 +162,7 @@ def publish_file(path: Path, bus: BusConfig, source: str | None = None) -> dict[
 
 
 async def _publish_file(path: Path, bus: BusConfig, source: str) -> dict[str, int]:
-    nc = await connection.connect(bus, f"streamv1-convert@{bus.host}", wait=False)
+    nc = await connection.connect(bus, messages.client_name("convert", bus.host), wait=False)
     try:
         js = nc.jetstream()
         await _bounded(connection.ensure_stream(js, bus))

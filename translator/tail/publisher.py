@@ -169,7 +169,9 @@ class OutputPublisher:
                 self._changed()
 
         nc = await self._until_stopped(
-            connection.connect(self.config, f"streamv1-tail@{self.config.host}", on_state=state)
+            connection.connect(
+                self.config, messages.client_name("tail", self.config.host), on_state=state
+            )
         )
         if nc is None:
             return
