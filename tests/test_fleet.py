@@ -1528,6 +1528,17 @@ def test_long_subject_tokens_are_a_bounded_digest_of_the_whole_value() -> None:
         assert len(config.subject(value)) <= len("streamv1") + 2 * bus.TOKEN_MAX + 2
 
 
+def test_a_host_from_undecodable_argv_bytes_still_makes_lines() -> None:
+    """``--host $'\\xff'`` reaches Python as a surrogate: every line's header
+    raised UnicodeEncodeError. Its header is what a reader decodes (U+FFFD), its
+    token the bytes' escapes, and a batch frame is built."""
+    config = bus.BusConfig(servers=("nats://x:1",), host="dev\udcff")
+    line = messages.line_for(config, b'{"type":"user","session_id":"s","seq":1}')
+    assert line.headers[messages.HOST_HEADER] == "dev\ufffd"
+    assert line.subject == "streamv1.dev_ED_B3_BF.s" and messages.frame(line, "b", 1)
+    assert messages.client_name("tail", config.host) == "streamv1-tail@dev_ED_B3_BF"
+
+
 @given(st.text(min_size=100, max_size=400), st.text(min_size=100, max_size=400))
 def test_long_tokens_are_safe_and_never_shared(a: str, b: str) -> None:
     ta, tb = bus.token(a), bus.token(b)
