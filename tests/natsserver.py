@@ -45,6 +45,8 @@ class Server:
         tls: list[str] | None = None,
         conf: str | None = None,
     ) -> None:
+        """``conf``: nats-server configuration lines (what no flag sets, such as
+        ``max_payload`` or ``max_control_line``); the flags win over it."""
         self.tls = tls or []
         self.conf = conf  # a configuration file's text (accounts, TLS), beside the store
         self.store = store

@@ -1433,3 +1433,273 @@ def test_the_daemon_hands_the_publisher_each_output_file_it_names(tmp_path: Path
     feeder.join(5)
     for fd in got.values():
         os.close(fd)
+
+
+# -- #39: one line never wedges the bus ---------------------------------------------------------
+
+#: A server as small as a test can make it: every limit of #39 is reached cheaply.
+SMALL_PAYLOAD = 32 * 1024
+SMALL_SERVER = f"max_payload: {SMALL_PAYLOAD}\nmax_control_line: 1024\n"
+#: Session ids far over a subject token: 5,000 characters, one of plain letters and
+#: one of what a token escapes (non-ASCII, '.', '*', '>', spaces, '_').
+LONG_IDS = ("s" * 5000, ("é.*> _\t" * 715)[:4999] + "z")
+
+
+def _transcript(session: str, pad: int) -> bytes:
+    """print_mode_bash.jsonl as session ``session``, its Bash command padded by
+    ``pad`` characters (the line of the tool call grows by as many bytes)."""
+    out = []
+    for raw in (SESSION / "print_mode_bash.jsonl").read_bytes().splitlines():
+        record = orjson.loads(raw)
+        record["sessionId"] = session
+        if record.get("type") == "assistant" and b'"tool_use"' in raw:
+            record = orjson.loads(
+                orjson.dumps(record).replace(b"echo hello", b"echo " + b"x" * pad + b" hello")
+            )
+        out.append(orjson.dumps(record) + b"\n")
+    return b"".join(out)
+
+
+def _converted(streamv1_bin: str, source: Path) -> list[bytes]:
+    return subprocess.run(
+        [streamv1_bin, "convert", str(source)], capture_output=True, check=True, timeout=60
+    ).stdout.splitlines()
+
+
+def _wedge_inputs(streamv1_bin: str, folder: Path, big: int = 4) -> tuple[list[Path], int]:
+    """Transcripts for one publish: normal sessions, the LONG_IDS, and ``big``
+    sessions each with one line of SMALL_PAYLOAD - 10 bytes (over the limit once its
+    headers are counted); returns them and that length."""
+    folder.mkdir(parents=True, exist_ok=True)
+    probe = folder / "probe.jsonl"
+    probe.write_bytes(_transcript("5eccd76e-a2bd-46d3-9ac7-285807858200", 1000))
+    padded = max(len(x) for x in _converted(streamv1_bin, probe) if b"x" * 1000 in x)
+    probe.unlink()
+    size = SMALL_PAYLOAD - 10
+    files = []
+    sessions = [(f"5eccd76e-a2bd-46d3-9ac7-2858078582{k:02d}", 0) for k in range(3)]
+    sessions += [(long_id, 0) for long_id in LONG_IDS]
+    sessions += [(f"5eccd76e-a2bd-46d3-9ac7-2858078583{k:02d}", big) for k in range(big)]
+    for n, (session, oversize) in enumerate(sessions):
+        path = folder / f"s{n:02d}.jsonl"
+        path.write_bytes(_transcript(session, size - padded + 1000 if oversize else 3))
+        files.append(path)
+    # (the normal sessions interleaved with the oversize ones)
+    return sorted(files, key=lambda p: int(p.stem[1:]) * 7 % len(files)), size
+
+
+def _read_back(url: str) -> list[dict[str, Any]]:
+    """Every stored message through a consumer, as ``subscribe --from`` reads them
+    (nats-py's get_msg, natsserver.stored's, gives non-ASCII header values as
+    email Header objects)."""
+    import nats
+
+    async def run() -> list[dict[str, Any]]:
+        nc = await nats.connect(url)
+        try:
+            sub = await nc.jetstream().pull_subscribe("streamv1.>", stream="STREAMV1")
+            out: list[dict[str, Any]] = []
+            while True:
+                msgs = await sub.fetch(256, timeout=5)
+                out += [{"subject": m.subject, "headers": m.headers, "data": m.data} for m in msgs]
+                if msgs[-1].metadata.num_pending == 0:
+                    return out
+        finally:
+            await nc.close()
+
+    return asyncio.run(run())
+
+
+def test_long_subject_tokens_are_a_bounded_digest_of_the_whole_value() -> None:
+    """#39: a 5,000-character session id made a subject over the server's control
+    line. A token is at most TOKEN_MAX characters: its start, then ``__`` and a
+    digest of the whole value, the same every time, never a short token's."""
+    for value in LONG_IDS:
+        one = bus.token(value)
+        assert re.fullmatch(r"[A-Za-z0-9_-]+__[0-9a-f]{32}", one) and len(one) <= bus.TOKEN_MAX
+        assert one == bus.token(value) != bus.token(value[:-1] + "y")
+        assert one.startswith(bus.token(value[:20]))
+    short = "5eccd76e-a2bd-46d3-9ac7-285807858239"
+    assert bus.token(short) == short and bus.token("a.b") == "a_2Eb"
+    # The reader's filter is the publisher's subject, for any id.
+    config = bus.BusConfig(servers=("nats://x:1",), host="h" * 300)
+    for value in LONG_IDS:
+        assert config.filter("h" * 300, value) == config.subject(value)
+        assert len(config.subject(value)) <= len("streamv1") + 2 * bus.TOKEN_MAX + 2
+
+
+def test_a_host_from_undecodable_argv_bytes_still_makes_lines() -> None:
+    """``--host $'\\xff'`` reaches Python as a surrogate: every line's header
+    raised UnicodeEncodeError. Its header is what a reader decodes (U+FFFD), its
+    token the bytes' escapes, and a batch frame is built."""
+    config = bus.BusConfig(servers=("nats://x:1",), host="dev\udcff")
+    line = messages.line_for(config, b'{"type":"user","session_id":"s","seq":1}')
+    assert line.headers[messages.HOST_HEADER] == "dev\ufffd"
+    assert line.subject == "streamv1.dev_ED_B3_BF.s" and messages.frame(line, "b", 1)
+    assert messages.client_name("tail", config.host) == "streamv1-tail@dev_ED_B3_BF"
+
+
+@given(st.text(min_size=100, max_size=400), st.text(min_size=100, max_size=400))
+def test_long_tokens_are_safe_and_never_shared(a: str, b: str) -> None:
+    ta, tb = bus.token(a), bus.token(b)
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", ta) and len(ta) <= bus.TOKEN_MAX
+    assert (ta == tb) == (a.encode("utf-8", "surrogatepass") == b.encode("utf-8", "surrogatepass"))
+
+
+@given(
+    st.text(min_size=1, max_size=300),
+    st.text(max_size=300),
+    st.text(max_size=50) | st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    st.sampled_from(["STREAMV1", "S" * 40]),
+)
+def test_a_lines_wire_size_is_never_below_what_goes_out(
+    session: str, kind: str, seq: int | str, stream: str
+) -> None:
+    """What the server counts against max_payload (headers and body), however the
+    line goes: a batch's frame, its commit, or JetStream's publish of one line.
+    messages.wire_size is never less (a line it lets through is never one the
+    server drops the connection for), and at most a batch's headers more."""
+    from nats.aio.client import Client
+
+    config = bus.BusConfig(servers=("nats://127.0.0.1:4222",), host="h")
+    line = messages.line_for(
+        config, orjson.dumps({"type": kind, "session_id": session, "seq": seq, "t": "x"})
+    )
+    sent: list[bytes] = []
+
+    async def capture(cmd: bytes, priority: bool = False) -> None:
+        sent.append(cmd)
+
+    nc = Client()
+    nc._send_command = capture  # type: ignore[method-assign]
+    batch = {"Nats-Batch-Id": "b" * 32, "Nats-Batch-Sequence": "1000"}
+    for extra in ({**batch, "Nats-Batch-Commit": "1"}, {"Nats-Expected-Stream": stream}):
+        asyncio.run(
+            nc._send_publish(line.subject, "", line.data, len(line.data), {**line.headers, **extra})
+        )
+    sent.append(messages.frame(line, "b" * 32, 1000))
+    sizes = [int(cmd.split(b"\r\n", 1)[0].split()[-1]) for cmd in sent]
+    assert max(sizes) <= messages.wire_size(line, stream) <= max(sizes) + 100
+
+
+def test_a_line_the_server_can_never_take_never_wedges_convert_publish(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
+    """#39: a 5,000-character session id (a subject over the control line) or a
+    line of max_payload - 10 bytes (over it with its headers): the server dropped
+    the connection, convert --publish sent the same batch again for ever. Now the
+    long ids go under a digest token (the whole id in their header), each line the
+    server can never take is said (one error line each) and counted, every other
+    line is stored once, and the command ends."""
+    server = natsserver.Server(tmp_path / "nats", conf=SMALL_SERVER).start()
+    try:
+        files, size = _wedge_inputs(streamv1_bin, tmp_path / "in", big=4)
+        local = [line for f in files for line in _converted(streamv1_bin, f)]
+        over = [x for x in local if len(x) == size]
+        assert len(over) == 4 and max(len(x) for x in local if x not in over) < SMALL_PAYLOAD // 2
+        started_at = time.monotonic()
+        proc = subprocess.run(
+            [streamv1_bin, "convert", *map(str, files), "--publish", server.url],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        took = time.monotonic() - started_at
+        assert proc.returncode == 1, proc.stderr
+        assert took < 60
+        said = [x for x in proc.stderr.splitlines() if b"line not published" in x]
+        assert len(said) == 4 and all(b"max_payload" in x and b"session=" in x for x in said)
+        assert b"too_large=4 " in proc.stderr
+        stored = natsserver.stored(server.url)
+        assert _once(stored) == []
+        assert Counter(m["data"] for m in stored) == Counter(x for x in local if x not in over)
+        read = _read_back(server.url)  # (as a reader gets them: a consumer's headers)
+        assert len(read) == len(stored)
+        for long_id in LONG_IDS:
+            mine = [m for m in read if orjson.loads(m["data"])["session_id"] == long_id]
+            assert mine and {m["headers"][messages.SESSION_HEADER] for m in mine} == {long_id}
+            assert {m["subject"] for m in mine} == {
+                f"streamv1.{bus.token(bus.hostname())}.{bus.token(long_id)}"
+            }
+        # And again: nothing stored twice, the same lines said again, still ending.
+        again = subprocess.run(
+            [streamv1_bin, "convert", *map(str, files), "--publish", server.url],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        assert again.returncode == 1 and b"published=0 " in again.stderr, again.stderr
+        assert len(natsserver.stored(server.url)) == len(stored)
+    finally:
+        server.stop(signal.SIGKILL)
+
+
+def test_a_line_the_server_can_never_take_never_stalls_tail_publish(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
+    """#39, the daemon's publisher: the same lines stalled every session behind the
+    one batch sent again for ever. Now each is said and counted (status), and every
+    other line, before and after it, is stored once."""
+    server = natsserver.Server(tmp_path / "nats", conf=SMALL_SERVER).start()
+    try:
+        files, size = _wedge_inputs(streamv1_bin, tmp_path / "in", big=4)
+        home = tmp_path / "home"
+        (home / "projects" / "p").mkdir(parents=True)
+        home.chmod(0o700)
+        proc = _publishing(streamv1_bin, home, server.url, "dev-3")
+        wait_started(home, proc)
+        for f in files:
+            shutil.copy(f, home / "projects" / "p" / f.name)
+            time.sleep(0.05)
+        out = home / "out.jsonl"
+        settle(out)
+        lines = out.read_bytes().splitlines()
+        over = [x for x in lines if len(x) >= size]
+        kept = [x for x in lines if len(x) < size]
+        assert len(over) == 4 and max(len(x) for x in kept) < SMALL_PAYLOAD // 2
+        stored = natsserver.wait_for(server.url, len(kept), limit=60)
+        status = subprocess.run(
+            [streamv1_bin, "status", "--socket", str(home / "ingest.sock")],
+            capture_output=True,
+            timeout=30,
+            check=True,
+        )
+        publish = json.loads(status.stdout)["publish"]
+        _stop(proc)
+        assert _once(stored) == [] and Counter(m["data"] for m in stored) == Counter(kept)
+        assert publish["too_large"] == 4 and publish["sent_lines"] == len(kept)
+        assert publish["behind_bytes"] == 0 and publish["error"] is None
+        said = [x for x in (home / "daemon.log").read_bytes().splitlines() if b"not published" in x]
+        assert len(said) == 4 and all(b"out.jsonl" in x for x in said)
+    finally:
+        server.stop(signal.SIGKILL)
+
+
+def test_a_server_with_a_smaller_control_line_is_told_and_kept_to(
+    streamv1_bin: str, tmp_path: Path
+) -> None:
+    """The control line's limit is not in the server's INFO: --nats-max-control-line
+    tells it. Under a long prefix and host, the long ids' subjects (digests
+    though they are) make lines over the 450 bytes this server takes: each is said
+    and stepped over, the rest stored once, twice in a row (the second run asks
+    what each subject holds: never for those, whose request would be over too)."""
+    server = natsserver.Server(tmp_path / "nats", conf="max_control_line: 450\n").start()
+    try:
+        files, _ = _wedge_inputs(streamv1_bin, tmp_path / "in", big=0)
+        local = [line for f in files for line in _converted(streamv1_bin, f)]
+        long = [x for x in local if orjson.loads(x)["session_id"] in LONG_IDS]
+        prefix, host = "p" * 100, "h" * 300
+        command = [streamv1_bin, "convert", *map(str, files), "--publish", server.url]
+        command += ["--nats-prefix", prefix, "--host", host, "--nats-max-control-line", "450"]
+        for run in range(2):
+            proc = subprocess.run(command, capture_output=True, timeout=60, check=False)
+            said = [x for x in proc.stderr.splitlines() if b"line not published" in x]
+            assert proc.returncode == 1 and len(said) == len(long) > 0, proc.stderr
+            assert all(b"max_control_line" in x for x in said)
+            assert f"published={0 if run else len(local) - len(long)} ".encode() in proc.stderr
+        stored = natsserver.stored(server.url)
+        assert _once(stored) == [] and Counter(m["data"] for m in stored) == Counter(
+            x for x in local if x not in long
+        )
+    finally:
+        server.stop(signal.SIGKILL)

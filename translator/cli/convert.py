@@ -191,13 +191,15 @@ def convert(
                 # (asyncio, nats: only to publish)
                 from streamv1.translator.fleet import transfer
 
-                sent = transfer.publish_file(output, bus_config)
+                # (lines stepped over are named by session; the spool's name says nothing)
+                sent = transfer.publish_file(output, bus_config, "" if spool is not None else None)
             except BusError as exc:
                 raise Failure("not published", reason=str(exc)) from None
             log.info("published", stream=bus_config.stream, **sent)
             if sent["too_large"]:
                 raise Failure(
-                    "lines larger than the servers' max_payload not published",
+                    "lines the server can never take not published (over its "
+                    "max_payload or max_control_line; each said above)",
                     lines=sent["too_large"],
                 )
     except Interrupted as exc:

@@ -31,6 +31,17 @@ def hostname() -> str:
 
 #: What may stand in a subject token as it is; anything else is escaped as ``_XX``.
 _SAFE = re.compile(rb"[^A-Za-z0-9-]")
+#: The longest subject token. A longer one (a session id of 5,000 characters made
+#: a subject over the server's control line: it dropped the connection, and the
+#: publisher sent the same line again for ever, #39) is its first characters and a
+#: digest of the whole value: ``<start>__<32 hex of BLAKE2b-128>``.
+TOKEN_MAX = 128
+_DIGEST_HEX = 32
+#: A server's longest protocol line (nats-server's ``max_control_line``, 4 KiB unless
+#: its config says otherwise; INFO does not tell it): ``--nats-max-control-line``.
+MAX_CONTROL_LINE = 4096
+#: A subject prefix: tokens of printable ASCII, no wildcards, none empty.
+_PREFIX = re.compile(r"[!-\-/-~]+(\.[!-\-/-~]+)*")  # (printable ASCII but ".")
 
 #: Lines asked for per fetch.
 FETCH = 256
@@ -49,9 +60,21 @@ class BusError(Exception):
 def token(value: str) -> str:
     """``value`` as one subject token: letters, digits and ``-`` stay, every other
     byte (``.``, ``*``, ``>``, spaces, ``_`` itself) becomes ``_XX``, so two values
-    never share a token and the original can be read back."""
+    never share a token and the original can be read back. Over TOKEN_MAX
+    characters, its start and a digest of the whole value (``__`` marks it: an
+    escaped token never holds two ``_`` in a row), so a subject stays short
+    whatever the input; the value itself is in the message's headers."""
     raw = value.encode("utf-8", "surrogatepass")
-    return _SAFE.sub(lambda m: b"_%02X" % m.group(0)[0], raw).decode("ascii") or "_"
+    out = _SAFE.sub(lambda m: b"_%02X" % m.group(0)[0], raw).decode("ascii") or "_"
+    if len(out) <= TOKEN_MAX:
+        return out
+    from streamv1.translator.hashes import blake2b
+
+    start = out[: TOKEN_MAX - _DIGEST_HEX - 2]
+    cut = start.rfind("_", len(start) - 2)  # (never half an escape)
+    if cut >= 0:
+        start = start[:cut]
+    return f"{start}__{blake2b(raw, digest_size=_DIGEST_HEX // 2).hexdigest()}"
 
 
 @dataclass(frozen=True)
@@ -78,6 +101,7 @@ class BusConfig:
     #: TLS asked for (a ``tls://`` address or any TLS option): a server that does not
     #: offer it is refused before anything is sent (:mod:`translator.fleet.connection`).
     tls_required: bool = False
+    max_control_line: int = MAX_CONTROL_LINE
 
     def shown(self) -> str:
         """The servers as logs and errors name them: no credential in an address."""
@@ -93,6 +117,8 @@ class BusConfig:
         for path in (self.creds, self.nkey):
             found += _file_secrets(path)
         return tuple(s for s in found if s)
+
+    max_control_line: int = MAX_CONTROL_LINE
 
     def subject(self, session: str) -> str:
         return f"{self.prefix}.{token(self.host)}.{token(session)}"
@@ -264,6 +290,15 @@ def bus_options(publishing: bool) -> Callable[[Any], Any]:
                     help="Size limit, when the stream is made (default: none).",
                 ),
                 click.option(
+                    "--nats-max-control-line",
+                    type=click.IntRange(256),
+                    default=MAX_CONTROL_LINE,
+                    show_default=True,
+                    metavar="BYTES",
+                    help="The servers' max_control_line (not in their INFO): a line whose "
+                    "subject would not fit is said and stepped over, never sent.",
+                ),
+                click.option(
                     "--nats-duplicate-window",
                     type=float,
                     default=600.0,
@@ -342,14 +377,21 @@ def config(urls: str, params: dict[str, Any], host: str | None = None) -> BusCon
             "--nats-password-file or --nats-token-file",
         )
     tls_first = bool(params.get("nats_tls_first") or context.get("tls_first") is True)
+    prefix = params["nats_prefix"]
+    if not _PREFIX.fullmatch(prefix) or "*" in prefix or ">" in prefix or len(prefix) > TOKEN_MAX:
+        raise click.UsageError(
+            f"--nats-prefix {prefix!r}: dot-separated tokens of printable ASCII, without "
+            f"spaces, '*' or '>', at most {TOKEN_MAX} characters"
+        )
     made = BusConfig(
         servers=found,
         stream=params["nats_stream"],
-        prefix=params["nats_prefix"],
+        prefix=prefix,
         replicas=params.get("nats_replicas", 1),
         max_age=params.get("nats_max_age", 0.0),
         max_bytes=params.get("nats_max_bytes", -1),
         duplicate_window=params.get("nats_duplicate_window", 600.0),
+        max_control_line=params.get("nats_max_control_line", MAX_CONTROL_LINE),
         host=host or params.get("host_name") or hostname(),
         creds=creds,
         nkey=nkey,

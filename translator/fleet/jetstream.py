@@ -21,7 +21,14 @@ import orjson
 from streamv1.translator import logs
 from streamv1.translator.fleet.bus import BusConfig, BusError
 from streamv1.translator.fleet.connection import RETRY_MAX, reason_of, refused_for_good, retrying
-from streamv1.translator.fleet.messages import Line, frame
+from streamv1.translator.fleet.messages import (
+    SEQ_HEADER,
+    SESSION_HEADER,
+    Line,
+    control_line,
+    frame,
+    unsendable,
+)
 
 log = logs.get()
 
@@ -44,7 +51,9 @@ class Sender:
         config: BusConfig,
         on_retry: Callable[[str], None] | None = None,
         nc: Any = None,
+        source: str | None = None,
     ) -> None:
+        """``source``: the file the lines come from, named when one is stepped over."""
         self.js = js
         #: The connection: a batch's lines before its commit get no answer, so they
         #: are published on it, not with JetStream's publish (which waits for one).
@@ -57,16 +66,23 @@ class Sender:
         self.stored = 0
         self.duplicates = 0  # the server said: already stored (inside its window)
         self.skipped = 0  # already stored, found by asking for the last message
-        self.too_large = 0  # over the servers' max_payload: not sent
+        self.source = source
+        #: Lines the server can never take (over its max_payload with their headers,
+        #: or the stream's max_msg_size, or a subject over its control line): not sent.
+        self.too_large = 0
+        #: The stream's max_msg_size (-1: none; None: not asked yet).
+        self.max_msg_size: int | None = None
         #: Does the stream take atomic batches (``allow_atomic``, nats-server 2.12+)?
         #: None: not asked yet. Without them, one line per round trip.
         self.atomic: bool | None = None
         self.batches = 0  # atomic batches stored
 
     async def send(self, lines: Sequence[Line], fresh: bool = True) -> None:
-        """Store every line (retrying until it is); returns when all are."""
+        """Store every line (retrying until it is); returns when all are. A line
+        the server can never take is said, counted and stepped over first."""
+        await self._ask_stream()
         by_subject: dict[str, list[Line]] = {}
-        for line in lines:
+        for line in self._sendable(lines):
             by_subject.setdefault(line.subject, []).append(line)
         await asyncio.gather(
             *(self._subject(subject, group, fresh) for subject, group in by_subject.items())
@@ -90,17 +106,55 @@ class Sender:
                 for line in chunk:
                     await self._one(line)
 
-    async def _atomic(self) -> bool:
-        """Whether the stream takes atomic batches, asked once (a stream made by
+    def _sendable(self, lines: Sequence[Line]) -> Sequence[Line]:
+        """``lines`` but those the server can never take, each said and counted.
+        Sent, such a line made the server drop the connection (over max_payload,
+        the control line), and the publisher sent it again for ever, holding up
+        every line after it (#39)."""
+        limit = int(getattr(self.nc, "max_payload", 0) or 0)  # (the server's INFO)
+        what = "the server's max_payload"
+        if self.max_msg_size is not None and 0 < self.max_msg_size < (limit or 1 << 62):
+            limit, what = self.max_msg_size, f"stream {self.config.stream}'s max_msg_size"
+        stream, control = self.config.stream, self.config.max_control_line
+        why = [unsendable(line, stream, limit, control, what) for line in lines]
+        if not any(why):
+            return lines
+        kept = []
+        for line, reason in zip(lines, why, strict=True):
+            if reason is None:
+                kept.append(line)
+            else:
+                self._stepped_over(line, reason)
+        return kept
+
+    def _stepped_over(self, line: Line, reason: str) -> None:
+        """Say and count a line the server can never take. No retry makes it fit,
+        and holding it would hold every line after it; the output file keeps it."""
+        self.too_large += 1
+        session = line.headers.get(SESSION_HEADER, "")
+        where = {"file": self.source} if self.source else {}
+        log.error(
+            "line not published",
+            why=reason,
+            **where,
+            session=session if len(session) <= 80 else f"{session[:64]}… ({len(session)} chars)",
+            seq=line.headers.get(SEQ_HEADER),
+            bytes=len(line.data),
+        )
+
+    async def _ask_stream(self) -> None:
+        """Ask the stream, once, whether it takes atomic batches (a stream made by
         an older streamv1, or by its operator, may not: said once, and lines then
-        go one per round trip)."""
+        go one per round trip) and its largest message (max_msg_size)."""
         async with self._asking:  # (subjects go at once: one question, one log line)
             if self.atomic is None:
                 try:
                     info = await self.js.stream_info(self.config.stream)
                 except Exception:
-                    return False  # unreachable now: one at a time, ask again later
+                    return  # unreachable now: one at a time, ask again later
                 self.atomic = bool(getattr(info.config, "allow_atomic", False))
+                size = getattr(info.config, "max_msg_size", None)
+                self.max_msg_size = size if isinstance(size, int) else -1
                 if not self.atomic:
                     log.info(
                         "stream takes no atomic batches: one line per round trip (nats "
@@ -108,7 +162,11 @@ class Sender:
                         "faster)",
                         stream=self.config.stream,
                     )
-        return self.atomic
+
+    async def _atomic(self) -> bool:
+        """Whether the stream takes atomic batches (:meth:`_ask_stream`)."""
+        await self._ask_stream()
+        return bool(self.atomic)
 
     async def _batch(self, lines: list[Line]) -> None:
         """Store consecutive lines of one subject as one atomic batch: one round
@@ -224,16 +282,11 @@ class Sender:
                 from nats.errors import MaxPayloadError
 
                 if isinstance(exc, MaxPayloadError):
-                    # No retry makes it fit, and holding it would hold every line
-                    # after it: said, counted, and the output file keeps it.
-                    self.too_large += 1
-                    log.error(
-                        "line larger than the servers' max_payload; not "
-                        "published (raise max_payload to carry it)",
-                        subject=line.subject,
-                        msg_id=line.msg_id,
-                        bytes=len(line.data),
-                    )
+                    self._stepped_over(line, "over the server's max_payload")
+                    return
+                if getattr(exc, "err_code", None) == _TOO_LARGE:
+                    # (the stream's max_msg_size, lowered since it was asked)
+                    self._stepped_over(line, f"refused by the stream: {reason_of(exc)}")
                     return
                 if refused_for_good(exc):
                     raise BusError(f"publish to {line.subject} refused: {reason_of(exc)}") from exc
@@ -269,6 +322,8 @@ class Sender:
         from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
         ids: set[str] = set()
+        if control_line(subject, self.config.stream) > self.config.max_control_line:
+            return ids  # (its lines are never sent: the request would drop the connection)
         try:
             info = await self.js.stream_info(self.config.stream, subjects_filter=subject)
         except Exception:
@@ -325,11 +380,15 @@ BATCH_BYTES = 4 << 20
 #: 2.15.1: 56 refused; 16, 32 and 48 at once: none).
 BATCHES_IN_FLIGHT = 32
 
-#: What the server refuses a batch for that line by line may still store: a
-#: message id it holds already (10201), a batch over its limits (10199), and
-#: a batch it let go of three times (10176, incomplete).
+#: "message size exceeds maximum allowed": over the stream's max_msg_size (or the
+#: server's max_payload) with its headers. Never stored, however often sent.
+_TOO_LARGE = 10054
+#: What the server refuses a batch for that line by line may still store, or
+#: step over: a message id it holds already (10201), a batch over its limits
+#: (10199), a batch it let go of three times (10176, incomplete: what a line over
+#: the stream's max_msg_size makes of its batch on 2.15.1) and a line too large.
 _INCOMPLETE = 10176
-_BATCH_ONLY = frozenset({10199, 10201, _INCOMPLETE})
+_BATCH_ONLY = frozenset({10199, 10201, _INCOMPLETE, _TOO_LARGE})
 #: "atomic publish is disabled" (nats-server 2.15.1, a stream without allow_atomic).
 _DISABLED = 10174
 

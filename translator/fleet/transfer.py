@@ -149,21 +149,24 @@ def _run_noting_signals(
 # -- convert --publish ---------------------------------------------------------------------
 
 
-def publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
+def publish_file(path: Path, bus: BusConfig, source: str | None = None) -> dict[str, int]:
     """Send every line of a converted file; a line the stream holds already is not
     stored again (by id inside the duplicate window, by each subject's last message
-    beyond it). Returns the counts."""
+    beyond it), and one the server can never take is said and stepped over
+    (``too_large``). Returns the counts. ``source``: the file named when a line is
+    stepped over (``path`` itself by default)."""
     # A signal cancels the publish where it waits (what was sent is stored; a second
     # run sends the rest): its waits may last, a retry while the bus is down.
-    return _run_noting_signals(lambda _: _publish_file(path, bus), cancel=True)
+    named = str(path) if source is None else source
+    return _run_noting_signals(lambda _: _publish_file(path, bus, named), cancel=True)
 
 
-async def _publish_file(path: Path, bus: BusConfig) -> dict[str, int]:
-    nc = await connection.connect(bus, f"streamv1-convert@{bus.host}", wait=False)
+async def _publish_file(path: Path, bus: BusConfig, source: str) -> dict[str, int]:
+    nc = await connection.connect(bus, messages.client_name("convert", bus.host), wait=False)
     try:
         js = nc.jetstream()
         await _bounded(connection.ensure_stream(js, bus))
-        sender = jetstream.Sender(js, bus, on_retry=_said_once(), nc=nc)
+        sender = jetstream.Sender(js, bus, on_retry=_said_once(), nc=nc, source=source or None)
         # First pass: the sessions in the file, and the ids their subjects hold
         # already, so a second run stores nothing twice however long after the
         # first (a session that grew since sends only the lines it did not have).

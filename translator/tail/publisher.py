@@ -74,7 +74,7 @@ class OutputPublisher:
         self._thread: threading.Thread | None = None
         self.connected = False
         self.sent_lines = 0
-        self.too_large = 0  # lines over the servers' max_payload, not sent
+        self.too_large = 0  # lines the server can never take (jetstream.Sender), not sent
         self.offset = 0
         self.ino = 0
         self._before: bytes | None = None  # the bytes before the offset, when reached
@@ -169,7 +169,9 @@ class OutputPublisher:
                 self._changed()
 
         nc = await self._until_stopped(
-            connection.connect(self.config, f"streamv1-tail@{self.config.host}", on_state=state)
+            connection.connect(
+                self.config, messages.client_name("tail", self.config.host), on_state=state
+            )
         )
         if nc is None:
             return
@@ -186,7 +188,9 @@ class OutputPublisher:
                     first=0.2,
                 )
             )
-            sender = jetstream.Sender(js, self.config, on_retry=self._retry_said, nc=nc)
+            sender = jetstream.Sender(
+                js, self.config, on_retry=self._retry_said, nc=nc, source=str(self.output)
+            )
             await self._follow(sender)
         finally:
             with contextlib.suppress(Exception):
