@@ -7,13 +7,18 @@ kinds x forms table (planted.cases) goes through ``convert`` in both shapes.
 
 from __future__ import annotations
 
+import base64
+import json
 import re
+import string
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from planted import (
     ISSUE_23_22,
     LOOKALIKES,
@@ -578,3 +583,165 @@ def _tail_listening(
     while not sock.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     return daemon
+
+
+# -- issue #38 item 5: five kinds' every legal form, generated ---------------------------------
+#
+# Each strategy makes valid tokens of a vendor's documented format (not one example
+# string), each context puts one where a user's text would hold it; a near-miss
+# (one character short, the wrong alphabet, a name without its value) must pass.
+
+_B62 = string.ascii_letters + string.digits
+_B64URL = _B62 + "-_"
+_BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"  # age's bech32 alphabet, upper case
+
+
+def _chars(alphabet: str, n: int, most: int | None = None) -> st.SearchStrategy[str]:
+    return st.text(alphabet=alphabet, min_size=n, max_size=n if most is None else most)
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+_SENDGRID = st.builds(lambda a, b: f"SG.{a}.{b}", _chars(_B64URL, 22), _chars(_B64URL, 43))
+# X25519, the post-quantum hybrid (age 1.3's -pq), a plugin's identity
+_AGE = st.builds(
+    lambda hrp, data: f"{hrp}1{data}",
+    st.sampled_from(
+        ["AGE-SECRET-KEY-", "AGE-SECRET-KEY-PQ-", "AGE-PLUGIN-YUBIKEY-", "AGE-PLUGIN-SE-"]
+    ),
+    _chars(_BECH32, 58),
+)
+_NPM = st.builds(lambda body: f"npm_{body}", _chars(_B62, 36))
+_CLAIM = st.one_of(st.integers(0, 2**40), st.text(_B62, max_size=12), st.booleans())
+# header.payload. or header.payload: "alg": "none", any claims (a key that starts
+# with a digit makes the payload eyI…), compact or spaced JSON
+_UNSIGNED_JWT = st.builds(
+    lambda typ, claims, spaced, dot: (
+        ".".join(
+            _b64url(json.dumps(part, separators=(", ", ": ") if spaced else (",", ":")).encode())
+            for part in ({"alg": "none", **({"typ": "JWT"} if typ else {})}, claims)
+        )
+        + dot
+    ),
+    st.booleans(),
+    st.dictionaries(st.text(_B62 + "_", max_size=8), _CLAIM, min_size=1, max_size=4),
+    st.booleans(),
+    st.sampled_from([".", ""]),
+)
+_ALONE = {
+    "sendgrid_api_key": _SENDGRID,
+    "age_secret_key": _AGE,
+    "npm_token": _NPM,
+    "jwt": _UNSIGNED_JWT,
+}
+#: where a token stands: alone, in JSON, env assignments, URLs, quoted, at a line's
+#: start or end, ending a sentence, in a table
+_WHERE = [
+    "{}",
+    "VALUE={}",
+    'VALUE="{}"',
+    "export VALUE='{}'",
+    '{{"value": "{}"}}',
+    '{{"value":"{}"}}',
+    '{{\\"value\\": \\"{}\\"}}',
+    "https://api.example.com/v1?key={}&page=2",
+    "https://api.example.com/v1/{}/items",
+    "{}\nnext line",
+    "first line\n{}",
+    "one\n{}\nthree",
+    "here it is: {}.",
+    "{}, then more",
+    "({})",
+    "`{}`",
+    "| value | {} |",
+    "value: {}",
+    "a\t{}\tb",
+    "<value>{}</value>",
+    "--value={}",
+]
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), where=st.sampled_from(_WHERE), kind=st.sampled_from(sorted(_ALONE)))
+def test_every_legal_token_of_five_kinds_is_masked_wherever_it_stands(
+    data: st.DataObject, where: str, kind: str
+) -> None:
+    token = data.draw(_ALONE[kind])
+    for engine in ENGINES:
+        got = _scrub_text(Scrubber(engine=engine), where.format(token))
+        assert got == where.format(f"[REDACTED:{kind}]"), (engine, token)
+
+
+_AWS_SECRET = _chars(string.ascii_letters + string.digits + "/+", 40)
+_AWS_TOKEN = st.builds(
+    lambda head, body, pad: head + body + pad,
+    st.sampled_from(["IQoJb3JpZ2lu", "FwoGZXIvYXdz", "FQoGZXIvYXdz", "AQoDYXdz"]),
+    _chars(_B62 + "/+", 100, 400),
+    st.sampled_from(["", "=", "=="]),
+)
+#: ``aws sts assume-role`` (get-session-token, get-federation-token) as a user may
+#: paste it: JSON (the default), --output yaml / text / table, the Query API's XML
+#: (--debug), JSON quoted again in a string, the env exports of its credentials
+_STS_FORMS = [
+    '{{\n    "Credentials": {{\n        "AccessKeyId": "{ak}",\n'
+    '        "SecretAccessKey": "{sk}",\n        "SessionToken": "{st}",\n'
+    '        "Expiration": "2026-12-05T03:00:00+00:00"\n    }}\n}}',
+    '{{"Credentials":{{"AccessKeyId":"{ak}","SecretAccessKey":"{sk}","SessionToken":"{st}"}}}}',
+    "Credentials:\n  AccessKeyId: {ak}\n  Expiration: '2026-12-05T03:00:00+00:00'\n"
+    "  SecretAccessKey: {sk}\n  SessionToken: {st}\n",
+    "CREDENTIALS\t{ak}\t2026-12-05T03:00:00+00:00\t{sk}\t{st}\n",
+    "||  AccessKeyId    |  {ak}  ||\n||  SecretAccessKey|  {sk}  ||\n"
+    "||  SessionToken   |  {st}  ||",
+    "<Credentials><AccessKeyId>{ak}</AccessKeyId><SecretAccessKey>{sk}</SecretAccessKey>"
+    "<SessionToken>{st}</SessionToken></Credentials>",
+    '{{\\"SecretAccessKey\\": \\"{sk}\\", \\"SessionToken\\": \\"{st}\\"}}',
+    '"{{\\\\\\"SecretAccessKey\\\\\\": \\\\\\"{sk}\\\\\\", '
+    '\\\\\\"SessionToken\\\\\\": \\\\\\"{st}\\\\\\"}}"',
+    "export AWS_SECRET_ACCESS_KEY={sk}\nexport AWS_SESSION_TOKEN={st}",
+]
+
+
+@settings(max_examples=120, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    secret=_AWS_SECRET,
+    token=_AWS_TOKEN,
+    key_id=_chars(string.ascii_uppercase + string.digits, 16).map(lambda s: "ASIA" + s),
+    form=st.sampled_from(_STS_FORMS),
+)
+def test_sts_credentials_lose_their_secret_and_token_in_every_output_form(
+    secret: str, token: str, key_id: str, form: str
+) -> None:
+    text = form.format(ak=key_id, sk=secret, st=token)
+    for engine in ENGINES:
+        got = _scrub_text(Scrubber(engine=engine), text)
+        assert secret not in got and token[8:] not in got, (engine, got)
+        assert "[REDACTED:aws_secret_key]" in got and "[REDACTED:aws_session_token]" in got
+
+
+#: what looks like one of the five and is not: it must come out as it went in
+NEAR_MISSES = [
+    "SG.FAKEfake0123456789abcd.FAKEfake0123456789abcdefghijklmnopqrstuvwx",  # 42
+    "SG.FAKEfake0123456789abc.FAKEfake0123456789abcdefghijklmnopqrstuvwxy",  # 21
+    "MSG.FAKEfake0123456789abcd.FAKEfake0123456789abcdefghijklmnopqrstuvwxy",
+    "log.info(SG.name); SG.config.load()",
+    "AGE-SECRET-KEY-1... (your identity, from age-keygen)",
+    "AGE-SECRET-KEY-1QQFAKEFAKE",  # too short for any identity
+    "AGE-SECRET-KEY-1BIOBIOBIOBIOBIOBIOBIOBIOBIOBIOBIOBIOBIOBIOBIOBIOBIOBIOBIOBIOB",  # not bech32
+    "npm_config_cache=/tmp/npm and npm_package_version=1.2.3",
+    "npm_FAKEfake0123456789abcdefghijklmnopq",  # 35
+    "npm_FAKEfake0123456789abcdefghijklmnopqrs",  # 37
+    "eyJhbGciOiJub25lIn0 is a header alone",
+    "eyJhbGciOiJub25lIn0. and nothing after it",
+    "<SecretAccessKey>string</SecretAccessKey> <SessionToken>string</SessionToken>",
+    "|  SecretAccessKey |  string  |\n|  SessionToken |  string  |",
+    "CREDENTIALS\tAccessKeyId\tExpiration\tSecretAccessKey\tSessionToken",
+    '{"SecretAccessKey": "<your secret>", "SessionToken": "$AWS_SESSION_TOKEN"}',
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_of_the_five_kinds_pass(engine: str, text: str) -> None:
+    assert _scrub_text(Scrubber(engine=engine), text) == text

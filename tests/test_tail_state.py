@@ -422,8 +422,8 @@ def test_a_write_during_the_first_scan_is_seen_at_once(
     late = proj / BASH_NAME
     real_walk = inputs_mod.walk_paths
 
-    def walk_then_write(root: str, follow_symlinks: bool = False) -> list[str]:
-        found = real_walk(root, follow_symlinks)
+    def walk_then_write(root: str, follow_symlinks: bool = False, *rest: Any) -> list[str]:
+        found = real_walk(root, follow_symlinks, *rest)
         if not late.exists():
             late.write_bytes(BASH.read_bytes())  # written just after the scan looked
         return found

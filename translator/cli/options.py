@@ -23,8 +23,11 @@ from streamv1.translator.reading.sources import Source, sources
 #: The path types the commands' options and arguments take (click.Path instances hold no
 #: state, so one serves every option).
 FILE = click.Path(path_type=Path, dir_okay=False)  # a file written or kept, never a folder
-FOLDER = click.Path(path_type=Path, file_okay=False)
-PATH_OR_DASH = click.Path(path_type=Path, allow_dash=True)  # "-": stdin or stdout
+# Inputs are not checked for access here (click's ``readable``, on by default, makes one
+# unreadable input a usage error that stops every other): the command opens each and
+# says, on one line naming it, why one cannot be read, and goes on with the rest.
+FOLDER = click.Path(path_type=Path, file_okay=False, readable=False)
+PATH_OR_DASH = click.Path(path_type=Path, allow_dash=True, readable=False)  # "-": stdin or stdout
 
 
 def source_choice(name: str) -> Source | None:

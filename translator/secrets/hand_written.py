@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from streamv1.translator.secrets import formats
 from streamv1.translator.secrets.secret_kind import SecretKind, boundary, by_name, by_prefix
 
 _DIGIT = re.compile(rb"[0-9]")
@@ -368,21 +369,25 @@ SHAPES: tuple[SecretKind, ...] = (
     ),
     # No prefix: a run of base64url that starts, then a payload, and a signature
     # unless it is unsigned ("alg": "none": "header.payload." or "header.payload").
+    # A header is {"alg"... (eyJ); a payload is any object: {"a":1} is eyJhIjoxfQ,
+    # and a key that starts with a digit, or an empty one, makes eyI.
     SecretKind(
         "jwt",
-        rb"\.eyJ",
+        rb"\.ey[IJ]",
         rb"(?P<secret>eyJ"
         + boundary(3, rb"[A-Za-z0-9_-]")
         + _T
-        + rb"{10,}+\.eyJ"
+        + rb"{10,}+\.ey[IJ]"
         + _T
-        + rb"{10,}+(?:\."
+        + rb"{4,}+(?:\."
         + _T
         + rb"*+)?)",
         "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkZBS0UifQ"
         ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_FAKEfake",
     ),
 )
+
+SHAPES += formats.SHAPES
 
 CONTEXTS: tuple[SecretKind, ...] = (
     # Only the token goes; "Bearer " stays. Random: a digit somewhere, or both

@@ -166,9 +166,13 @@ def by_name(
     # The name is the core (a core that reads on, to the "=", costs Hyperscan ~10x on
     # a line full of names); one as common in lines as "token" (``input_tokens``)
     # takes its operator along.
-    core = rb"(?i:" + core + rb")" + (rb"(?:\\?[\"'])? {0,8}(?::=|=>|[:=])" if with_op else b"")
+    # (a quote escaped once, as JSON text in a string, or more: JSON in a string
+    # of JSON in a string, as a tool's output quoting a command's holds it)
+    quote = rb"""(?:(?:\\\\)*+\\?["'])?+"""
+    any_quote = rb"""(?:(?:\\\\)*\\?[\"'])?"""  # (the core's: Hyperscan has no possessives)
+    core = rb"(?i:" + core + rb")" + (any_quote + rb" {0,8}(?::=|=>|[:=])" if with_op else b"")
     # what follows the name, read once (atomic: never tried again shorter)
-    keep = rb"""(?>":"|(?:\\?["'])?+ {0,8}+(?::=|=>|[:=]) {0,8}+(?:\\?["'])?+)"""
+    keep = rb"""(?>":"|""" + quote + rb" {0,8}+(?::=|=>|[:=]) {0,8}+" + quote + b")"
     if value is not None:
         secret = value
         env = b""

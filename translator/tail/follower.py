@@ -31,6 +31,7 @@ from streamv1.translator.reading.lines import Line, LineSplitter
 from streamv1.translator.reading.reader import parse_line
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail.checkpoint import FileMark, digest
+from streamv1.translator.tail.uncounted import open_run_written, unwritten
 from streamv1.translator.translate.translation import InputError, Totals, Translation
 
 HEAD_BYTES = 1024
@@ -313,8 +314,15 @@ class FileFollower:
             if extra is not None:
                 translation.extra.update(load(extra))  # the gate as it was at the mark
         decorate = translation.decorate
+        #: A mark without a count (an older release's) whose state still says how much
+        #: of its open run it wrote: the replay's lines are kept here, not written, and
+        #: those the output lacks are written at the end (:func:`unwritten`).
+        written = open_run_written(mark.state) if mark.framed is None else None
+        made: list[dict[str, Any]] = []
         if mark.framed is None:
-            translation.decorate = None  # lines unseen: all of them are dropped
+            # Lines unseen: all of them are dropped (gathered, where the state can
+            # tell which the output lacks).
+            translation.decorate = None if written is None else made.append
         else:
             translation.skip = mark.framed
         self.offset, self.line_no = mark.start, mark.start_line  # where it began before
@@ -332,6 +340,8 @@ class FileFollower:
             translation.decorate = decorate
         if mark.framed is None:
             self.out.clear()  # made before: they are in the output already
+            if written is not None:
+                translation.emit(unwritten(made, written))
         translation.skip = 0
         self.counted = True  # from here on the count is this replay's own
         self.dirty = True

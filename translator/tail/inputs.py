@@ -28,6 +28,7 @@ class Inputs:
         self._out_base = os.sep + sink.path.name if sink.path is not None else ""
         self._output_dev = os.stat(sink.path).st_dev if sink.path is not None else -1
         self._said_output_inside = False
+        self._unreadable: set[str] = set()  # folders said to be unreadable
 
     def wanted(self, path: str) -> bool:
         return not self.is_output(path) and any(
@@ -67,6 +68,20 @@ class Inputs:
         those in that folder below each (:func:`translator.reading.discover.walk_paths`)."""
         for root in self.roots:
             if inside is None:
-                yield from walk_paths(str(root), self.follow_symlinks)
+                yield from walk_paths(str(root), self.follow_symlinks, self.unreadable)
             else:
-                yield from walk_paths(str(root), self.follow_symlinks, inside=inside)
+                yield from walk_paths(
+                    str(root), self.follow_symlinks, self.unreadable, inside=inside
+                )
+
+    def unreadable(self, folder: str, exc: OSError) -> None:
+        """A folder the walk cannot list (no permission): said once, on one line
+        naming it; the other folders are followed, and each rescan looks again."""
+        if folder not in self._unreadable:
+            self._unreadable.add(folder)
+            self.log.warning(
+                "cannot read this folder; its files are followed once it can be read "
+                "(looked at again on each rescan)",
+                path=folder,
+                reason=exc.strerror or str(exc),
+            )

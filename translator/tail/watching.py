@@ -108,7 +108,9 @@ class Unwatched:
                 st = os.stat(folder)
             except OSError:
                 continue
-            if (st.st_dev, st.st_ino) not in watched:
+            # A folder this user may not list is not watched for want of permission,
+            # not of watches (the walk says so, once, naming it); polling it finds nothing.
+            if (st.st_dev, st.st_ino) not in watched and _listable(folder):
                 missing.append(folder)
         if missing and not self.folders:
             limit = watches.max_watches()
@@ -129,6 +131,12 @@ class Unwatched:
             return []
         self._last = now
         return list(self.folders)
+
+
+def _listable(folder: str) -> bool:
+    return os.access(
+        folder, os.R_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids
+    )
 
 
 class Sweep:

@@ -243,6 +243,11 @@ class Translation:
             dropped = min(self.skip, len(lines))
             self.skip -= dropped
             lines = lines[dropped:]
+        self.emit(lines)
+
+    def emit(self, lines: list[JSON]) -> None:
+        """Lines framed (and counted) already → ``decorate`` → encoded → scrubbed →
+        ``write`` (a replay writes so the lines it held back while it counted)."""
         if self.decorate is not None:
             decorated: list[JSON] = []
             for d in map(self.decorate, lines):
