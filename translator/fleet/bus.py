@@ -118,8 +118,6 @@ class BusConfig:
             found += _file_secrets(path)
         return tuple(s for s in found if s)
 
-    max_control_line: int = MAX_CONTROL_LINE
-
     def subject(self, session: str) -> str:
         return f"{self.prefix}.{token(self.host)}.{token(session)}"
 
