@@ -63,7 +63,10 @@ _PROJECT_NAMES = [
 ]
 #: Odd names for a session's own file (its subagents then match no file).
 _FILE_NAMES = ["my session ü.jsonl", "-leading.jsonl", "y" * 200 + ".jsonl", "a.b.jsonl"]
-_DAMAGE = ["truncate", "garbage", "empty", "summary_only", "unreadable"]
+_DAMAGE = ["truncate", "garbage", "empty", "summary_only", "unreadable", "crlf", "bom", "nul_tail"]
+#: Kinds of damage an error line may be said for (CRLF line ends and a file of
+#: summaries only are whole input).
+_HURT = {"truncate", "garbage", "empty", "unreadable", "bom", "nul_tail"}
 _JUNK = [
     "jsonl_dir_with_session",
     "fifo",
@@ -130,9 +133,10 @@ class Expect:
 
 
 def _names(data: bytes, rel: str) -> set[str]:
-    """The ids a session file's bytes name: its own stem, every ``sessionId``
-    (Claude, Gemini), Codex's session_meta ``id``/``session_id``."""
-    out = {Path(rel).name.removesuffix(".jsonl")}
+    """The ids a session file names: its own stem and the UUID in it (Codex's
+    ``rollout-<time>-<uuid>``), every ``sessionId`` (Claude, Gemini), Codex's
+    session_meta ``id``/``session_id``."""
+    out = {Path(rel).name.removesuffix(".jsonl"), *homes.UUID.findall(rel)}
     if b'"sessionId"' not in data and b'"session_id"' not in data:
         # No id in the records, none in the name: the converter says "unknown"
         # (its --session-id help promises the file's name; reported on #38).
@@ -185,6 +189,12 @@ def _damaged(data: bytes, kind: str, cut: float) -> bytes:
         return b"".join([*lines[:at], b'{"type":"user","message":{"content":\xff\n', *lines[at:]])
     if kind == "empty":
         return b""
+    if kind == "crlf":  # a file that went through a Windows editor or git autocrlf
+        return data.replace(b"\n", b"\r\n")
+    if kind == "bom":
+        return b"\xef\xbb\xbf" + data
+    if kind == "nul_tail":  # the zeros a crash leaves after a preallocated end
+        return data + b"\0" * 4096
     if kind == "summary_only":
         kept = [x for x in data.splitlines(keepends=True) if b'"type":"summary"' in x]
         return b"".join(kept or data.splitlines(keepends=True)[:1])
@@ -208,6 +218,9 @@ def build(home: Path, plan: Plan) -> Expect:
             if bundle.agent in ("claude", "gemini"):
                 name = _PROJECT_NAMES[pick.project]
                 parts[0] = f"{name}{k}" if name and name.endswith("-") else (name or parts[0])
+            if bundle.agent == "codex" and pick.project % 2:
+                # Archived (the folder's inner layout is not captured: flat here).
+                parts = ["archived_sessions", parts[-1]]
             if bundle.agent == "claude" and pick.workflows and "subagents" in parts:
                 at = parts.index("subagents") + 1
                 parts[at:at] = ["workflows", f"wf_{k:04x}abcd"]
@@ -229,7 +242,7 @@ def build(home: Path, plan: Plan) -> Expect:
             dst.write_bytes(data)
             placed.append(dst)
             relhome = str(dst.relative_to(home))
-            if kind in ("truncate", "garbage", "empty", "unreadable") or not _readable(data):
+            if kind in _HURT or not _readable(data):
                 expect.damaged.add(relhome)
             if kind == "unreadable":
                 unreadable.append(dst)
