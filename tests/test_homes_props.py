@@ -23,6 +23,7 @@ testdata alone.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -42,7 +43,7 @@ from hypothesis import strategies as st
 #: when run by hand with ``--hypothesis-profile=deep``.
 _DEEP = settings.default.max_examples > 100
 _EXAMPLES = int(os.environ.get("STREAMV1_HOMES_EXAMPLES", 0)) or (
-    settings.default.max_examples if _DEEP else 6
+    settings.default.max_examples if _DEEP else 4
 )
 
 
@@ -63,7 +64,17 @@ _PROJECT_NAMES = [
 ]
 #: Odd names for a session's own file (its subagents then match no file).
 _FILE_NAMES = ["my session ü.jsonl", "-leading.jsonl", "y" * 200 + ".jsonl", "a.b.jsonl"]
-_DAMAGE = ["truncate", "garbage", "empty", "summary_only", "unreadable", "crlf", "bom", "nul_tail"]
+_DAMAGE = [
+    "truncate",
+    "garbage",
+    "empty",
+    "summary_only",
+    "unreadable",
+    "crlf",
+    "bom",
+    "nul_tail",
+    "missing",  # gone (cleaned up, deleted by hand): its subagents' files stay
+]
 #: Kinds of damage an error line may be said for (CRLF line ends and a file of
 #: summaries only are whole input).
 _HURT = {"truncate", "garbage", "empty", "unreadable", "bom", "nul_tail"}
@@ -102,26 +113,39 @@ class Plan:
 @st.composite
 def plans(draw: st.DrawFn) -> Plan:
     pool = _material()
-    picks = []
+    picks: list[Pick] = []
     for _ in range(draw(st.integers(1, 6))):
         index = draw(st.integers(0, len(pool) - 1))
-        n = len(pool[index].files)
-        damage = draw(
-            st.dictionaries(st.integers(0, n - 1), st.sampled_from(_DAMAGE), max_size=2)
-            | st.just({})
-        )
-        picks.append(
-            Pick(
-                index,
-                draw(st.sampled_from(range(len(_PROJECT_NAMES))) | st.just(0)),
-                draw(st.sampled_from(range(-1, len(_FILE_NAMES))) | st.just(-1)),
-                draw(st.booleans()),
-                damage,
-                draw(st.floats(0.05, 0.95)),
-            )
-        )
+        # A capture's other sessions come with it: a fork's parent, the session a
+        # resume began from.
+        group = _scenario(pool[index].label)
+        together = [k for k, b in enumerate(pool) if group and _scenario(b.label) == group]
+        project = draw(st.sampled_from(range(len(_PROJECT_NAMES))) | st.just(0))
+        for k in together or [index]:
+            picks.append(_pick(draw, pool, k, project))
     junk = draw(st.lists(st.sampled_from(_JUNK), max_size=4, unique=True))
     return Plan(picks, junk)
+
+
+def _scenario(label: str) -> str | None:
+    """A capture's scenario (``captures/x_subagent_fork``), None for a lone file."""
+    head = label.split(":", 1)[0]
+    return head if ":" in label and head not in ("public", "claude-session") else None
+
+
+def _pick(draw: st.DrawFn, pool: list[homes.Bundle], index: int, project: int) -> Pick:
+    n = len(pool[index].files)
+    damage = draw(
+        st.dictionaries(st.integers(0, n - 1), st.sampled_from(_DAMAGE), max_size=2) | st.just({})
+    )
+    return Pick(
+        index,
+        project,
+        draw(st.sampled_from(range(-1, len(_FILE_NAMES))) | st.just(-1)),
+        draw(st.booleans()),
+        damage,
+        draw(st.floats(0.05, 0.95)),
+    )
 
 
 @dataclass
@@ -134,27 +158,19 @@ class Expect:
 
 def _names(data: bytes, rel: str) -> set[str]:
     """The ids a session file names: its own stem and the UUID in it (Codex's
-    ``rollout-<time>-<uuid>``), every ``sessionId`` (Claude, Gemini), Codex's
-    session_meta ``id``/``session_id``."""
+    ``rollout-<time>-<uuid>``), every ``sessionId`` / ``session_id`` in it
+    (Claude, Gemini, Codex's session_meta), read from the bytes so that a line
+    damaged around one still tells it."""
     out = {Path(rel).name.removesuffix(".jsonl"), *homes.UUID.findall(rel)}
-    if b'"sessionId"' not in data and b'"session_id"' not in data:
+    ids = _IDS.findall(data)
+    if not ids:
         # No id in the records, none in the name: the converter says "unknown"
         # (its --session-id help promises the file's name; reported on #38).
         out.add("unknown")
-    for raw in data.splitlines():
-        try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(rec, dict):
-            continue
-        for key in ("sessionId", "session_id"):
-            if isinstance(rec.get(key), str):
-                out.add(rec[key])
-        payload = rec.get("payload")
-        if rec.get("type") == "session_meta" and isinstance(payload, dict):
-            out |= {v for k in ("id", "session_id") if isinstance(v := payload.get(k), str)}
-    return out
+    return out | {x.decode("utf-8", "replace") for x in ids}
+
+
+_IDS = re.compile(rb'"(?:sessionId|session_id|id)":"([0-9a-f]{8}-[0-9a-f-]{27})"')
 
 
 def _makes_lines(agent: str, data: bytes) -> bool:
@@ -237,6 +253,8 @@ def build(home: Path, plan: Plan) -> Expect:
             if data and not data.endswith(b"\n"):
                 data += b"\n"  # as the CLI ends a line (tests/homes.py)
             kind = pick.damage.get(i) if src.name.endswith(".jsonl") else None
+            if kind == "missing":
+                continue
             if kind:
                 data = _damaged(data, kind, pick.cut)
             dst.write_bytes(data)
@@ -288,7 +306,10 @@ def _junk(
         elif kind == "link_in" and placed:
             target = placed[0]
             if target.is_relative_to(projects):
-                (project / f"link-{target.name}").symlink_to(target)
+                link = project / f"link-{target.name}"
+                link.symlink_to(target)
+                if str(target.relative_to(home)) in expect.damaged:
+                    expect.damaged.add(str(link.relative_to(home)))
         elif kind == "linked_dir":
             (projects / "-linked").symlink_to(home / "outside", target_is_directory=True)
             (home / "outside").mkdir(exist_ok=True)
