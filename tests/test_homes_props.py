@@ -7,17 +7,20 @@ calls, ``Warmup`` sidechains, Codex rollouts (``~/.codex/sessions/YYYY/MM/DD/``)
 and Gemini chats (``~/.gemini/tmp/<project>/chats/``) beside them; then the mess
 people's homes hold: odd project and file names (spaces, unicode, 200
 characters, leading dashes, a ``.jsonl`` folder), subagents moved into
-``subagents/workflows/wf_<id>/`` (a Workflow's agents live there; no capture of
-one yet, so real subagent files stand in for them), empty, summary-only,
-truncated, garbled and unreadable files, FIFOs and symlinks (inside the home, out
-of it, dangling, a loop), and the bookkeeping Claude Code keeps beside sessions.
+``subagents/workflows/wf_<id>/`` (a Workflow's agents live there: real subagent
+files stand in for them, beside the ``x_workflow`` capture once testdata holds
+it), main files gone with their subagents' left, empty, summary-only, truncated,
+garbled, BOM-prefixed, NUL-padded, CRLF and unreadable files, FIFOs and symlinks
+(inside the home, out of it, dangling, a loop), archived Codex rollouts, and the
+bookkeeping the CLIs keep beside sessions. The layouts known to have crashed the
+framer run every time as explicit examples.
 
 Property: no internal error (exit 70) and no traceback; exit 0, or 1 with error
 lines that each name a file made damaged or unreadable here; every session with a
 readable record is in the output (by one of its ids); every line is valid and
 framed (init first, one result last, seq +1 per line: the contract's checker).
-``--hypothesis-profile=deep`` runs it long. Without ../shared it draws from
-testdata alone.
+``--hypothesis-profile=deep`` runs it long and shrinks what fails;
+``STREAMV1_HOMES_EXAMPLES=N`` sets the number of examples. Without ../shared it draws from testdata alone.
 """
 
 from __future__ import annotations
