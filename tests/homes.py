@@ -303,10 +303,14 @@ def run(bin_: str, home: Path, *args: str, timeout: float = 120) -> Ran:
 def crashed(ran: Ran) -> str | None:
     """Why a run is a crash: an internal error (exit 70) or a traceback."""
     if ran.status == 70 or "internal error" in ran.stderr or "Traceback" in ran.stderr:
-        lines = ran.stderr.splitlines()
-        ours = [x.strip() for x in lines if x.startswith("  File ") and "site-packages" not in x]
-        said = [x for x in lines if x and not x.startswith(" ") and "Traceback" not in x]
-        return f"exit {ran.status}: {' | '.join(ours[-4:])}\n" + "\n".join(said[-4:])
+        # Where the first (innermost) traceback ends, and what it says.
+        frames: list[str] = []
+        for line in ran.stderr.splitlines():
+            if line.startswith("  File ") and "site-packages" not in line:
+                frames.append(line.strip())
+            elif frames and line and not line.startswith((" ", "Traceback")):
+                return f"exit {ran.status}: {' | '.join(frames[-3:])}: {line}"
+        return f"exit {ran.status}: {ran.stderr[-1500:]}"
     return None
 
 

@@ -20,7 +20,8 @@ lines that each name a file made damaged or unreadable here; every session with 
 readable record is in the output (by one of its ids); every line is valid and
 framed (init first, one result last, seq +1 per line: the contract's checker).
 ``--hypothesis-profile=deep`` runs it long and shrinks what fails;
-``STREAMV1_HOMES_EXAMPLES=N`` sets the number of examples. Without ../shared it draws from testdata alone.
+``STREAMV1_HOMES_EXAMPLES=N`` sets the number of examples. Without ../shared it
+draws from testdata alone.
 """
 
 from __future__ import annotations
