@@ -167,6 +167,12 @@ def _names(data: bytes, rel: str) -> set[str]:
     damaged around one still tells it."""
     out = {Path(rel).name.removesuffix(".jsonl"), *homes.UUID.findall(rel)}
     ids = _IDS.findall(data)
+    for raw in data.splitlines():
+        rec = _loads(raw)
+        if isinstance(rec, dict) and rec.get("type") == "session_meta":
+            meta = rec.get("payload")
+            meta = meta if isinstance(meta, dict) else {}
+            ids += [v.encode() for k in ("id", "session_id") if isinstance(v := meta.get(k), str)]
     if not ids:
         # No id in the records, none in the name: the converter says "unknown"
         # (its --session-id help promises the file's name; reported on #38).
@@ -174,7 +180,7 @@ def _names(data: bytes, rel: str) -> set[str]:
     return out | {x.decode("utf-8", "replace") for x in ids}
 
 
-_IDS = re.compile(rb'"(?:sessionId|session_id|id)":"([0-9a-f]{8}-[0-9a-f-]{27})"')
+_IDS = re.compile(rb'"(?:sessionId|session_id)":"([^"]{1,200})"')
 
 
 def _makes_lines(agent: str, data: bytes) -> bool:
