@@ -21,12 +21,6 @@ from tailing import by_actor, first_mismatch, settle, started, tail_output
 #: Sessions of the public home whose tail differs from convert, each reported on
 #: issue #38 (found by this test); an entry whose difference is gone fails the test.
 _TAIL_DIFFERS = {
-    # agtrace's 2.0.28 pair: the old flat ``agent-0c4c3cf8.jsonl`` (a ``Warmup``
-    # sidechain, spawned by no tool call: a run of its own) began 2 min before the
-    # main file's first prompt. convert orders the session's runs by time (the
-    # Warmup run first); the daemon, catching up on both files, writes the main
-    # file's run first.
-    "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9": "runs of one session in another order",
     # A file of summaries only (sniffly) and one of file-history-snapshots only
     # (claude-code-log): convert writes an empty run (init, result with
     # num_turns 0) for each; the daemon writes nothing.
