@@ -105,6 +105,12 @@ def hostile(alice: list[bytes], bob: list[bytes]) -> list[Message]:
         Message("OSC 0 in a string", "not_stream_v1", mine, _text(said, "\x1b]0;PWNED-TITLE\x07")),
         Message("OSC 52 in a string", "not_stream_v1", mine, _text(said, "\x1b]52;c;cHduZWQ=\x07")),
         Message("C1 CSI in a string", "not_stream_v1", mine, _text(said, "\x9b2J")),
+        Message(
+            "ESC written \\u001B",
+            "not_stream_v1",
+            mine,
+            _text(said, "MARK").replace(b"MARK", b"\\u001B[2J"),
+        ),
         # Valid lines: printed, what a terminal would obey written as escapes.
         Message("C1 OSC in a string", None, mine, _text(said, "odd \x9d0;TITLE2\x9c end")),
         Message("bidi override in a string", None, mine, _text(said, "file \u202eexe.txt")),
@@ -422,6 +428,7 @@ def test_the_fast_check_agrees_with_jsonschema(streamv1_bin: str) -> None:
             {**obj, "ts": "yesterday"},
             {**obj, "session_id": "\x1b[2J"},
         ):
-            assert validate.is_stream_v1_line(bad) == slow(bad), (key, bad)
+            fast = validate.is_stream_v1_line(bad)
+            assert fast == validate.is_stream_v1_line(bad, orjson.dumps(bad)) == slow(bad)
             broken += 1
     assert broken > 300

@@ -117,7 +117,7 @@ class Reader:
             raise Refused("not_json") from None
         if not isinstance(obj, dict):
             raise Refused("not_json")
-        if not is_stream_v1_line(obj):
+        if not is_stream_v1_line(obj, data):
             raise Refused("not_stream_v1")
         host = self.origin(subject, headers or {}, obj, data)
         extension = obj.get("extension")
