@@ -354,6 +354,37 @@ def test_the_session_is_compared_by_the_publishers_rule() -> None:
     assert refused.value.kind == "session"
 
 
+def test_the_host_is_the_subjects_with_or_without_its_header() -> None:
+    """A publisher of another kind sends no headers: the subject's token is the
+    host. A host named by bytes that are no UTF-8 (``--host`` from undecodable
+    argv) has U+FFFD in its header: its token says it, shown with U+FFFD."""
+    line = {
+        "type": "system",
+        "subtype": "init",
+        "session_id": "s",
+        "seq": 0,
+        "ts": "2026-01-01T00:00:00Z",
+    }
+    data = orjson.dumps(line)
+    reader = received.Reader(bus.BusConfig(servers=("nats://x:1",), host="-"))
+    for host, headers, shown in (
+        ("my.host", None, "my.host"),
+        ("my.host", {"Streamv1-Host": "my.host", "Streamv1-Session": "s"}, "my.host"),
+        ("bad\udcff", {"Streamv1-Host": "bad\ufffd"}, "bad\ufffd"),
+    ):
+        out = orjson.loads(reader.line(_subject(host, "s"), headers, data))
+        assert out["extension"] == {"fleet_host": shown}
+    for subject, headers, kind in (
+        (_subject("my.host", "s"), {"Streamv1-Host": "other"}, "host"),
+        ("streamv1.my.host.s", None, "subject"),  # (a dot is never in a token)
+        ("other.h.s", None, "subject"),
+        (_subject("bad\udcff", "s"), {"Streamv1-Host": "good"}, "host"),
+    ):
+        with pytest.raises(received.Refused) as refused:
+            reader.line(subject, headers, data)
+        assert refused.value.kind == kind, subject
+
+
 def test_every_character_a_terminal_obeys_leaves_as_an_escape() -> None:
     """All of C0, DEL, C1 and the bidi controls in a valid line's text: printed as
     JSON escapes, the same value once parsed."""

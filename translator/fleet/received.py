@@ -151,21 +151,28 @@ class Reader:
         if len(parts) != 2:
             raise Refused("subject")
         claimed = headers.get("Streamv1-Host")
-        host = claimed.strip() if claimed is not None else untoken(parts[0])
+        host = claimed.strip() if claimed is not None else None
+        if host is None or "\ufffd" in host:
+            # No header (a publisher of another kind), or one that could not carry
+            # the name (bytes that are no UTF-8 go as U+FFFD): the token says it.
+            host = untoken(parts[0])
+            if host is None:
+                raise Refused("subject" if claimed is None else "host")
         if not host:
-            raise Refused("subject" if claimed is None else "host")
+            raise Refused("host")
         session = obj["session_id"]  # (the schema requires it, a string)
         said = headers.get("Streamv1-Session")
         if said is not None and said.strip() != _header_value(session):
             raise Refused("session")
+        shown = _shown(host)
         extension = obj.get("extension")
-        if isinstance(extension, dict) and HOST_KEY in extension and extension[HOST_KEY] != host:
+        if isinstance(extension, dict) and extension.get(HOST_KEY, shown) != shown:
             raise Refused("host")
         expected = messages.subject_of(self._bus_of(host), data)
         if expected != subject:
             wanted = expected[len(self._head) :].split(".")
             raise Refused("host" if wanted[0] != parts[0] else "session")
-        return host
+        return shown
 
     def _bus_of(self, host: str) -> BusConfig:
         """This bus as ``host`` publishes on it (a few hosts, over and over)."""
@@ -207,6 +214,15 @@ class Reader:
                 first_stream_seq=first,
                 last_stream_seq=last,
             )
+
+
+def _shown(name: str) -> str:
+    """A name as JSON can carry it: bytes that were no UTF-8 (argv's, read with
+    surrogateescape) as U+FFFD, as the headers show them."""
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # (a surrogate no byte made)
+        return name.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def _header_value(text: str) -> str:
