@@ -75,7 +75,8 @@ def _escaped(m: re.Match[bytes]) -> bytes:
 
 def untoken(text: str) -> str | None:
     """The value a subject token stands for, or None when ``text`` is not one
-    :func:`token` writes (so nothing else reads as the same host)."""
+    :func:`token` writes (so nothing else reads as the same host), or does not
+    hold the whole value (a long one cut to a digest: its header has it)."""
     if not _TOKEN.fullmatch(text) or text == "_":
         return None
     raw = _ESCAPED.sub(lambda m: chr(int(m[1], 16)), text).encode("latin-1")
