@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 
@@ -271,3 +272,22 @@ def certificates(folder: Path) -> dict[str, Path]:
             str(f[who]),
         )
     return f
+
+
+#: What subscribe --from writes as \uXXXX though orjson leaves it raw: DEL, the C1
+#: controls, the bidirectional marks (written out here, not taken from the code).
+_OBEYED = {0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F)} | set(
+    range(0x2066, 0x206A)
+)
+
+
+def hosted(lines: list[bytes], host: str) -> list[bytes]:
+    """What ``subscribe --from`` prints for these lines published by ``host``: each
+    line with ``extension.fleet_host``, encoded again (with its newline)."""
+    out = []
+    for raw in lines:
+        obj = orjson.loads(raw)
+        obj.setdefault("extension", {})["fleet_host"] = host
+        text = orjson.dumps(obj).decode()
+        out.append("".join(f"\\u{ord(c):04x}" if ord(c) in _OBEYED else c for c in text).encode())
+    return [line + b"\n" for line in out]

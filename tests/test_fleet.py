@@ -414,8 +414,11 @@ def test_tail_publishes_what_convert_makes(
         timeout=60,
         check=True,
     )
-    assert sub.stdout == b"".join(m["data"] + b"\n" for m in messages)
-    assert by_actor(tail_output_bytes(sub.stdout)) == expected(targets)
+    # (each line with the host it came from: extension.fleet_host)
+    assert sub.stdout == b"".join(natsserver.hosted([m["data"] for m in messages], "dev-1"))
+    assert by_actor(tail_output_bytes(b"".join(m["data"] + b"\n" for m in messages))) == (
+        expected(targets)
+    )
     # A durable consumer goes on where it stopped: nothing more to print.
     first = subprocess.run(
         [streamv1_bin, "subscribe", "--from", server.url, "--durable", "dash", "--catch-up"],
@@ -625,7 +628,9 @@ def test_two_hosts_feed_one_stream_and_a_filter_sees_one(
             timeout=60,
             check=True,
         )
-        assert Counter(sub.stdout.splitlines()) == Counter(own.splitlines())
+        assert Counter(sub.stdout.splitlines(keepends=True)) == Counter(
+            natsserver.hosted(own.splitlines(), host)
+        )
         assert {
             m["subject"].split(".")[1] for m in messages if m["headers"]["Streamv1-Host"] == host
         } == {host}
@@ -922,7 +927,9 @@ def test_tls_with_client_certificates(streamv1_bin: str, tmp_path: Path) -> None
             capture_output=True,
             check=True,
         )
-        assert sorted(got.stdout.splitlines()) == sorted(local.stdout.splitlines())
+        assert sorted(got.stdout.splitlines(keepends=True)) == sorted(
+            natsserver.hosted(local.stdout.splitlines(), os.uname().nodename)
+        )
     finally:
         server.stop(signal.SIGKILL)
 
@@ -1174,7 +1181,10 @@ def _published(streamv1_bin: str, server: natsserver.Server) -> list[bytes]:
         timeout=120,
         check=True,
     )
-    stored = [m["data"] for m in natsserver.stored(server.url)]
+    # What subscribe prints of them: each with the host it came from.
+    stored = [
+        x[:-1] for x in natsserver.hosted([m["data"] for m in natsserver.stored(server.url)], "h")
+    ]
     assert len(stored) > 500 and len(set(stored)) == len(stored)
     return stored
 

@@ -76,7 +76,10 @@ def subscribe(
 
     With --from nats://…, print the fleet's stream from JetStream instead, in stream
     order, each line acked after it is written (a durable consumer resumes there;
-    after a kill, at most --ack-window lines are printed again).
+    after a kill, at most --ack-window lines are printed again). Only a stream_v1
+    line whose session and host are its subject's is printed, encoded again, with
+    its host as extension.fleet_host; anything else is counted per kind on stderr,
+    never printed (docs/fleet.md, "What is printed, and what is not").
 
     --since/--until/--project/--agent/--session keep whole runs, as convert's do;
     a run under way when subscribe began is shown only when --session alone is

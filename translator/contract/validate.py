@@ -83,6 +83,32 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(schema)
 
 
+@cache
+def _fast() -> Any:
+    import jsonschema_rs
+
+    return jsonschema_rs.Draft202012Validator(json.loads(schema_text()))
+
+
+#: How an ESC or a U+009B inside a JSON string can be written (a raw ESC is no JSON):
+#: a line's bytes without any of these hold neither, decoded.
+_ANSI_WRITTEN = (b"\\u001b", b"\\u001B", b"\\u009b", b"\\u009B", b"\xc2\x9b")
+
+
+def is_stream_v1_line(obj: Any, raw: bytes | None = None) -> bool:
+    """Is ``obj`` (one parsed line; ``raw``, its JSON text, when the caller has it)
+    a stream_v1 line by every rule of its own: the schema, no ANSI escape, an RFC
+    3339 ``ts``? (Not the framing: that is a stream's.) Yes or no, ~250 times
+    faster than :func:`schema_errors` (jsonschema-rs: 3 us a line, not 0.9 ms), for
+    a reader that checks each line it is handed (subscribe --from);
+    :func:`schema_errors` says why a line fails."""
+    if not isinstance(obj, dict) or not _fast().is_valid(obj):
+        return False
+    if (raw is None or any(w in raw for w in _ANSI_WRITTEN)) and _has_ansi(obj):
+        return False  # (the walk only where the bytes may hold one: 10 us a line)
+    return is_rfc3339(obj["ts"])  # (the schema requires ts, a string)
+
+
 def schema_errors(obj: Any) -> list[str]:
     """Every way ``obj`` fails the schema, one short reason each."""
     out = []

@@ -25,7 +25,7 @@ import orjson
 
 from streamv1.translator import logs
 from streamv1.translator.exits import Interrupted
-from streamv1.translator.fleet import connection, jetstream, messages
+from streamv1.translator.fleet import connection, jetstream, messages, received
 from streamv1.translator.fleet.bus import ACK_WINDOW, FETCH, BusConfig, BusError
 
 log = logs.get()
@@ -297,6 +297,9 @@ async def _subscribe(
 
     nc = await connection.connect(bus, "streamv1-subscribe", wait=False)
     written = 0
+    # Only what is one stream_v1 line of its subject's host and session is printed,
+    # encoded again (received: the bus holds what anyone allowed to publish sent).
+    reader = received.Reader(bus, live=not asked.catch_up)
     # Ctrl-C and SIGTERM end the loop between two fetches, never inside one: what a
     # fetch brought is written and acked first, so no line is printed twice and none
     # is left fetched but unacked (#23 item 12: raised from a signal handler inside
@@ -325,15 +328,21 @@ async def _subscribe(
                 msgs = []
             window: list[Any] = []  # written, acked, the ack not yet confirmed
             for i, msg in enumerate(msgs):
-                out.write(msg.data + b"\n")
-                out.flush()  # written before it is acked: nothing acked is unprinted
+                try:
+                    line = reader.line(msg.subject, msg.headers, msg.data)
+                except received.Refused as refused:
+                    # Counted and acked, never printed (nor fetched again).
+                    reader.refuse(refused.kind, _stream_seq(msg))
+                else:
+                    out.write(line)
+                    out.flush()  # written before it is acked: nothing acked is unprinted
+                    written += 1
                 window.append(msg)
                 if len(window) >= asked.ack_window or i == len(msgs) - 1:
                     await _confirm(nc, window, stopped)
                     window = []
                 else:
                     await msg.ack()
-                written += 1
             if asked.catch_up and (not msgs or msgs[-1].metadata.num_pending == 0):
                 # Done only when nothing is held either: lines another subscriber
                 # fetched and never acked are part of what the stream holds (#23
@@ -352,8 +361,17 @@ async def _subscribe(
                     )
         raise Interrupted(stopped[0])
     finally:
+        reader.report()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(nc.close(), 2)
+
+
+def _stream_seq(msg: Any) -> int | None:
+    """A fetched message's place in the stream (what the server knows it by)."""
+    try:
+        return int(msg.metadata.sequence.stream)
+    except Exception:  # (not a JetStream message: no metadata)
+        return None
 
 
 async def _confirm(nc: Any, window: list[Any], stopped: list[int]) -> None:

@@ -112,7 +112,7 @@ class PrettyWriter:
     def _raw(self, data: bytes) -> None:
         from rich.text import Text
 
-        self._hold([Text("? " + _short(data.decode("utf-8", "replace")), style="dim")])
+        self._hold([Text("? " + _visible(_short(data.decode("utf-8", "replace"))), style="dim")])
 
     def _hold(self, shown: list[Any]) -> None:
         if not self._held:
@@ -138,21 +138,22 @@ class PrettyWriter:
         if text is None:
             return
         sid = str(line.get("session_id") or "")
-        colour = PALETTE[zlib.crc32(sid.encode()) % len(PALETTE)]
+        colour = PALETTE[zlib.crc32(sid.encode("utf-8", "replace")) % len(PALETTE)]
+        sid = _visible(sid[:8])
         indent = "    " if line.get("parent_tool_use_id") else ""
-        out = Text(f"{sid[:8]:8} ", style=colour)
+        out = Text(f"{sid:8} ", style=colour)
         out.append(indent)
         mark, body, style = text
         out.append(mark + " ", style=style or colour)
-        out.append(body, style=style)
+        out.append(_visible(body), style=style)
         shown = [out]
         extension = line.get("extension")
         prompt = extension.get("prompt") if isinstance(extension, dict) else None
         if line.get("subtype") == "init" and isinstance(prompt, str) and prompt:
             # A durable transcript's prompt rides on its run's init line.
-            said = Text(f"{sid[:8]:8} ", style=colour)
+            said = Text(f"{sid:8} ", style=colour)
             said.append(indent)
-            said.append("> " + _short(prompt), style="bold")
+            said.append("> " + _visible(_short(prompt)), style="bold")
             shown.append(said)
         self._hold(shown)  # (all made first: a line that fails is shown once, as text)
 
@@ -274,6 +275,27 @@ def _text_of(content: Any) -> str:
             str(b.get("text")) for b in content if isinstance(b, dict) and b.get("text")
         )
     return ""
+
+
+def _visible_table() -> dict[int, str]:
+    table = {c: chr(0x2400 + c) for c in range(0x20)}  # C0 as its picture: ESC is ␛
+    table[0x7F] = "\u2421"  # ␡
+    for c in (*range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F)):
+        table[c] = f"\\u{c:04x}"  # C1 (8-bit CSI, OSC ...) and bidi marks, as their escape
+    for c in range(0x2066, 0x206A):
+        table[c] = f"\\u{c:04x}"
+    return table
+
+
+#: What a terminal would obey rather than show (C0 and C1 controls, ESC and so every
+#: escape sequence, DEL, the bidirectional overrides that reorder what follows), as
+#: text: rich takes out only BEL, BS, VT, FF and CR, and a line's text is anyone's
+#: (a tool's output, a fleet stream's message).
+_VISIBLE = _visible_table()
+
+
+def _visible(text: str) -> str:
+    return text.translate(_VISIBLE)
 
 
 def _short(text: str, width: int = WIDTH) -> str:
