@@ -494,7 +494,11 @@ CONTEXTS: tuple[SecretKind, ...] = (
             core,
             rb"(?P<keep>"
             + head
-            + rb"(?: ++(?:[^\s\"\\]|\\[\"'])++){0,8}? ++"
+            # (up to 8 words, none the command's own: "docker login docker login …"
+            # is read once)
+            + rb"(?: ++(?!"
+            + stop
+            + rb")(?:[^\s\"\\]|\\[\"'])++){0,8}? ++"
             + flag
             # (``-p V``, ``-p=V``, a one-letter flag also ``-pV``)
             + rb"(?:=| ++|(?<=[^-]-[a-z]))"
@@ -504,7 +508,7 @@ CONTEXTS: tuple[SecretKind, ...] = (
             + b")",
             example,
         )
-        for kind, core, head, flag, example in (
+        for kind, core, head, stop, flag, example in (
             (
                 "password",
                 rb"(?:docker|podman|nerdctl|buildah|skopeo|oras|registry|az|oc|cf) +login",
@@ -514,6 +518,7 @@ CONTEXTS: tuple[SecretKind, ...] = (
                     for tool in _LOGIN_TOOLS
                 )
                 + b")",
+                rb"login",
                 rb"-p",
                 "docker login -u deploy -p FAKEpa55w0rd registry.example.com",
             ),
@@ -521,6 +526,7 @@ CONTEXTS: tuple[SecretKind, ...] = (
                 "password",
                 rb"sshpass",
                 rb"sshpass" + boundary(7, rb"[A-Za-z0-9_-]"),
+                rb"sshpass",
                 rb"-p",
                 "sshpass -p 'FAKEpa55w0rd' ssh host",
             ),
@@ -528,6 +534,7 @@ CONTEXTS: tuple[SecretKind, ...] = (
                 "password",
                 rb"redis-cli",
                 rb"redis-cli" + boundary(9, rb"[A-Za-z0-9_-]"),
+                rb"redis-cli",
                 rb"-a",
                 "redis-cli -h cache -a FAKEpa55w0rd ping",
             ),
@@ -535,6 +542,7 @@ CONTEXTS: tuple[SecretKind, ...] = (
                 "secret_key",
                 rb"secret +set",
                 rb" secret +set",
+                rb"secret",
                 rb"(?:-b|--body)",
                 'gh secret set DEPLOY_KEY --body "FAKEfake0123456789abcdef"',
             ),

@@ -253,6 +253,10 @@ def _space_forms(
         + boundary(1, rb"[A-Za-z0-9_-]")
         + rb"-?+"
         + _FLAG
+        # (first, in C: the word is followed by a value at all; most are not)
+        + rb"(?=[A-Za-z0-9_-]*+"
+        + _SPACE_OP
+        + rb"(?!-))"
         + rb"[A-Za-z0-9_-]*?"
         + tail
         + rb"(?![A-Za-z0-9_-])"
@@ -263,7 +267,7 @@ def _space_forms(
     config = (
         rb"(?P<keep>config"
         + boundary(6, rb"[A-Za-z0-9_]")
-        + rb"(?:ure)?+(?: ++[^\s\"'\\]++){0,3}? ++"
+        + rb"(?:ure)?+(?: ++(?!config)[^\s\"'\\]++){0,3}? ++"
         + _QUOTE
         + rb"?+"
         + _CONFIG_KEY
