@@ -338,6 +338,9 @@ FORMS: dict[str, tuple[tuple[str, ...], Any]] = {
     "YAML NAME: value": (_ALL, lambda p: f"environment:\n  {p.name}: {p.value}\n"),
     'JSON "key": "value"': (_ALL, lambda p: f'{{"{p.name.lower()}": "{p.value}", "n": 1}}'),
     "--flag=value": (_ALL, lambda p: f"./tool --{_kebab(p.name)}={p.value} --verbose"),
+    # (#39: the space form, as people type it, and an argv list)
+    "--flag value": (_ALL, lambda p: f"./tool --{_kebab(p.name)} {p.value} --verbose"),
+    '"--flag", "value"': (_ALL, lambda p: f'["./tool", "--{_kebab(p.name)}", "{p.value}"]'),
     "Python kwarg": (_ALL, lambda p: f'connect({p.name.lower()}="{p.value}", timeout=3)'),
     "query string": (
         _ALL,
@@ -355,6 +358,7 @@ FORMS: dict[str, tuple[tuple[str, ...], Any]] = {
     "mysql -pPASS": (("password",), lambda p: f"mysql -h db -u root -p{p.value} app"),
 }
 
+_SPACED = ("--flag value", '"--flag", "value"')
 #: values whose shape breaks a form (a URL holds no URL, "@" or ":" as a user)
 _HAND = {p.kind for p in _HAND_PLANTS}
 _SKIP = (
@@ -384,6 +388,8 @@ def _skipped(plant: Plant, form: str) -> bool:
     ``_`` in it as a ``--flag`` (a kebab-case flag holds none)."""
     if (plant.kind, form) in _SKIP:
         return True
+    if form in _SPACED and plant.shape == "named" and plant not in _HAND_PLANTS:
+        return True  # (gitleaks' names are bound by = or :; ours spaced too)
     if plant.kind in _HAND:
         return False
     if plant.shape == "named":

@@ -745,3 +745,239 @@ NEAR_MISSES = [
 @pytest.mark.parametrize("text", NEAR_MISSES)
 def test_near_misses_of_the_five_kinds_pass(engine: str, text: str) -> None:
     assert _scrub_text(Scrubber(engine=engine), text) == text
+
+
+# -- #39: secrets in the forms people type: ``--password V``, ``config set KEY V`` --
+#
+# An option whose name ends in a secret's name, in the space form, with any prefix
+# (``--db-``, ``--mysql_``), one dash or two, in an argv list; a CLI's config key set
+# by name; the value quoted or not (single, double, JSON-escaped double quotes), at
+# the end of a line or followed by more options, in a Bash tool_use's own JSON or in
+# a tool's output text. The value is masked as the ``=`` form's is: quoted always,
+# unquoted with a digit or a symbol.
+
+#: an option's name (its end, kebab or snake) -> the marker
+_OPTION_NAMES = {
+    "password": "password",
+    "passwd": "password",
+    "passphrase": "password",
+    "pass": "password",
+    "pwd": "password",
+    "token": "token",
+    "auth-token": "token",
+    "access_token": "token",
+    "refresh-token": "token",
+    "api-key": "api_key",
+    "apikey": "api_key",
+    "api_key": "api_key",
+    "api-secret": "api_key",
+    "access-key": "api_key",
+    "secret": "secret_key",
+    "client-secret": "secret_key",
+    "client_secret": "secret_key",
+    "secret-key": "secret_key",
+    "private-key": "secret_key",
+    "auth": "http_auth",
+}
+_OPTION_PREFIXES = ["", "db-", "mysql-", "mysql_", "app-", "x-"]
+#: values: a letter first (never a stand-in's), then a digit somewhere
+_VALUE = st.builds(
+    lambda head, body, digit: head + body + digit,
+    st.sampled_from(["F", "k", "Q", "z"]),
+    _chars(_B62 + "!#%^*+=?~._", 7, 30),
+    st.sampled_from(string.digits),
+)
+#: how a value stands after its option: (option, value) -> text
+_SPACED_FORMS = [
+    lambda o, v: f"{o} {v}",
+    lambda o, v: f"{o}  {v} --verbose",
+    lambda o, v: f"{o} '{v}' -x 1",
+    lambda o, v: f'{o} "{v}"',
+    lambda o, v: f'{{"command": "deploy {o} \\"{v}\\" --yes"}}',  # JSON in a string
+    lambda o, v: f'["deploy", "{o}", "{v}", "--yes"]',  # an argv list
+    lambda o, v: f"args = ['{o}', '{v}']",
+    lambda o, v: f"$ deploy {o} {v}\nDeployed.",
+]
+
+
+def _in_bash_and_output(text: str) -> list[bytes]:
+    """A command where a transcript holds one: a Bash tool_use's input, the tool's
+    output text."""
+    return [
+        orjson.dumps({"type": "tool_use", "name": "Bash", "input": {"command": text}}) + b"\n",
+        orjson.dumps({"type": "tool_result", "content": text}) + b"\n",
+    ]
+
+
+def _all_engines(line: bytes) -> bytes:
+    outs = {engine: Scrubber(engine=engine)(line) for engine in ENGINES}
+    assert len(set(outs.values())) == 1, outs  # both engines agree
+    return outs[ENGINES[0]]
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(sorted(_OPTION_NAMES)),
+    prefix=st.sampled_from(_OPTION_PREFIXES),
+    dashes=st.sampled_from(["--", "-"]),
+    value=_VALUE,
+    form=st.sampled_from(_SPACED_FORMS),
+)
+def test_a_secret_after_a_secret_named_option_is_masked_in_the_space_form(
+    name: str, prefix: str, dashes: str, value: str, form: Any
+) -> None:
+    option = dashes + prefix + name
+    text = form(option, value)
+    marker = f"[REDACTED:{_OPTION_NAMES[name]}]".encode()
+    for line in _in_bash_and_output(text):
+        out = _all_engines(line)
+        assert orjson.dumps(value)[1:-1] not in out, (text, out)
+        assert marker in out and option.encode() in out, (text, out)
+
+
+#: ``config set KEY V`` as CLIs spell it: (command, key, marker)
+_CONFIG_SETS = [
+    ("aws configure set", "aws_secret_access_key", "aws_secret_key"),
+    ("aws configure set", "default.aws_secret_access_key", "aws_secret_key"),
+    ("aws --profile dev configure set", "aws_session_token", "aws_session_token"),
+    ("npm config set", "//registry.npmjs.org/:_authToken", "token"),
+    ("npm config set", "//npm.pkg.github.com/:_auth", "http_auth"),
+    ("pnpm config set --location=project", "//r.example.com/:_authToken", "token"),
+    ("yarn config set", "npmAuthToken", "token"),
+    ("git config --global", "github.token", "token"),
+    ("git config set", "hub.oauthtoken", "token"),
+    ("kubectl config set", "users.admin.token", "token"),
+    ("kubectl config set", "users.admin.client-key-data", "private_key"),
+]
+_AWS_SECRET_VALUE = _chars(string.ascii_letters + string.digits + "/+", 39).map(lambda s: "F" + s)
+_SESSION_VALUE = _chars(_B62 + "/+", 40, 80).map(lambda s: "F" + s + "1")
+_KEY_DATA = _chars(_B62 + "+/", 40, 80).map(lambda s: "LS0t" + s + "==")
+
+
+@settings(max_examples=120, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), which=st.sampled_from(_CONFIG_SETS), after=st.sampled_from(["", " --x"]))
+def test_a_secret_set_as_a_cli_config_key_is_masked(
+    data: st.DataObject, which: tuple[str, str, str], after: str
+) -> None:
+    command, key, kind = which
+    value = data.draw(
+        {"aws_secret_key": _AWS_SECRET_VALUE, "aws_session_token": _SESSION_VALUE}.get(
+            kind, _KEY_DATA if kind == "private_key" else _VALUE
+        )
+    )
+    quote = data.draw(st.sampled_from(["", "'", '"']))
+    text = f"{command} {key} {quote}{value}{quote}{after}"
+    for line in _in_bash_and_output(text):
+        out = _all_engines(line)
+        assert orjson.dumps(value)[1:-1] not in out, (text, out)
+        assert f"[REDACTED:{kind}]".encode() in out and key.encode() in out, (text, out)
+
+
+#: a short flag that is a password for its command alone
+_SHORT_FLAGS = [
+    ("docker login -u deploy -p {} registry.example.com", "password"),
+    ("docker login -p={} -u deploy", "password"),
+    ("docker login -p{}", "password"),
+    ("podman login quay.io -u me -p '{}'", "password"),
+    ('helm registry login r.example.com --username me -p "{}"', "password"),
+    ("az login -u me@example.com -p {}", "password"),
+    ("sshpass -p {} ssh host uptime", "password"),
+    ("redis-cli -h cache -a {} ping", "password"),
+    ("gh secret set DEPLOY_KEY --body {}", "secret_key"),
+    ("gh secret set DEPLOY_KEY -b'{}'", "secret_key"),
+]
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@given(form=st.sampled_from(_SHORT_FLAGS), value=_VALUE)
+def test_a_password_after_a_known_commands_short_flag_is_masked(
+    form: tuple[str, str], value: str
+) -> None:
+    text, kind = form[0].format(value), form[1]
+    for line in _in_bash_and_output(text):
+        out = _all_engines(line)
+        assert orjson.dumps(value)[1:-1] not in out and f"[REDACTED:{kind}]".encode() in out
+
+
+#: an option that names a secret and is not one: a file, a flag, a variable's name
+_NOT_A_VALUE_SUFFIXES = ["-file", "-stdin", "-env", "-path", "_file", "-id", "-name", "s"]
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(sorted(_OPTION_NAMES)),
+    suffix=st.sampled_from(_NOT_A_VALUE_SUFFIXES),
+    value=_VALUE,
+    form=st.sampled_from(_SPACED_FORMS),
+)
+def test_an_option_that_only_names_a_secret_keeps_what_follows(
+    name: str, suffix: str, value: str, form: Any
+) -> None:
+    text = form(f"--{name}{suffix}", value)
+    for line in _in_bash_and_output(text):
+        assert _all_engines(line) == line, text
+
+
+#: near-misses of the space form: each must come out as it went in
+SPACED_NEAR_MISSES = [
+    "app --token-file /etc/tok2 --password-stdin --api-key-env MY_KEY1",
+    "app --no-password x1y2z3w4 --skip-auth 1234abcd",
+    "ansible-playbook --ask-pass site2.yml --ask-vault-pass inv3.yml",
+    "gh auth login --with-token < token2.txt",
+    "python train.py --max-token 4096 --num-tokens 100000000 --tokenizer gpt2",
+    "ssh --private-key ~/.ssh/id_ed25519 --private-key /keys/k2.pem --api-key ./key2.txt",
+    'deploy --password $DB_PASSWORD --token ${TOKEN} --api-key "$(cat key2)"',
+    "deploy --password <your-password> --token '<token2>'",
+    "deploy --password --verbose --token -x",
+    "the config token is stored in ~/.config",
+    "aws configure set region us-east-1 && aws configure get aws_secret_access_key",
+    "npm config get //registry.npmjs.org/:_authToken",
+    "mkdir -p /tmp/x && docker run -p 8080:80 img && gh auth login -p https",
+    "docker login -u me --password-stdin registry.io && docker login -p $DOCKER_PASSWORD",
+    "gh secret set FOO < secret2.txt && gh secret set BAR --body-file f2.txt",
+    "--auth basic --auth oauth2 --auth-type digest --no-auth",
+    "--- a/file2 --- b/file2 -- --password",
+]
+
+
+@pytest.mark.parametrize("text", SPACED_NEAR_MISSES)
+def test_near_misses_of_the_space_form_pass(text: str) -> None:
+    for line in _in_bash_and_output(text):
+        assert _all_engines(line) == line
+
+
+def test_validate_prints_a_bad_lines_secret_masked(streamv1_bin: str, tmp_path: Path) -> None:
+    """``validate`` quotes a bad line's values (and the file's name) on stdout, a CI
+    log: masked as every output line is, even where it cuts a long value short."""
+    secrets = {
+        "github_token": "ghp_R4nd0mT0k3nV4lu3F0rT3st1ng0nlyAbCdEf",
+        "anthropic_api_key": SECRETS["anthropic_api_key"],
+        "aws_access_key": "AKIAZ7QW3RTYUIOP4ASD",
+        "password": "FAKEpa55w0rd",
+    }
+    lines = [
+        {"type": "system", "subtype": "init", "seq": 0, "session_id": "s1",
+         "ts": "2026-01-01T00:00:00Z", "cwd": "/x", "tools": []},
+        # a ts past the 80 characters a message shows: masked before it is cut
+        {"type": "assistant", "seq": "psql --password FAKEpa55w0rd", "session_id": "s1",
+         "ts": "x" * 60 + " " + secrets["github_token"]},
+        {"type": "result", "seq": secrets["aws_access_key"],
+         "session_id": secrets["anthropic_api_key"], "is_error": False,
+         secrets["github_token"]: 1},
+    ]  # fmt: skip
+    bad = tmp_path / f"run-{secrets['github_token']}.jsonl"
+    bad.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    (tmp_path / "broken.jsonl").write_bytes(b"{not json " + secrets["password"].encode() + b"\n")
+    proc = subprocess.run(
+        [streamv1_bin, "validate", str(bad), str(tmp_path / "broken.jsonl"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    shown = proc.stdout + proc.stderr
+    for kind, secret in secrets.items():
+        assert secret[4:16] not in shown, (kind, shown)
+    for kind in ("github_token", "anthropic_api_key", "aws_access_key", "password"):
+        assert f"[REDACTED:{kind}]" in proc.stdout, (kind, proc.stdout)
+    assert "ts 'xxxx" in proc.stdout and "--password [REDACTED:password]'," in proc.stdout

@@ -37,6 +37,8 @@ from typing import IO, Any
 import orjson
 from jsonschema import Draft202012Validator
 
+from streamv1.translator.output.scrub import scrub_text
+
 _RFC3339 = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|[+-](\d\d):(\d\d))",
     re.ASCII,
@@ -65,7 +67,9 @@ class Violation:
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.reason}"
+        # A message quotes the input (a value, a key, the file's name) and goes to
+        # a CI log: scrubbed as every output line is.
+        return scrub_text(f"{self.path}:{self.line}: {self.reason}")
 
 
 def schema_text() -> str:
@@ -117,7 +121,9 @@ def schema_errors(obj: Any) -> list[str]:
             while err.context:  # anyOf/oneOf: the deepest failure says most
                 err = max(err.context, key=lambda e: len(e.absolute_path))
             where = "/".join(str(p) for p in err.absolute_path) or "(line)"
-            out.append(f"schema: {where}: {_short(_plain(err.message, err.instance))}")
+            # (scrubbed before it is cut: a secret cut short is no longer its shape)
+            said = scrub_text(_plain(err.message, err.instance))
+            out.append(f"schema: {scrub_text(where)}: {_short(said)}")
     except RecursionError:
         # jsonschema writes each error's value with repr(), which recurses: a value
         # nested ~1,000 deep (orjson reads up to 1,024) is reported, not a crash.
@@ -158,9 +164,10 @@ def _has_ansi(value: Any) -> bool:
 
 
 def _said(value: Any, quote: bool = True) -> str:
-    """A value for a message: short, and never repr() of a container (a line may
-    nest 1,024 levels; repr recurses)."""
+    """A value for a message: short, secrets masked, and never repr() of a container
+    (a line may nest 1,024 levels; repr recurses)."""
     if isinstance(value, str):
+        value = scrub_text(value)  # (before it is cut: a secret cut short is no longer its shape)
         shown = value if len(value) <= 80 else value[:80] + "…"
         return repr(shown) if quote else shown
     if isinstance(value, list | dict):
@@ -199,7 +206,7 @@ class StreamChecker:
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            yield v(number, f"not JSON ({_short(str(exc), 120)})")
+            yield v(number, f"not JSON ({_short(scrub_text(str(exc)), 120)})")
             return
         if not isinstance(obj, dict):
             yield v(number, f"not a JSON object ({type(obj).__name__})")

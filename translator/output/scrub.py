@@ -17,6 +17,8 @@ most twice and no match is traced back to its line's start.
 
 from __future__ import annotations
 
+import orjson
+
 from streamv1.translator.output.encode import CSI8, ESC, clean_ansi
 from streamv1.translator.secrets import redact
 from streamv1.translator.secrets.scan import Scanner, literal
@@ -100,3 +102,20 @@ def scrubber(redact_secrets: bool = True) -> Scrubber:
     if redact_secrets not in _DEFAULT:
         _DEFAULT[redact_secrets] = Scrubber(redact_secrets)
     return _DEFAULT[redact_secrets]
+
+
+def scrub_text(text: str) -> str:
+    """Text for a person that quotes input (``validate``'s messages), scrubbed as
+    an output line is: the kinds read it as a JSON string holds it. A file name's
+    undecodable bytes (lone surrogates) are read as ``\\xNN``."""
+    try:
+        data = orjson.dumps({"text": text}) + b"\n"
+    except TypeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # (a surrogate no undecodable byte makes)
+            raw = text.encode("utf-8", "backslashreplace")
+        text = raw.decode("utf-8", "backslashreplace")
+        data = orjson.dumps({"text": text}) + b"\n"
+    clean = scrubber(True)(data)
+    return text if clean == data else str(orjson.loads(clean)["text"])

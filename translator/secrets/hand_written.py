@@ -51,6 +51,19 @@ _PPK_EXAMPLE = (
 #: a stretch of a URL password between two "@" (a marker is never taken in)
 _URL_PART = rb'(?:[^\s/"\\@\[]++|\[(?!REDACTED:))*+'
 
+#: a quote, escaped once or more (a command in a JSON string: ``-p \"…\"``)
+_QUOTE = rb"""(?:(?:\\\\)*+\\?["'])"""
+#: a value that is a secret by its place alone (a password flag's): any value of 4
+#: or more, quoted (to its quote) or not; never the next option, a reference
+#: (``$TOKEN``, ``"$(cat f)"``) or a stand-in, nor a secret masked before
+_BY_PLACE = (
+    rb"(?!-|\[REDACTED:)(?![$<{%]|\*{3}|\.{3}|(?i:your[ _-]|example|changeme|placeholder))"
+    rb"(?:(?<=[\"'])(?:[^\"'\\\[]|\[(?!REDACTED:)){4,}+"
+    rb"|(?<![\"'])[^\s\"'\\\[;&|<>()`]{4,}+)"
+)
+#: the registry clients whose ``login -p`` is ``docker login``'s, and the clouds'
+_LOGIN_TOOLS = b"docker podman nerdctl buildah skopeo oras registry az oc cf".split()
+
 # In the order they are applied: a specific kind before a general one (an Anthropic
 # key before the generic sk- form, a JWT before the bearer token that carries it, a
 # kind with a shape before a value known only by its name, which then sees the
@@ -470,6 +483,71 @@ CONTEXTS: tuple[SecretKind, ...] = (
         )
         for tool in (rb"mysql", rb"mariadb")
     ),
+    # A short flag that is a password for these commands only: ``docker login -p``
+    # (and the registry clients that copy it, ``helm registry login``), ``az``, ``oc``
+    # and ``cf login -p``, ``sshpass -p``, ``redis-cli -a``; ``gh secret set NAME
+    # --body``/``-b`` (a secret's value by its command). Elsewhere ``-p`` is a port,
+    # a path, a protocol (``gh auth login -p https``).
+    *(
+        SecretKind(
+            kind,
+            core,
+            rb"(?P<keep>"
+            + head
+            # (up to 8 words, none the command's own: "docker login docker login …"
+            # is read once)
+            + rb"(?: ++(?!"
+            + stop
+            + rb")(?:[^\s\"\\]|\\[\"'])++){0,8}? ++"
+            + flag
+            # (``-p V``, ``-p=V``, a one-letter flag also ``-pV``)
+            + rb"(?:=| ++|(?<=[^-]-[a-z]))"
+            + _QUOTE
+            + rb"?+)(?P<secret>"
+            + _BY_PLACE
+            + b")",
+            example,
+        )
+        for kind, core, head, stop, flag, example in (
+            (
+                "password",
+                rb"(?:docker|podman|nerdctl|buildah|skopeo|oras|registry|az|oc|cf) +login",
+                rb" login(?:"
+                + b"|".join(
+                    rb"(?<=" + tool + rb" login)" + boundary(len(tool) + 6, rb"[A-Za-z0-9_-]")
+                    for tool in _LOGIN_TOOLS
+                )
+                + b")",
+                rb"login",
+                rb"-p",
+                "docker login -u deploy -p FAKEpa55w0rd registry.example.com",
+            ),
+            (
+                "password",
+                rb"sshpass",
+                rb"sshpass" + boundary(7, rb"[A-Za-z0-9_-]"),
+                rb"sshpass",
+                rb"-p",
+                "sshpass -p 'FAKEpa55w0rd' ssh host",
+            ),
+            (
+                "password",
+                rb"redis-cli",
+                rb"redis-cli" + boundary(9, rb"[A-Za-z0-9_-]"),
+                rb"redis-cli",
+                rb"-a",
+                "redis-cli -h cache -a FAKEpa55w0rd ping",
+            ),
+            (
+                "secret_key",
+                rb"secret +set",
+                rb" secret +set",
+                rb"secret",
+                rb"(?:-b|--body)",
+                'gh secret set DEPLOY_KEY --body "FAKEfake0123456789abcdef"',
+            ),
+        )
+    ),
     # SQL: ... PASSWORD 'x', IDENTIFIED BY 'x'
     *(
         SecretKind(
@@ -501,11 +579,34 @@ CONTEXTS: tuple[SecretKind, ...] = (
         spaces=True,
     ),
     *by_name(
+        "password",
+        rb"[_-]pwd",
+        rb"wd(?<=[_-][Pp]wd)",
+        rb"WD(?<=[_-]PWD)",
+        "MYSQL_PWD=FAKEpa55w0rd",
+        min_len=4,
+        spaces=True,
+    ),
+    *by_name(
         "api_key",
         rb"api[_-]?(?:key|secret)",
         rb"pi(?<=[Aa]pi)[_-]?(?:[Kk]ey|[Ss]ecret)",
         rb"PI(?<=API)[_-]?(?:K(?:EY|ey)|S(?:ECRET|ecret))",
         "X-API-Key: FAKEfake0123456789abcdef",
+    ),
+    *by_name(
+        "api_key",
+        rb"access[_-]?key",
+        rb"ccess(?<=[Aa]ccess)[_-]?[Kk]ey",
+        rb"CCESS(?<=ACCESS)[_-]?KEY",
+        "MINIO_ACCESS_KEY=FAKEfake0123456789abcdef",
+    ),
+    *by_name(
+        "http_auth",
+        rb"[_-]auth",
+        rb"uth(?<=[_-][Aa]uth)",
+        rb"UTH(?<=[_-]AUTH)",
+        "HTTP_AUTH=deploy:FAKEpa55w0rd",
     ),
     *by_name(
         "secret_key",

@@ -147,6 +147,160 @@ _WORD = (
 _STAND_IN_FREE = _REFERENCE + _WORD
 
 
+def _values(min_len: int, spaces: bool) -> tuple[bytes, bytes]:
+    """A value bound to a name, in lower/camel case (``secret``) and after an
+    upper-case name (``env``, any value: a branch that comes first)."""
+    n = b"%d" % min_len
+    free = _STAND_IN_FREE
+    # (never across a marker: a secret masked before stays its own)
+    json = (
+        rb'(?:[^"\\\[]++|\\.|\[(?!REDACTED:))++'
+        if spaces
+        else rb'(?:[^"\\ \[]++|\\.|\[(?!REDACTED:))++'
+    )
+    qchar = rb"(?:[^\"'\\\[]|\[(?!REDACTED:))" if spaces else rb"[^\s\"'\\\[]"
+    # cheap tests first: most names followed by words fail at the first
+    secret = (
+        rb'(?<=":")(?=[^"]{'
+        + n
+        + b"})"
+        + free
+        + json
+        + rb'(?=")'
+        + rb"|(?<=[\"'])(?="
+        + qchar
+        + b"{"
+        + n
+        + b"})"
+        + free
+        + qchar
+        + b"{"
+        + n
+        + b",}+"
+        + rb"|(?<![\"'])(?="
+        + _PLAIN
+        + rb"*+"
+        + _STRONG
+        + rb")"
+        + _REFERENCE
+        + _VCHAR
+        + b"{"
+        + n
+        + b",}+"
+    )
+    env = (
+        rb"(?<=[A-Z0-9]=)"
+        + free
+        + _VCHAR
+        + b"{"
+        + n
+        + b",}+"
+        + rb"|(?<=[A-Z0-9]: )"
+        + free
+        + _VCHAR
+        + b"{"
+        + n
+        + b",}+|"
+    )
+    return secret, env
+
+
+# -- the space form: an option or a config key, then its value --------------------
+#
+# What people type on a command line: ``--db-password V``, ``-Password V``
+# (PowerShell), ``--api-key "V"``, ``"--token", "V"`` (an argv list, in JSON or
+# Python), and a CLI's configuration set by name: ``aws configure set
+# aws_secret_access_key V``, ``npm config set //registry/:_authToken V``, ``git config
+# --global github.token V``. The name ends the option or key (``--token-file PATH``,
+# ``--password-stdin``, ``--api-key-env NAME`` are other options), and the value is
+# the ``=`` form's (above): a quoted one always, an unquoted one with a digit or a
+# symbol, never a reference or a stand-in; and never the next option (``-…``) nor a
+# path (``--private-key ~/.ssh/id``: the file the secret is in).
+#
+# Both begin with a literal (``-``, ``config``) that starts a word (one candidate a
+# word: ``-a-a-a…`` is read once), read the word to where the name ends it, and run
+# the name-first patterns' own name (``mixed``/``upper``) from the byte before it.
+
+#: an option's name that ends in a secret's but is a flag, no value after it
+#: (``--no-password``, ``--ask-pass``, ``--with-token`` reads stdin)
+_FLAG = (
+    rb"(?!(?:no|ask|with|without|show|print|prompt|skip|generate|random|read|require"
+    rb"|allow|disable|enable|save|store|forget|stdin)[_-])"
+)
+#: a quote, escaped once or more (JSON in a string), around the name or the value
+_QUOTE = rb"""(?:(?:\\\\)*+\\?["'])"""
+#: what stands between the name and its value: spaces (a quote on either side), or
+#: an argv list's ``", "``
+_SPACE_OP = (
+    rb"(?>" + _QUOTE + rb"?+ ++" + _QUOTE + rb"?+|" + _QUOTE + rb" {0,8}+, {0,8}+" + _QUOTE + b")"
+)
+#: the core's: the name, a closing quote, then a space or a comma
+_SPACE_CORE = rb"""(?:(?:\\\\)*\\?["'])?[ ,]"""
+#: a value that is the next option or a path is no secret
+_NOT_OPTION_OR_PATH = rb"(?!-|~?/|\.\.?/)"
+_CONFIG_KEY = rb"[A-Za-z0-9_./:@-]"
+
+
+def _space_forms(
+    kind: str, core: bytes, name: bytes, secret: bytes, example: str
+) -> tuple[SecretKind, SecretKind]:
+    """``--NAME value`` and ``config[ure] [set] NAME value`` (see above); ``name``:
+    the name from its second byte on, both casings."""
+    tail = rb"[A-Za-z]" + name
+    value = rb")(?P<secret>" + _NOT_OPTION_OR_PATH + rb"(?:" + secret + rb"))"
+    option = (
+        rb"(?P<keep>-"
+        + boundary(1, rb"[A-Za-z0-9_-]")
+        + rb"-?+"
+        + _FLAG
+        # (first, in C: the word is followed by a value at all; most are not)
+        + rb"(?=[A-Za-z0-9_-]*+"
+        + _SPACE_OP
+        + rb"(?!-))"
+        + rb"[A-Za-z0-9_-]*?"
+        + tail
+        + rb"(?![A-Za-z0-9_-])"
+        + _SPACE_OP
+        + value
+    )
+    # (up to three words between: ``set``, ``--global``, ``--profile dev``)
+    config = (
+        rb"(?P<keep>config"
+        + boundary(6, rb"[A-Za-z0-9_]")
+        + rb"(?:ure)?+(?: ++(?!config)[^\s\"'\\]++){0,3}? ++"
+        + _QUOTE
+        + rb"?+"
+        + _CONFIG_KEY
+        + rb"*?"
+        + tail
+        + rb"(?!"
+        + _CONFIG_KEY
+        + rb")"
+        + _SPACE_OP
+        + value
+    )
+    space_core = rb"(?i:" + core + rb")" + _SPACE_CORE
+    spaced = _spaced(example, core)
+    return (
+        SecretKind(kind, space_core, option, f"./deploy --{spaced} --verbose"),
+        SecretKind(kind, space_core, config, f"tool config set {spaced}"),
+    )
+
+
+#: ``name=value``, ``name: value``, ``"name": "value"`` in an example
+_BOUND = re.compile(r"""([A-Za-z][A-Za-z0-9_-]*)["']? {0,8}[:=] {0,8}["']?([^"';\s]+)""")
+
+
+def _spaced(example: str, core: bytes) -> str:
+    """The name-first example's ``NAME=value`` as ``name value`` (the name kebab-case,
+    as an option spells it)."""
+    ends = re.compile(rb"(?i:" + core + rb")$")
+    for m in _BOUND.finditer(example):
+        if ends.search(m[1].encode()):
+            return m[1].lower().replace("_", "-") + " " + m[2]
+    raise ValueError(f"no NAME=value of {core!r} in {example!r}")
+
+
 def by_name(
     kind: str,
     core: bytes,
@@ -157,12 +311,13 @@ def by_name(
     spaces: bool = False,
     value: bytes | None = None,
     with_op: bool = False,
-) -> tuple[SecretKind, SecretKind]:
+) -> tuple[SecretKind, ...]:
     """A secret known by the name it is bound to. ``core``: the name, any case;
     ``mixed`` and ``upper``: the name in lower/camel/capitalised and in upper case,
     from a literal on. The name may end a longer one (``DB_PASSWORD``,
     ``dbPassword``, ``--db-password``). ``value``: a pattern of the value's own
-    shape, taken in every form."""
+    shape, taken in every form. Four kinds: the name then ``=``/``:`` in each
+    casing, then the space forms (an option, a config key)."""
     # The name is the core (a core that reads on, to the "=", costs Hyperscan ~10x on
     # a line full of names); one as common in lines as "token" (``input_tokens``)
     # takes its operator along.
@@ -170,73 +325,22 @@ def by_name(
     # of JSON in a string, as a tool's output quoting a command's holds it)
     quote = rb"""(?:(?:\\\\)*+\\?["'])?+"""
     any_quote = rb"""(?:(?:\\\\)*\\?[\"'])?"""  # (the core's: Hyperscan has no possessives)
-    core = rb"(?i:" + core + rb")" + (any_quote + rb" {0,8}(?::=|=>|[:=])" if with_op else b"")
+    named = rb"(?i:" + core + rb")" + (any_quote + rb" {0,8}(?::=|=>|[:=])" if with_op else b"")
     # what follows the name, read once (atomic: never tried again shorter)
     keep = rb"""(?>":"|""" + quote + rb" {0,8}+(?::=|=>|[:=]) {0,8}+" + quote + b")"
     if value is not None:
-        secret = value
-        env = b""
+        secret, env = value, b""
     else:
-        n = b"%d" % min_len
-        free = _STAND_IN_FREE
-        # (never across a marker: a secret masked before stays its own)
-        json = (
-            rb'(?:[^"\\\[]++|\\.|\[(?!REDACTED:))++'
-            if spaces
-            else rb'(?:[^"\\ \[]++|\\.|\[(?!REDACTED:))++'
-        )
-        qchar = rb"(?:[^\"'\\\[]|\[(?!REDACTED:))" if spaces else rb"[^\s\"'\\\[]"
-        # cheap tests first: most names followed by words fail at the first
-        secret = (
-            rb'(?<=":")(?=[^"]{'
-            + n
-            + b"})"
-            + free
-            + json
-            + rb'(?=")'
-            + rb"|(?<=[\"'])(?="
-            + qchar
-            + b"{"
-            + n
-            + b"})"
-            + free
-            + qchar
-            + b"{"
-            + n
-            + b",}+"
-            + rb"|(?<![\"'])(?="
-            + _PLAIN
-            + rb"*+"
-            + _STRONG
-            + rb")"
-            + _REFERENCE
-            + _VCHAR
-            + b"{"
-            + n
-            + b",}+"
-        )
-        env = (
-            rb"(?<=[A-Z0-9]=)"
-            + free
-            + _VCHAR
-            + b"{"
-            + n
-            + b",}+"
-            + rb"|(?<=[A-Z0-9]: )"
-            + free
-            + _VCHAR
-            + b"{"
-            + n
-            + b",}+|"
-        )
+        secret, env = _values(min_len, spaces)
     return (
         SecretKind(
-            kind, core, rb"(?P<keep>" + mixed + keep + rb")(?P<secret>" + secret + b")", example
+            kind, named, rb"(?P<keep>" + mixed + keep + rb")(?P<secret>" + secret + b")", example
         ),
         SecretKind(
             kind,
-            core,
+            named,
             rb"(?P<keep>" + upper + keep + rb")(?P<secret>" + env + secret + b")",
             example,
         ),
+        *_space_forms(kind, core, rb"(?:" + mixed + b"|" + upper + b")", secret, example),
     )
