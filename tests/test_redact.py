@@ -669,9 +669,15 @@ def test_every_legal_token_of_five_kinds_is_masked_wherever_it_stands(
     data: st.DataObject, where: str, kind: str
 ) -> None:
     token = data.draw(_ALONE[kind])
+    want = {where.format(f"[REDACTED:{kind}]")}
+    if kind == "jwt" and not token.endswith(".") and "{}." in where:
+        # An unsigned JWT's own last character is a dot: one that ends a sentence
+        # right after ``header.payload`` cannot be told from it, and masking it too
+        # is the safe reading.
+        want.add(where.replace("{}.", "{}").format(f"[REDACTED:{kind}]"))
     for engine in ENGINES:
         got = _scrub_text(Scrubber(engine=engine), where.format(token))
-        assert got == where.format(f"[REDACTED:{kind}]"), (engine, token)
+        assert got in want, (engine, token)
 
 
 _AWS_SECRET = _chars(string.ascii_letters + string.digits + "/+", 40)
