@@ -19,6 +19,7 @@ import orjson
 
 from streamv1.adapters import _claude_session_lines as lines
 from streamv1.translator.model import events as ev
+from streamv1.translator.reading.files import SIDECAR_LIMIT, open_regular, read_regular
 from streamv1.translator.reading.sources import string
 from streamv1.translator.timefmt import normalize_ts
 
@@ -89,10 +90,12 @@ def run_start(
 
 def read_meta(path: Path) -> ev.JSON:
     """A subagent file's ``agent-<id>.meta.json`` sidecar (``toolUseId``,
-    ``agentType``, ``description``, ``model``, ``isFork``); {} where there is none."""
+    ``agentType``, ``description``, ``model``, ``isFork``); {} where there is none,
+    or where the name holds no regular file of a sidecar's size (a FIFO there must
+    not block the daemon, nor /dev/zero through a symlink fill its memory)."""
     sidecar = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
     try:
-        value = orjson.loads(sidecar.read_bytes())
+        value = orjson.loads(read_regular(sidecar, SIDECAR_LIMIT))
     except (OSError, orjson.JSONDecodeError):
         return {}
     return value if isinstance(value, dict) else {}
@@ -112,7 +115,7 @@ def search_spawner(
         if candidate == path:
             continue
         try:
-            with candidate.open("rb") as fh:
+            with open_regular(candidate) as fh:
                 if os.fstat(fh.fileno()).st_size <= start:
                     continue
                 fh.seek(start)
@@ -184,7 +187,7 @@ def _scan(
     offset = a._prompt_scan.get(key, 0)
     needle = orjson.dumps(prompt)
     try:
-        with candidate.open("rb") as fh:
+        with open_regular(candidate) as fh:
             fh.seek(offset)
             for raw in fh:
                 if not raw.endswith(b"\n"):

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from streamv1.adapters._codex_fields import dig
-from streamv1.translator.reading.sources import open_regular
+from streamv1.translator.reading.files import open_regular
 
 _UUID_TAIL = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _HEAD = 1 << 20

@@ -17,7 +17,7 @@ import orjson
 
 from streamv1.adapters._gemini_files import session_files
 from streamv1.translator.model import events as ev
-from streamv1.translator.reading.sources import open_regular
+from streamv1.translator.reading.files import open_regular
 
 
 def _spawner_in(path: str, agent_id: str, start: int) -> tuple[str | None, int]:

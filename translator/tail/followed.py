@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from streamv1.translator.reading.sources import is_main_file, open_regular, session_of
+from streamv1.translator.reading.files import open_regular
+from streamv1.translator.reading.sources import is_main_file, session_of
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail.actor_ends import ActorEnds
