@@ -150,6 +150,12 @@ class Followed:
                 state = "unreadable"
             if moved_mark:
                 follower.dirty = True  # its mark, under its new name
+            now_ino = _ino(path)
+            if now_ino and follower.ino and now_ino != follower.ino and not moved_mark:
+                # Written again whole under its name (a rename over it) while the
+                # daemon was down, beginning as read: followed on from the mark.
+                follower.ino, follower.dirty = now_ino, True
+                state += "; replaced by a file beginning as read, followed on"
             if follower.pending_replay is not None and key is not None:
                 self.sessions.replays.add(key)
             elif (
