@@ -4,9 +4,12 @@ In-process daemons on the tests' clock (tests/tailing.py): no sleeps."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
-from helpers import convert_file
+import pytest
+from helpers import convert_file, convert_session_files
 from tailing import SESSION, Clock, daemon, tail_output
 
 FOUR = SESSION / "interactive_four_turns.jsonl"
@@ -110,3 +113,115 @@ def test_a_file_replaced_by_other_bytes_is_read_from_its_start(tmp_path: Path) -
     d.tick()
     d.stop()
     assert tail_output(tmp_path / "out.jsonl").endswith(convert_file(target, "claude-session")[0])
+
+
+# -- one session in two places ----------------------------------------------------------------
+
+NAME = "90b90b6f-cd35-43f6-923d-d9255e2f4ab2.jsonl"  # FOUR's session, named as Claude names it
+
+
+def _two_places(tmp: Path) -> tuple[Path, Path]:
+    a = tmp / "projects" / "a" / NAME
+    b = tmp / "projects" / "b" / NAME
+    a.parent.mkdir(parents=True)
+    b.parent.mkdir(parents=True)
+    return a, b
+
+
+def _append(path: Path, data: bytes) -> None:
+    with path.open("ab") as fh:
+        fh.write(data)
+
+
+def _convert_places(tmp: Path) -> bytes:
+    return convert_session_files(sorted((tmp / "projects").rglob("*.jsonl")))[0]
+
+
+@pytest.mark.parametrize("how", ["hard link", "copy, the original goes on", "copy goes on"])
+def test_one_session_in_two_places_is_framed_once_live(tmp_path: Path, how: str) -> None:
+    """A hard link, or a project folder copied while the session runs: the same
+    session id in two files was framed from both, its runs twice and interleaved.
+    Now the place followed first leads, and a copy that goes on takes over."""
+    src = _lines(FOUR)
+    a, b = _two_places(tmp_path)
+    third = len(src) // 3
+    a.write_bytes(b"".join(src[:third]))
+    clock = Clock()
+    d = daemon(tmp_path, clock)
+    d.tick(changed={str(a)})
+    if how == "hard link":
+        os.link(a, b)
+    else:
+        shutil.copy(a, b)
+    written = b if how == "copy goes on" else a
+    for k in range(third, len(src), 4):
+        _append(written, b"".join(src[k : k + 4]))
+        d.tick(changed={str(a), str(b)})
+    d.tick(rescan=True)
+    clock.t += 700
+    d.tick()
+    d.stop()
+    out = tail_output(tmp_path / "out.jsonl")
+    assert out == convert_file(written, "claude-session")[0]
+    assert out == _convert_places(tmp_path)  # convert keeps the same rule
+
+
+@pytest.mark.parametrize("longer", ["a", "b"])
+def test_at_start_the_place_holding_more_leads(tmp_path: Path, longer: str) -> None:
+    src = _lines(FOUR)
+    a, b = _two_places(tmp_path)
+    full, short = (a, b) if longer == "a" else (b, a)
+    full.write_bytes(b"".join(src))
+    short.write_bytes(b"".join(src[: len(src) // 2]))
+    clock = Clock()
+    d = daemon(tmp_path, clock)
+    d.tick(rescan=True)
+    clock.t += 700
+    d.tick()
+    d.stop()
+    out = tail_output(tmp_path / "out.jsonl")
+    assert out == convert_file(full, "claude-session")[0] == _convert_places(tmp_path)
+
+
+def test_one_session_name_in_two_places_whose_files_differ_is_framed_from_both(
+    tmp_path: Path,
+) -> None:
+    src = _lines(FOUR)
+    a, b = _two_places(tmp_path)
+    a.write_bytes(b"".join(src))
+    b.write_bytes(b"".join(src).replace(b'"text":"', b'"text":"X', 1))
+    clock = Clock()
+    d = daemon(tmp_path, clock)
+    d.tick(rescan=True)
+    clock.t += 700
+    d.tick()
+    d.stop()
+    out = tail_output(tmp_path / "out.jsonl")
+    assert out.count(b'"subtype":"init"') == 8  # two sessions, as convert has them
+    assert sorted(out.splitlines()) == sorted(_convert_places(tmp_path).splitlines())
+
+
+def test_a_copied_folder_of_a_session_with_subagents_is_framed_once(tmp_path: Path) -> None:
+    """Its subagents' files are left out with their place: framed from the leading
+    place only, nested in its runs, as convert frames them."""
+    from tailing import LAYOUT, SID
+
+    for place in ("a", "b"):
+        shutil.copytree(LAYOUT, tmp_path / "projects" / place, ignore=_no_expected)
+    clock = Clock()
+    d = daemon(tmp_path, clock)
+    d.tick(rescan=True)
+    clock.t += 700
+    d.tick()
+    d.stop()
+    out = tail_output(tmp_path / "out.jsonl")
+    lead = tmp_path / "projects" / "a"
+    alone = convert_session_files([lead / f"{SID}.jsonl", *sorted((lead / SID).rglob("*.jsonl"))])[
+        0
+    ]
+    assert out == alone == _convert_places(tmp_path)
+    assert b'"parent_tool_use_id":"toolu_' in out
+
+
+def _no_expected(_: str, names: list[str]) -> list[str]:
+    return [n for n in names if n.endswith(".expected.jsonl")]
