@@ -19,7 +19,7 @@ import orjson
 
 from streamv1.adapters import _claude_session_lines as lines
 from streamv1.translator.model import events as ev
-from streamv1.translator.reading.files import SIDECAR_LIMIT, open_regular, read_regular
+from streamv1.translator.reading.files import SIDECAR_LIMIT, lines_of, open_regular, read_regular
 from streamv1.translator.reading.sources import string
 from streamv1.translator.timefmt import normalize_ts
 
@@ -119,10 +119,10 @@ def search_spawner(
                 if os.fstat(fh.fileno()).st_size <= start:
                     continue
                 fh.seek(start)
-                for raw in fh:
-                    if not raw.endswith(b"\n"):
+                for raw, n, whole in lines_of(fh):
+                    if not whole:
                         break  # a line still being written: searched when whole
-                    start += len(raw)
+                    start += n
                     if needle in raw:
                         found = _spawner_in(raw, agent_id)
                         if found:
@@ -189,12 +189,12 @@ def _scan(
     try:
         with open_regular(candidate) as fh:
             fh.seek(offset)
-            for raw in fh:
-                if not raw.endswith(b"\n"):
+            for raw, n, whole in lines_of(fh):
+                if not whole:
                     # a line still being written: read when whole (at the end, the
                     # file is not whole, and the agent's lines stay a run's)
                     return False if at_end else None
-                offset += len(raw)
+                offset += n
                 try:
                     rec = orjson.loads(raw)
                 except orjson.JSONDecodeError:

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from typing import BinaryIO
 
 #: A sidecar the CLIs write is a few hundred bytes: this is far above any.
 SIDECAR_LIMIT = 1 << 20
+#: A line of a file read beside a transcript (a parent session file searched): at
+#: most what the reader takes of a transcript's line (reading.lines.MAX_LINE_BYTES).
+LINE_LIMIT = 64 << 20
 
 
 class NotRegular(OSError):
@@ -54,3 +58,27 @@ def read_regular(path: str | os.PathLike[str], limit: int, follow: bool = False)
     if len(data) > limit:
         raise TooLarge(f"{os.fspath(path)}: larger than {limit} bytes")
     return data
+
+
+def lines_of(fh: BinaryIO, limit: int = LINE_LIMIT) -> Iterator[tuple[bytes, int, bool]]:
+    """The lines from ``fh``'s position, each as (its bytes, how many bytes it takes
+    in the file, whether it is whole: ends in a newline). A line longer than
+    ``limit`` is read past, never held: its bytes are b"". The last one may be a
+    line still being written (not whole), and then nothing follows it."""
+    while True:
+        raw = fh.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) <= limit or raw.endswith(b"\n"):
+            yield raw, len(raw), raw.endswith(b"\n")
+            if not raw.endswith(b"\n"):
+                return
+            continue
+        n = len(raw)  # over the limit: read on to its newline, a bounded piece at a time
+        while not raw.endswith(b"\n"):
+            raw = fh.readline(limit)
+            if not raw:
+                yield b"", n, False
+                return
+            n += len(raw)
+        yield b"", n, True
