@@ -67,6 +67,8 @@ class Places:
         """Before ``path`` is followed: True when it is left out (a file of a place
         another leads), a follower when the leading place's follower took it
         over (it goes on there), False to follow it as any file."""
+        if not self.left_out and not self._names.get(copies.session_name(path)):
+            return False  # no place of that name followed, none left out: one look saved
         place = session_place(path)
         if place is None:
             return False
