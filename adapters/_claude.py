@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from streamv1.translator.model import catalog
-from streamv1.translator.model.events import JSON, MAX_COUNT, Problem, Usage, whole
+from streamv1.translator.model.events import JSON, MAX_COUNT, Problem, Usage, not_negative, whole
 from streamv1.translator.reading import sources
 from streamv1.translator.reading.sources import BodyError, Where
 from streamv1.translator.state import persisted
@@ -44,14 +44,14 @@ def body_problem(
 def _int(value: Any, name: str = "usage") -> int:
     """A token count: 0 where the record has none (absent, null, not a number); a
     number that is no count a line can carry (``1e300``, 2**64, ``1.5``) is a body
-    that does not fit."""
-    if type(value) is int and -MAX_COUNT <= value <= MAX_COUNT:
+    that does not fit; a negative one is 0, said (events.not_negative)."""
+    if type(value) is int and 0 <= value <= MAX_COUNT:
         return value  # the common case first
     if isinstance(value, int | float) and not isinstance(value, bool):
         count = whole(value)
         if count is None:
             raise BodyError(f"{name} is {shown(value)}, not a token count")
-        return count
+        return not_negative(count, name)
     return 0
 
 
@@ -72,10 +72,10 @@ def usage_from_api(raw: Any) -> Usage | None:
         and type(o) is int
         and type(r) is int
         and type(c) is int
-        and -MAX_COUNT <= i <= MAX_COUNT
-        and -MAX_COUNT <= o <= MAX_COUNT
-        and -MAX_COUNT <= r <= MAX_COUNT
-        and -MAX_COUNT <= c <= MAX_COUNT
+        and 0 <= i <= MAX_COUNT
+        and 0 <= o <= MAX_COUNT
+        and 0 <= r <= MAX_COUNT
+        and 0 <= c <= MAX_COUNT
     ):
         return Usage(i, o, r, c)  # the common case: one positional call, no conversions
     return Usage(

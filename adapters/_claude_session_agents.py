@@ -21,6 +21,7 @@ import orjson
 from streamv1.adapters import _claude as cc
 from streamv1.adapters import _claude_session_lines as lines
 from streamv1.translator.model import events as ev
+from streamv1.translator.reading.files import SIDECAR_LIMIT, lines_of, open_regular, read_regular
 from streamv1.translator.reading.sources import string
 from streamv1.translator.timefmt import normalize_ts
 
@@ -148,10 +149,12 @@ def run_start(
 
 def read_meta(path: Path) -> ev.JSON:
     """A subagent file's ``agent-<id>.meta.json`` sidecar (``toolUseId``,
-    ``agentType``, ``description``, ``model``, ``isFork``); {} where there is none."""
+    ``agentType``, ``description``, ``model``, ``isFork``); {} where there is none,
+    or where the name holds no regular file of a sidecar's size (a FIFO there must
+    not block the daemon, nor /dev/zero through a symlink fill its memory)."""
     sidecar = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
     try:
-        value = orjson.loads(sidecar.read_bytes())
+        value = orjson.loads(read_regular(sidecar, SIDECAR_LIMIT))
     except (OSError, orjson.JSONDecodeError):
         return {}
     return value if isinstance(value, dict) else {}
@@ -222,14 +225,14 @@ def search_spawner(
         if candidate == path:
             continue
         try:
-            with candidate.open("rb") as fh:
+            with open_regular(candidate) as fh:
                 if os.fstat(fh.fileno()).st_size <= start:
                     continue
                 fh.seek(start)
-                for raw in fh:
-                    if not raw.endswith(b"\n"):
+                for raw, n, whole in lines_of(fh):
+                    if not whole:
                         break  # a line still being written: searched when whole
-                    start += len(raw)
+                    start += n
                     if needle in raw:
                         found = _spawner_in(raw, agent_id, run)
                         if found and run is None:
@@ -298,14 +301,14 @@ def _scan(
     offset = a._prompt_scan.get(key, 0)
     needle = orjson.dumps(prompt)
     try:
-        with candidate.open("rb") as fh:
+        with open_regular(candidate) as fh:
             fh.seek(offset)
-            for raw in fh:
-                if not raw.endswith(b"\n"):
+            for raw, n, whole in lines_of(fh):
+                if not whole:
                     # a line still being written: read when whole (at the end, the
                     # file is not whole, and the agent's lines stay a run's)
                     return False if at_end else None
-                offset += len(raw)
+                offset += n
                 try:
                     rec = orjson.loads(raw)
                 except orjson.JSONDecodeError:

@@ -16,7 +16,8 @@ from typing import Any
 
 import orjson
 
-from streamv1.translator.reading.sources import CERTAIN, NOT_MINE, OWN_TYPE, open_regular
+from streamv1.translator.reading.files import open_regular
+from streamv1.translator.reading.sources import CERTAIN, NOT_MINE, OWN_TYPE
 
 #: Record types that are not conversation lines: the dispatch drops them on purpose
 #: (counted); a sniff knows them as this source's own.

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from streamv1.adapters._codex_fields import dig
-from streamv1.translator.reading.sources import open_regular
+from streamv1.translator.reading.files import lines_of, open_regular
 
 _UUID_TAIL = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _HEAD = 1 << 20
@@ -140,10 +140,10 @@ def find_spawner(parent_file: str, child: str, offset: int) -> tuple[str | None,
     try:
         with open_regular(parent_file) as fh:
             fh.seek(offset)
-            for raw in fh:
-                if not raw.endswith(b"\n"):
+            for raw, n, whole in lines_of(fh):
+                if not whole:
                     break
-                start, offset = offset, offset + len(raw)
+                start, offset = offset, offset + n
                 if b"ReviewMode" in raw:
                     item = _item_of(raw)
                     kind = item.get("type") if item else None

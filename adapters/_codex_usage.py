@@ -9,28 +9,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from streamv1.translator.model.events import Usage
+from streamv1.translator.model.events import Usage, not_negative, whole
 from streamv1.translator.reading.sources import BodyError, count_field
 
 
-def _count(raw: dict[str, Any], key: str, what: str) -> int:
-    """A token count: 0 where absent."""
+def _count(raw: dict[str, Any], key: str, what: str, say: bool = True) -> int:
+    """A token count: 0 where absent; a negative one is 0, said (events.not_negative);
+    any other value that is no whole number is a body that does not fit."""
+    value = raw.get(key)
+    n = whole(value)
+    if n is not None:
+        return not_negative(n, f"{what}.{key}", say)
     return count_field(raw, key, what) or 0
 
 
-def usage_of(raw: Any, what: str) -> Usage:
+def usage_of(raw: Any, what: str, say: bool = True) -> Usage:
     """Codex usage (input includes cached; output includes reasoning) in stream_v1's
     keys: input_tokens = input − cached, cache_read = cached, cache_creation =
     cache_write, output_tokens = output."""
     if not isinstance(raw, dict):
         raise BodyError(f"{what} is {type(raw).__name__}, not an object")
-    total = _count(raw, "input_tokens", what)
-    cached = _count(raw, "cached_input_tokens", what)
+    total = _count(raw, "input_tokens", what, say)
+    cached = _count(raw, "cached_input_tokens", what, say)
     return Usage(
         input_tokens=max(0, total - cached),
-        output_tokens=_count(raw, "output_tokens", what),
+        output_tokens=_count(raw, "output_tokens", what, say),
         cache_read=cached,
-        cache_creation=_count(raw, "cache_write_input_tokens", what),
+        cache_creation=_count(raw, "cache_write_input_tokens", what, say),
     )
 
 
@@ -41,7 +46,7 @@ def usage_since(total: Any, before: Any, what: str) -> Usage:
     usage = usage_of(total, what)
     if before is None:
         return usage
-    return _minus(usage, usage_of(before, what)) or usage
+    return _minus(usage, usage_of(before, what, say=False)) or usage
 
 
 def _minus(total: Usage, before: Usage) -> Usage | None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import orjson
 
 from streamv1.translator.model import events as ev
-from streamv1.translator.reading.sources import open_regular
+from streamv1.translator.reading.files import open_regular
 
 _UUIDISH = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _MAIN_FILE = re.compile(r"session-\d{4}-\d\d-\d\dT\d\d-\d\d-([0-9a-f]{8})\.jsonl")

@@ -17,7 +17,7 @@ import orjson
 
 from streamv1.adapters._gemini_files import session_files
 from streamv1.translator.model import events as ev
-from streamv1.translator.reading.sources import open_regular
+from streamv1.translator.reading.files import lines_of, open_regular
 
 
 def _spawner_in(path: str, agent_id: str, start: int) -> tuple[str | None, int]:
@@ -28,10 +28,10 @@ def _spawner_in(path: str, agent_id: str, start: int) -> tuple[str | None, int]:
         with open_regular(path) as fh:
             fh.seek(start)
             at = start
-            for line in fh:
-                if not line.endswith(b"\n"):
+            for line, n, whole in lines_of(fh):
+                if not whole:
                     break
-                at += len(line)
+                at += n
                 if needle not in line:
                     continue
                 try:

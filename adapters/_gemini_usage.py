@@ -26,9 +26,9 @@ def reply_usage(tokens: Any) -> ev.Usage | None:
             counts[key] = 0
             continue
         count = ev.whole(value)
-        if count is None or count < 0:
+        if count is None:
             raise BodyError(f"tokens.{key} is not a whole number ≥ 0")
-        counts[key] = count
+        counts[key] = ev.not_negative(count, f"tokens.{key}")
     cached = min(counts["cached"], counts["input"])
     return ev.Usage(
         input_tokens=counts["input"] - cached,
@@ -62,9 +62,9 @@ def _counts(value: Any, what: str, keys: Sequence[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for key in keys:
         count = ev.whole(value.get(key, 0))
-        if count is None or count < 0:
+        if count is None:
             raise BodyError(f"{what}.{key} is not a whole number ≥ 0")
-        counts[key] = count
+        counts[key] = ev.not_negative(count, f"{what}.{key}")
     return counts
 
 

@@ -432,7 +432,8 @@ def _usage(raw: dict[str, Any]) -> ev.Usage:
     usage = ev.Usage()
     for key, target in _TOKEN_FIELDS.items():
         if key in raw:
-            value = count_field(raw, key)
+            n = ev.whole(raw[key])
+            value = ev.not_negative(n, key) if n is not None else count_field(raw, key)
             if value is not None:
                 one = ev.Usage()
                 setattr(one, target, value)

@@ -39,7 +39,7 @@ _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read", "cache_creation")
 
 def _usage(raw: Any, name: str = "usage") -> ev.Usage | None:
     """The catalog's usage object: four whole numbers (the schema's), else a body
-    that does not fit."""
+    that does not fit; a negative one is 0, said."""
     if not isinstance(raw, dict):
         return None
     counts = []
@@ -49,7 +49,7 @@ def _usage(raw: Any, name: str = "usage") -> ev.Usage | None:
         count = ev.whole(raw[key])
         if count is None:
             raise src.BodyError(f"usage does not fit ({key} is not a whole number)")
-        counts.append(count)
+        counts.append(ev.not_negative(count, f"{name}.{key}"))
     return ev.Usage(*counts)
 
 
@@ -141,7 +141,11 @@ _AGENT: src.Spec = {
 def _model_usage(raw: Any, name: str = "model_usage") -> dict[str, ev.Usage] | None:
     if not isinstance(raw, dict):
         return None
-    found = {str(m): u for m, u in ((m, _usage(u)) for m, u in raw.items()) if u is not None}
+    found = {
+        str(m): u
+        for m, u in ((m, _usage(u, f"{name}.{m}")) for m, u in raw.items())
+        if u is not None
+    }
     return found or None
 
 

@@ -333,7 +333,7 @@ def test_o_is_written_whole_or_not_at_all(streamv1_bin: str, tmp_path: Path) -> 
     )
     assert proc.returncode == 0 and out.read_bytes().count(b"\n") > 1
     assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]  # no temp file left
-    # Interrupted part way (a slow input on stdin): the old file stands, no temp is left.
+    # Killed part way (a slow input on stdin): the old file stands, no temp is left.
     out.write_bytes(b"what was there\n")
     proc2 = subprocess.Popen(
         [streamv1_bin, "convert", "-", "-o", str(out)],
@@ -666,6 +666,38 @@ def test_ctrl_c_ends_the_open_run_says_the_summary_and_exits_130(
     assert b'"subtype":"interrupted"' in out
 
 
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_convert_to_a_file_keeps_what_it_converted(
+    streamv1_bin: str, tmp_path: Path, sig: str
+) -> None:
+    """``… | streamv1 convert -o run.jsonl`` stopped by Ctrl-C or SIGTERM deleted
+    everything converted, although the summary counted it: now the file holds it,
+    the open run ended with an interrupted result, and the summary says so."""
+    import signal
+
+    out = tmp_path / "run.jsonl"
+    out.write_bytes(b"what was there\n")
+    proc = subprocess.Popen(
+        [streamv1_bin, "convert", "-", "-o", str(out)],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(SESSION.read_bytes()[:4000])  # mid-turn, and the input stays open
+    proc.stdin.flush()
+    time.sleep(1.0)
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 128 + getattr(signal, sig)
+    data = out.read_bytes()
+    assert framing_violations(data) == [] and data.count(b"\n") > 1
+    assert b'"subtype":"interrupted"' in data.splitlines()[-1]
+    said = next(x for x in err.decode().splitlines() if "interrupted" in x)
+    lines = len(data.splitlines())
+    assert f"output={out}" in said and f"lines_out={lines}" in said, said
+    assert [p.name for p in tmp_path.iterdir()] == ["run.jsonl"]  # no temp file left
+
+
 _KICK_AT_IMPORT = """
 import os, signal, sys
 at = sys.argv.pop(1)
@@ -753,7 +785,13 @@ def test_a_signal_stops_a_multi_file_convert_at_once(
     _, err = proc.communicate(timeout=30)
     assert time.monotonic() - sent < 1.0
     assert proc.returncode == status and b"Traceback" not in err
-    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    # What was converted is kept, whole sessions only (a spool cut by the signal is
+    # cut back off), and the summary counts just that.
+    kept = out.read_bytes()
+    assert not kept or framing_violations(kept) == []  # (empty: stopped while grouping)
+    said = next(x for x in err.decode().splitlines() if "interrupted" in x)
+    assert f"lines_out={len(kept.splitlines())}" in said, said
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 def test_validate_messages_name_the_place_not_a_dict(streamv1_bin: str, tmp_path: Path) -> None:

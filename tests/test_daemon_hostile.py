@@ -7,19 +7,23 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import socket
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from helpers import convert_file, state_doc
+import tailing
+from helpers import convert_file, convert_session_files, state_doc
 from tailing import SESSION, Clock, daemon, tail_output
 
 from streamv1.translator import logs
+from streamv1.translator.reading.files import SIDECAR_LIMIT
 from streamv1.translator.tail import follower as follower_mod
 from streamv1.translator.tail import ingest, protocol
 from streamv1.translator.tail.ingest import IngestServer, Subscriber
@@ -148,6 +152,106 @@ def test_a_fifo_never_blocks_the_daemon_and_is_reported_once(tmp_path: Path) -> 
     assert (
         tail_output(tmp_path / "out.jsonl") == convert_file(proj / BASH_NAME, "claude-session")[0]
     )
+
+
+def _layout_with_sidecar(tmp: Path, make: Callable[[Path], None]) -> list[Path]:
+    """The subagent layout under ``tmp/projects``, its sidecar's name made by ``make``
+    (a FIFO, a symlink to a device, a file too large to be a sidecar)."""
+    sid = tailing.SID
+    parent = tmp / "projects" / "q" / f"{sid}.jsonl"
+    agent = parent.with_suffix("") / "subagents" / f"{tailing.LAYOUT_AGENT}.jsonl"
+    agent.parent.mkdir(parents=True)
+    parent.write_bytes((tailing.LAYOUT / f"{sid}.jsonl").read_bytes())
+    agent.write_bytes((tailing.LAYOUT / sid / "subagents" / agent.name).read_bytes())
+    make(agent.with_name(agent.stem + ".meta.json"))
+    return [parent, agent]
+
+
+SIDECARS: dict[str, Callable[[Path], None]] = {
+    "fifo": os.mkfifo,
+    "symlink to /dev/zero": lambda p: os.symlink("/dev/zero", p),
+    "over the bound": lambda p: p.write_bytes(b" " * (SIDECAR_LIMIT + 1) + b"{}"),
+}
+
+
+@pytest.mark.parametrize("kind", list(SIDECARS))
+def test_a_sidecar_that_is_no_small_regular_file_blocks_neither_convert_nor_the_daemon(
+    tmp_path: Path, streamv1_bin: str, kind: str
+) -> None:
+    """A FIFO named like a subagent's .meta.json blocked open() for good (the daemon
+    ignored SIGTERM, convert never ended); /dev/zero through a symlink read without
+    end. Now the sidecar is as good as absent, within a bound, and SIGTERM stops."""
+    files = _layout_with_sidecar(tmp_path, SIDECARS[kind])
+    want = convert_session_files(files, source="claude-session")[0]
+    got = subprocess.run(
+        [streamv1_bin, "convert", str(tmp_path / "projects" / "q")],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == want and b'"task_started"' in want
+    tmp_path.chmod(0o700)  # the socket's folder: the test's own
+    proc = tailing.start(streamv1_bin, tmp_path)
+    tailing.wait_started(tmp_path, proc)
+    deadline = time.monotonic() + 30
+    while tail_output(tmp_path / "out.jsonl").count(b"\n") < want.count(b"\n"):
+        assert proc.poll() is None and time.monotonic() < deadline, "the daemon is stuck"
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0
+    assert tail_output(tmp_path / "out.jsonl") == want
+
+
+@pytest.mark.parametrize("name", ["state.json", "state.json.lock"])
+def test_state_and_lock_files_that_are_fifos_are_refused_not_waited_on(
+    tmp_path: Path, streamv1_bin: str, name: str
+) -> None:
+    (tmp_path / "projects").mkdir()
+    tmp_path.chmod(0o700)
+    os.mkfifo(tmp_path / name)
+    proc = tailing.start(streamv1_bin, tmp_path)
+    assert proc.wait(timeout=30) == 1
+    assert b"not a regular file" in (tmp_path / "daemon.log").read_bytes()
+
+
+@pytest.mark.parametrize("how", ["another user's", "open to others", "a file", "a symlink"])
+def test_a_socket_folder_the_daemon_cannot_use_is_a_warning_not_a_failed_start(
+    tmp_path: Path, streamv1_bin: str, how: str
+) -> None:
+    """With no XDG_RUNTIME_DIR the socket is under /tmp/streamv1-<uid>, which any
+    user may make first: every start exited 1. Now the relay is off, said once, and
+    the transcripts are followed."""
+    folder = tmp_path / "sock"
+    if how == "another user's":
+        if os.geteuid() != 0:
+            pytest.skip("needs root to make a folder another user owns")
+        folder.mkdir(mode=0o700)
+        os.chown(folder, 65534, 65534)
+    elif how == "open to others":
+        folder.mkdir(mode=0o700)
+        folder.chmod(0o777)
+    elif how == "a file":
+        folder.write_bytes(b"")
+    else:
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        folder.symlink_to(tmp_path / "elsewhere")
+    proj = tmp_path / "projects" / "p"
+    proj.mkdir(parents=True)
+    (proj / BASH_NAME).write_bytes(BASH.read_bytes())
+    tmp_path.chmod(0o700)
+    proc = tailing.start(streamv1_bin, tmp_path, "--ingest-socket", str(folder / "i.sock"))
+    tailing.wait_started(tmp_path, proc)
+    assert proc.poll() is None, (tmp_path / "daemon.log").read_text()
+    want = convert_file(proj / BASH_NAME, "claude-session")[0]
+    deadline = time.monotonic() + 30
+    while tail_output(tmp_path / "out.jsonl") != want and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0
+    assert tail_output(tmp_path / "out.jsonl") == want
+    log = (tmp_path / "daemon.log").read_text()
+    assert log.count("relays and subscribers are off") == 1, log
 
 
 def test_symlinks_out_of_the_watched_folder_are_not_followed_unless_asked(

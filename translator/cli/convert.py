@@ -203,11 +203,14 @@ def convert(
                     lines=sent["too_large"],
                 )
     except Interrupted as exc:
-        # Ctrl-C or SIGTERM: the open run was ended (stdout), -o left as it was (its
-        # temp file removed), the spool gone with its folder; the summary, and the
-        # shell's status for the signal.
+        # Ctrl-C or SIGTERM: the open run was ended with an interrupted result, and
+        # what was converted kept (stdout, -o: what the summary counts is there), a
+        # spool to publish gone; the summary, and the shell's status for the signal.
         part = exc.totals or Totals()
-        log.info("interrupted", **many_inputs.describe(part))
+        kept = {}
+        if output is not None and spool is None and str(output) != "-":
+            kept = {"output": str(output), "kept": "what was converted; open runs interrupted"}
+        log.info("interrupted", **kept, **many_inputs.describe(part))
         stopped = 128 + exc.signum
     finally:
         if spool is not None:

@@ -34,7 +34,7 @@ def service(action: str, force: bool) -> None:
         return
     config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     target = Path(config) / "systemd" / "user" / "streamv1.service"
-    if target.exists() and not force and target.read_text() != unit:
+    if target.exists() and not force and _read(target) != unit:
         raise Failure("a different unit is there already; --force replaces it", path=str(target))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -84,3 +84,14 @@ def _systemd_version() -> int | None:
     return (
         int(words[1]) if len(words) > 1 and words[0] == "systemd" and words[1].isdigit() else None
     )
+
+
+def _read(target: Path) -> str | None:
+    """The unit there, if it is a regular file of a unit's size (a FIFO there must
+    not hang ``service install``): None otherwise, as a different unit."""
+    from streamv1.translator.reading.files import read_regular
+
+    try:
+        return read_regular(target, 1 << 20, follow=True).decode("utf-8", "replace")
+    except OSError:
+        return None

@@ -45,6 +45,33 @@ def whole(value: Any) -> int | None:
     return None
 
 
+#: Token counts a usage reader found negative, since the translation last took
+#: them: each is counted as 0, and the translation says it (a system/error naming
+#: the record's file:line) after the record's events. A count is never negative: a
+#: negative one made a negative session cost and a negative total.
+NEGATIVE_COUNTS: list[str] = []
+
+
+def not_negative(count: int, name: str, say: bool = True) -> int:
+    """A token count as a line may carry it: ``count``, or 0 where it is negative
+    (noted for :func:`negative_counts` unless ``say`` is false: a value read again,
+    said where it was first read)."""
+    if count >= 0:
+        return count
+    if say:
+        NEGATIVE_COUNTS.append(f"{name} is {count}, not a token count (counted as 0)")
+    return 0
+
+
+def negative_counts() -> list[str]:
+    """What :func:`not_negative` noted since the last call (and no more)."""
+    if not NEGATIVE_COUNTS:
+        return []
+    said = NEGATIVE_COUNTS[:]
+    NEGATIVE_COUNTS.clear()
+    return said
+
+
 def _saturate(value: int) -> int:
     return value if -MAX_COUNT <= value <= MAX_COUNT else (MAX_COUNT if value > 0 else -MAX_COUNT)
 

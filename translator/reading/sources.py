@@ -11,9 +11,10 @@ import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, BinaryIO, Protocol
+from typing import Any, Protocol
 
 from streamv1.translator.model.events import JSON, Event, Problem, whole
+from streamv1.translator.reading.files import open_regular
 from streamv1.translator.reading.mapping import Row
 from streamv1.translator.state import persisted
 
@@ -332,24 +333,6 @@ def homes(env: Mapping[str, str] | None = None, home: str | None = None) -> list
             if folder not in found:
                 found.append(folder)
     return found
-
-
-def open_regular(path: str) -> BinaryIO:
-    """``path`` opened to read, if it is a regular file: a FIFO named like a
-    transcript must not block the reader (the daemon's start hung on one when a
-    source looked at a file's head); anything else is an OSError."""
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path}: not a regular file")
-    except BaseException:
-        os.close(fd)
-        raise
-    # Outside the try: once fdopen's file object holds fd it closes it itself, and a
-    # second close (a signal raised inside fdopen) could close a file opened since.
-    return os.fdopen(fd, "rb")
 
 
 #: How much of a file :func:`first_time` looks at.

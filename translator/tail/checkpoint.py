@@ -36,16 +36,19 @@ written beside it, then renamed over it, so a crash leaves one or the other.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import sqlite3
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from streamv1.translator.hashes import blake2b
+from streamv1.translator.reading.files import NotRegular, open_regular, read_regular
 
 #: The state's layout: 3 is the database (and the JSON document :func:`export` writes).
 VERSION = 3
@@ -53,6 +56,8 @@ VERSION = 3
 READS = (1, 2, 3)
 #: How every database begins (the SQLite file format's magic).
 SQLITE_MAGIC = b"SQLite format 3\x00"
+#: A JSON checkpoint (an older release's) is read whole: at most this much.
+DOCUMENT_LIMIT = 1 << 30
 
 
 @dataclass(slots=True)
@@ -167,7 +172,7 @@ def load(path: Path) -> Checkpoint | None:
 def _kind(path: Path) -> str | None:
     """ "database", "document" (JSON), or None when there is no file."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO there must not hang the start
             magic = fh.read(len(SQLITE_MAGIC))
     except FileNotFoundError:
         return None
@@ -181,7 +186,7 @@ def _kind(path: Path) -> str | None:
 
 def _read_document(path: Path) -> Checkpoint | None:
     try:
-        raw = json.loads(path.read_bytes())
+        raw = json.loads(read_regular(path, DOCUMENT_LIMIT, follow=True))
     except FileNotFoundError:
         return None
     except (OSError, ValueError, RecursionError) as exc:
@@ -509,12 +514,19 @@ class StateLock:
         or when it cannot be made (a file in the way of its folder, no right)."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            # Never waits, never follows a link: a FIFO or a symlink there is refused.
+            flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(self.path, flags, 0o600)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise NotRegular(f"{self.path}: not a regular file")
         except OSError as exc:
             where = self.path.with_suffix("")
             why = (
                 "a file is in the way of its folder"
                 if isinstance(exc, FileExistsError | NotADirectoryError)
+                else "its lock file is not a regular file"
+                if isinstance(exc, NotRegular) or exc.errno == errno.ELOOP
                 else exc.strerror or str(exc)
             )
             raise CheckpointError(
@@ -546,6 +558,6 @@ class StateLock:
 
 def _read_pid(path: Path) -> str:
     try:
-        return path.read_text().strip()
+        return read_regular(path, 64).decode("ascii", "replace").strip()
     except OSError:
         return ""

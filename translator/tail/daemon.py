@@ -32,6 +32,7 @@ stdout, at least once. docs/live.md states the guarantees case by case.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -470,7 +471,7 @@ class TailDaemon:
     def _close_idle(self, now: float) -> int:
         """Runs quiet for ``idle_close`` seconds end as at the end of a file; quiet
         files give their descriptors back (:mod:`translator.tail.descriptors`)."""
-        written = 0
+        written = self._read_before_idle(now)
         for follower in self.fds.to_watch(self.followers):
             if self.idle_close > 0 and follower.run_open:
                 if now - self.sessions.last_data(follower) >= self.idle_close:
@@ -482,6 +483,35 @@ class TailDaemon:
             self.fds.quiet(follower, now)
         self.fds.trim()
         return written
+
+    def _read_before_idle(self, now: float) -> int:
+        """The files of every run due to be closed idle are read first: quiet by the
+        clock is not quiet on disk. After a pause longer than ``idle_close`` (Ctrl-Z,
+        a frozen VM) the clock has jumped, the bytes written meanwhile are there, and
+        no event has said so yet (the round's sweep takes a share of the files): the
+        run ended as idle before them, and went on as a second run after them. A run
+        whose files brought something is not idle."""
+        if self.idle_close <= 0:
+            return 0
+        due: dict[str, None] = {}
+        for follower in self.fds.to_watch(self.followers):
+            if follower.run_open and now - self.sessions.last_data(follower) >= self.idle_close:
+                key = self.sessions.key_of.get(follower.path)
+                members = self.sessions.members.get(key, ()) if key is not None else ()
+                due.update(dict.fromkeys([follower.path, *sorted(members)]))
+        return self._read_round([p for p in due if self._unread(p)]) if due else 0
+
+    def _unread(self, path: str) -> bool:
+        """Does the file at ``path`` hold what its follower has not read (grown,
+        shrunk or replaced: a poll tells which)?"""
+        follower = self.followers.get(path)
+        if follower is None:
+            return False
+        try:
+            st = os.stat(path)
+        except OSError:
+            return True  # gone: the poll says so
+        return st.st_size != follower.offset or st.st_ino != follower.ino
 
     def _commit(self, force: bool = False) -> None:
         """A checkpoint when one is due (``force``: now), never ahead of what the

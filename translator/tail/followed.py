@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from streamv1.translator.reading.sources import is_main_file, open_regular, session_of
+from streamv1.translator.reading.files import open_regular
+from streamv1.translator.reading.sources import is_main_file, session_of
 from streamv1.translator.state import StateError, load
 from streamv1.translator.tail import checkpoint as cp
 from streamv1.translator.tail.actor_ends import ActorEnds
@@ -30,6 +31,7 @@ from streamv1.translator.tail.commits import Commits
 from streamv1.translator.tail.descriptors import Descriptors
 from streamv1.translator.tail.follower import FileFollower, NoDescriptors, Unfollowable
 from streamv1.translator.tail.inputs import Inputs
+from streamv1.translator.tail.places import Places
 from streamv1.translator.tail.sessions import Sessions
 from streamv1.translator.translate.translation import STATE_VERSION, InputError
 
@@ -61,6 +63,7 @@ class Followed:
         self._unjoined: set[str] = set()
         self.starting = False  # the first scan: discoveries summed up, not one line each
         self.discovered: Counter[str] = Counter()
+        self.places = Places(self)  # one session in two places: which leads
 
     def resume_from(self, saved: cp.Checkpoint) -> None:
         """The files a checkpoint marks, each taken up when it is found."""
@@ -81,7 +84,7 @@ class Followed:
             return self.followers[path]  # (a session's main file, begun for a file of it)
         try:
             return self._follow(path, new)
-        except _GoneMeanwhile:
+        except (_GoneMeanwhile, _LeftOut):
             return None
         except Unfollowable as exc:
             placeholder = self.make(path)  # its mark, if any, stays for later
@@ -118,6 +121,11 @@ class Followed:
         moved = self._moved_here(path)
         if moved is not None:
             return moved
+        judged = self.places.judge(path)  # one session in two places: framed once
+        if judged is True:
+            raise _LeftOut(path)
+        if isinstance(judged, FileFollower):
+            return judged
         follower = self.make(path)
         mark = self.resume.get(path)
         moved_mark = False
@@ -149,6 +157,12 @@ class Followed:
                 state = "unreadable"
             if moved_mark:
                 follower.dirty = True  # its mark, under its new name
+            now_ino = _ino(path)
+            if now_ino and follower.ino and now_ino != follower.ino and not moved_mark:
+                # Written again whole under its name (a rename over it) while the
+                # daemon was down, beginning as read: followed on from the mark.
+                follower.ino, follower.dirty = now_ino, True
+                state += "; replaced by a file beginning as read, followed on"
             if follower.pending_replay is not None and key is not None:
                 self.sessions.replays.add(key)
             elif (
@@ -181,6 +195,7 @@ class Followed:
         if follower.ino:
             self._by_inode[follower.ino] = path
         self.sessions.join(path, follower)
+        self.places.followed(self.sessions.key_of.get(path))
         if path not in self.sessions.key_of and not _has_a_line(path):
             # A source may need the file's first record to tell its session (a
             # nested actor's file naming its parent): asked again once it is there.
@@ -232,7 +247,9 @@ class Followed:
 
     def forget(self, path: str) -> None:
         self._unjoined.discard(path)
+        key = self.sessions.key_of.get(path)
         self.sessions.leave(path, self.followers.get(path))
+        self.places.followed(key)
         follower = self.followers.pop(path, None)
         if follower is not None:
             follower.close_fd()
@@ -258,7 +275,7 @@ class Followed:
         follower = self.followers.get(old)
         if follower is None or follower.ino != st.st_ino or not follower.is_same_head(path):
             return None
-        return self._take_over(follower, path)
+        return self.take_over(follower, path)
 
     def moved_from(self, follower: FileFollower) -> FileFollower | None:
         """A followed file found gone may have moved before its new path was seen
@@ -288,9 +305,9 @@ class Followed:
             or not follower.is_same_head(found)
         ):
             return None
-        return self._take_over(follower, found)
+        return self.take_over(follower, found)
 
-    def _take_over(self, follower: FileFollower, path: str) -> FileFollower:
+    def take_over(self, follower: FileFollower, path: str) -> FileFollower:
         """``follower``'s file is at ``path`` now: it goes on there, from where it was."""
         old = follower.path
         self.followers.pop(old)
@@ -396,6 +413,10 @@ class Followed:
 
 class _GoneMeanwhile(Exception):
     """A checkpointed file gone between the scan's look and its resume."""
+
+
+class _LeftOut(Exception):
+    """A file of a session another place leads (translator.tail.places)."""
 
 
 def _older_release(mark: cp.FileMark) -> bool:

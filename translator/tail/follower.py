@@ -72,6 +72,27 @@ def open_file(path: str) -> int | None:
     return fd
 
 
+def _same_prefix(
+    fd: int,
+    offset: int,
+    head_len: int,
+    head_hash: str,
+    tail: bytes,
+    tail_len: int,
+    tail_matches: Callable[[bytes], bool],
+) -> bool:
+    """The file at ``fd`` holds, up to ``offset``, what a head digest and the bytes
+    before the offset say was read there (each checked where known; an offset the
+    head does not reach needs the tail)."""
+    if offset == 0:
+        return True
+    if not head_len or digest(os.pread(fd, head_len, 0)) != head_hash:
+        return False
+    if head_len >= offset:
+        return True  # the head is all that was read
+    return bool(tail_len) and len(tail) == tail_len and tail_matches(tail)
+
+
 @dataclass(slots=True)
 class Change:
     """What a poll found besides new lines."""
@@ -244,17 +265,31 @@ class FileFollower:
             os.close(fd)
 
     def is_file_of(self, mark: FileMark) -> bool:
-        """Is the file at our path still the one ``mark`` describes (up to its offset)?"""
+        """Is the file at our path still the one ``mark`` describes (up to its offset)?
+        Another inode is too when it begins with what the mark says was read (the
+        file written again whole by a rename over it while the daemon was down:
+        ``sed -i``, an editor, rsync, Syncthing): the digests decide, the head's and
+        the bytes before the offset, both needed."""
         fd = open_file(self.path)
         if fd is None:
             return False
         try:
             st = os.fstat(fd)
-            if st.st_ino != mark.ino or st.st_size < mark.offset:
-                return False
-            if mark.head_len and digest(os.pread(fd, mark.head_len, 0)) != mark.head_hash:
+            if st.st_size < mark.offset:
                 return False
             tail = os.pread(fd, mark.tail_len, mark.offset - mark.tail_len)
+            if st.st_ino != mark.ino:
+                return _same_prefix(
+                    fd,
+                    mark.offset,
+                    mark.head_len,
+                    mark.head_hash,
+                    tail,
+                    mark.tail_len,
+                    lambda data: digest(data) == mark.tail_hash,
+                )
+            if mark.head_len and digest(os.pread(fd, mark.head_len, 0)) != mark.head_hash:
+                return False
             return not mark.tail_len or digest(tail) == mark.tail_hash
         finally:
             os.close(fd)
@@ -386,9 +421,7 @@ class FileFollower:
         if seen == self._seen:
             return Change("ok")  # nothing happened to it: one stat is all it costs
         if self.ino and st.st_ino != self.ino:
-            self._seen = seen
-            self._drain()  # the old file's last bytes, through the fd still open on it
-            return Change("replaced")
+            return self._replaced(seen)
         if st.st_size < self.offset:
             self._seen = seen
             return Change("truncated")
@@ -404,6 +437,59 @@ class FileFollower:
             self._read(fd, st.st_size)
         return Change("ok")
 
+    def _replaced(self, seen: tuple[int, int, int]) -> Change:
+        """Another file at the path (a rename over it: ``sed -i``, an editor's save,
+        rsync, Syncthing). The old file's last bytes are read first, through the
+        descriptor still open on it. A new file that begins with every byte read
+        is the same file written again whole, plus more: followed on from where
+        the old one ended (:meth:`begins_as_read`). Any other is "replaced"."""
+        try:
+            new = open_file(self.path)  # may raise NoDescriptors: nothing changed yet
+        except Unfollowable:
+            new = None  # (a FIFO now): the fresh follower says what it is
+        self._seen = seen
+        self._drain(close=False)
+        try:
+            if new is not None and self.begins_as_read(new, self.fd):
+                self.close_fd()
+                self.fd, new = new, None
+                st = os.fstat(self.fd)
+                self.ino, self.dirty = st.st_ino, True
+                if st.st_size > self.offset:
+                    self._read(self.fd, st.st_size)
+                return Change("ok")
+        finally:
+            if new is not None:
+                os.close(new)
+        self.close_fd()
+        return Change("replaced")
+
+    def begins_as_read(self, fd: int, old: int | None = None) -> bool:
+        """Does the file open at ``fd`` begin with the bytes this follower read (up to
+        its offset)? Compared with the old file byte for byte where it is still open
+        on ``old``; else (a restart, a descriptor given back) by the digests kept:
+        the head's and the bytes just before the offset. Without both (an offset
+        past the head, no tail bytes known) it cannot tell: no."""
+        if os.fstat(fd).st_size < self.offset:
+            return False
+        if old is not None and os.fstat(old).st_size >= self.offset:
+            at = 0
+            while at < self.offset:
+                n = min(1 << 20, self.offset - at)
+                if os.pread(fd, n, at) != os.pread(old, n, at):
+                    return False
+                at += n
+            return True
+        return _same_prefix(
+            fd,
+            self.offset,
+            self.head_len,
+            self.head_hash,
+            self._tail_at(fd),
+            self.tail_len,
+            lambda tail: zlib.crc32(tail) == self.tail_crc,
+        )
+
     def _open(self) -> int | None:
         if self.fd is None:
             self.fd = open_file(self.path)
@@ -416,12 +502,13 @@ class FileFollower:
             os.close(self.fd)
             self.fd = None
 
-    def _drain(self) -> None:
+    def _drain(self, close: bool = True) -> None:
         if self.fd is not None:
             size = os.fstat(self.fd).st_size
             if size > self.offset and (not self.tail_len or self._tail_is_same(self.fd)):
                 self._read(self.fd, size)
-        self.close_fd()
+        if close:
+            self.close_fd()
 
     def _read(self, fd: int, size: int) -> None:
         """Whole lines from ``offset`` to ``size``. A line still being written is left

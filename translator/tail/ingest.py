@@ -219,6 +219,11 @@ class Subscriber:
             self.conn.shutdown(socket.SHUT_RDWR)
 
 
+class SocketTaken(OSError):
+    """Another daemon listens on the socket: it has this job (a second daemon
+    started for it stops), unlike a folder this daemon cannot use."""
+
+
 class IngestServer:
     """The listening socket and the threads behind it."""
 
@@ -251,7 +256,7 @@ class IngestServer:
                 self.path.unlink()  # a socket no daemon listens on: left by a crash
             else:
                 probe.close()
-                raise OSError(f"another daemon is listening on {self.path}")
+                raise SocketTaken(f"another daemon is listening on {self.path}")
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.bind(str(self.path))
         os.chmod(self.path, 0o600)  # the user's runs and streams only

@@ -34,6 +34,7 @@ import orjson
 
 from streamv1.translator import logs
 from streamv1.translator.fleet import bus, connection, jetstream, messages
+from streamv1.translator.reading.files import read_regular
 from streamv1.translator.reading.lines import MAX_LINE_BYTES, LineSplitter, line_too_long
 
 #: Most lines, and bytes, read and sent as one batch (the unit of the checkpoint;
@@ -404,7 +405,7 @@ class OutputPublisher:
 
     def _load(self) -> tuple[int, int]:
         try:
-            raw = orjson.loads(self.state.read_bytes())
+            raw = orjson.loads(read_regular(self.state, 1 << 20, follow=True))
         except FileNotFoundError:
             return 0, 0
         except (OSError, orjson.JSONDecodeError) as exc:

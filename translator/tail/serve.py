@@ -3,7 +3,8 @@ when not told, and its life from the state file's lock to the last checkpoint.
 
 The daemon (:mod:`translator.tail.daemon`) does the work; this runs it: signals
 (SIGTERM and SIGINT stop it, SIGHUP reopens the output after a rotation), one
-daemon per state file and socket, the publisher (``--publish``) started before
+daemon per state file and socket (a socket folder it cannot use is a warning, not
+a failed start), the publisher (``--publish``) started before
 the first checkpoint and stopped after the last.
 """
 
@@ -124,7 +125,7 @@ def serve(
         raise Failure("checkpoint unusable", reason=str(exc)) from None
     try:
         daemon.listen()
-    except OSError as exc:  # another daemon holds the socket (and so this job), or no right
+    except OSError as exc:  # another daemon holds the socket, and so this job
         raise Failure("cannot listen", path=str(daemon.ingest_socket), reason=str(exc)) from None
     started = False
     try:

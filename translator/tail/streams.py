@@ -21,7 +21,7 @@ from streamv1.translator.model.events import Problem
 from streamv1.translator.output.shapes import Encoder
 from streamv1.translator.reading.reader import Line, parse_line
 from streamv1.translator.tail.claims import Claims, Counters, mark_origin
-from streamv1.translator.tail.ingest import IngestServer, LiveStream, Subscriber
+from streamv1.translator.tail.ingest import IngestServer, LiveStream, SocketTaken, Subscriber
 from streamv1.translator.translate.select import RunSelection
 from streamv1.translator.translate.translation import InputError, Totals, Translation
 from streamv1.translator.views.ledger import Filter
@@ -57,11 +57,27 @@ class LiveStreams:
     # -- the socket ------------------------------------------------------------------
 
     def listen(self, wake: Callable[[], None], status: Callable[[], dict[str, Any]]) -> None:
-        """Open the socket (if there is one to open): OSError when another daemon
-        listens on it."""
+        """Open the socket (if there is one to open): SocketTaken when another daemon
+        listens on it. A folder this daemon cannot use (another user's, open to
+        others, a file, a symlink: under /tmp anyone may make /tmp/streamv1-<uid>
+        first) is a warning, once: the transcripts are still followed, only relays
+        and subscribers are off."""
         if self.socket is not None and self.server is None:
-            self.server = IngestServer(self.socket, wake, status)
-            self.server.start()
+            server = IngestServer(self.socket, wake, status)
+            try:
+                server.start()
+            except SocketTaken:
+                raise
+            except OSError as exc:
+                self.log.warning(
+                    "cannot listen; relays and subscribers are off",
+                    path=str(self.socket),
+                    reason=exc.strerror or str(exc),
+                    hint="give --ingest-socket a path in a folder of yours (mode 700)",
+                )
+                self.socket = None  # not tried again at start()
+                return
+            self.server = server
             self.log.info("listening for relays and subscribers", path=str(self.socket))
 
     def end_all(self) -> None:

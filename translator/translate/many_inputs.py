@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import os
 import stat
 import sys
@@ -366,15 +367,38 @@ def _drain_first(
 ) -> None:
     group, future = pending.pop(0)
     part, spooled = future.result()
-    merge(totals, part)
     if spooled is not None:
         assert shared is not None
-        append_file(spooled, shared)
+        at = _end_of(shared)
+        try:
+            append_file(spooled, shared)
+            shared.flush()
+        except Interrupted:
+            # A group is written whole or not at all (its runs are whole): an output
+            # that is a file is cut back, and the summary leaves the group out.
+            if at is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    os.ftruncate(shared.fileno(), at)
+                    os.lseek(shared.fileno(), at, os.SEEK_SET)
+            raise
         os.unlink(spooled)
-        shared.flush()
+    merge(totals, part)
     for unit in group:
         for job in unit:
             bar.done(job)
+
+
+def _end_of(shared: Writer) -> int | None:
+    """Where a regular file output ends (flushed first), None for any other output
+    (a pipe cannot be cut back)."""
+    try:
+        shared.flush()
+        fd = shared.fileno()
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.lseek(fd, 0, os.SEEK_CUR)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return None
 
 
 #: How many dropped kinds the closing summary names (the most frequent first).

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Protocol
 
+from streamv1.translator.exits import Interrupted
+
 OUT_BUFFER = 1 << 20  # bytes an output file is written in
 #: Seconds an input's end may leave its lines in the output buffer (Sink.settle).
 SETTLE_AFTER = 0.2
@@ -127,9 +129,13 @@ def output_sink(output: Path | None) -> Iterator[Sink]:
 
 @contextlib.contextmanager
 def _atomic_output(output: Path) -> Iterator[IO[bytes]]:
-    """``-o FILE``, written whole or not at all: a temp file in the same folder,
-    fsynced and renamed over FILE when the conversion ends, removed when it is
-    interrupted or fails. A device or FIFO (``/dev/null``, a pipe) is written as is."""
+    """``-o FILE``, never half a conversion of a failure: a temp file in the same
+    folder, fsynced and renamed over FILE when the conversion ends, removed when it
+    fails. Interrupted (Ctrl-C, SIGTERM: ``… | streamv1 convert -o run.jsonl``
+    stopped), what was converted is kept as a conversion's end keeps it, the open
+    run ended with an interrupted result (one_input): the summary counts it, and a
+    stream's reader may have no other copy. A device or FIFO (``/dev/null``, a
+    pipe) is written as is."""
     if output.is_dir():
         raise OutputError(str(output), "a directory; -o takes a file (or use --out-dir)")
     try:
@@ -158,9 +164,13 @@ def _atomic_output(output: Path) -> Iterator[IO[bytes]]:
         ) from exc
     done = False
     fh = open(fd, "wb", buffering=OUT_BUFFER)
+    stopped: Interrupted | None = None
     try:
         try:
-            yield fh
+            try:
+                yield fh
+            except Interrupted as exc:
+                stopped = exc  # kept as an end keeps it, then raised again
             try:
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -173,6 +183,8 @@ def _atomic_output(output: Path) -> Iterator[IO[bytes]]:
             os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, output)
         done = True
+        if stopped is not None:
+            raise stopped
     finally:
         if not done:
             with contextlib.suppress(OSError):

@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamv1.translator import logs
-from streamv1.translator.model.events import JSON, Event, Problem, Spawn, Unrecognized
+from streamv1.translator.model.events import (
+    JSON,
+    NEGATIVE_COUNTS,
+    Event,
+    Problem,
+    Spawn,
+    Unrecognized,
+    negative_counts,
+)
 from streamv1.translator.model.framing import Framer, FramerStats
 from streamv1.translator.output.encode import encode as encode_plain
 from streamv1.translator.output.scrub import WHOLE_AFTER, scrubber
@@ -150,6 +158,8 @@ class Translation:
                 events = adapter.feed(records[0], where)
             except Exception as exc:
                 events = _failed(where, exc)
+            if NEGATIVE_COUNTS:
+                events = [*events, *_negative(where)]
             self.push(events)
             return
         if parsed.damage:
@@ -172,9 +182,10 @@ class Translation:
         """The adapter's events for one record (the fast path in ``feed`` does
         the same inline)."""
         try:
-            return adapter.feed(rec, where)
+            events = adapter.feed(rec, where)
         except Exception as exc:
-            return _failed(where, exc)
+            events = _failed(where, exc)
+        return [*events, *_negative(where)] if NEGATIVE_COUNTS else events
 
     def push(self, events: Any) -> None:
         if self.batches is None:
@@ -411,10 +422,13 @@ class Translation:
                     f"(line {first.line}: {_short(first.message, 120)})"
                 )
         if self.adapter is not None:
+            where = Where(self.path, self.lines)
             try:
                 events = self.adapter.finish()
             except Exception as exc:
-                events = _failed(Where(self.path, self.lines), exc)
+                events = _failed(where, exc)
+            if NEGATIVE_COUNTS:
+                events = [*events, *_negative(where)]
             self.push(events)
 
     @property
@@ -528,6 +542,15 @@ def _failed(where: Where, exc: Exception) -> list[Problem]:
             kind="internal_error",
             extension={"error": _short(str(exc))},
         )
+    ]
+
+
+def _negative(where: Where) -> list[Problem]:
+    """The token counts the record's usage readers found negative (each counted as
+    0): one system/error each, naming the record's file:line."""
+    return [
+        Problem(message, where.path, where.line, kind="invalid_record")
+        for message in negative_counts()
     ]
 
 

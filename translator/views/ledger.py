@@ -27,6 +27,15 @@ from streamv1.translator.views import prices
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read", "cache_creation")
 
 
+def tokens(usage: Any) -> dict[str, int]:
+    """A line's usage object as counts: a key that is no whole number ≥ 0 (a line
+    not made by this release: a negative count made a negative session cost) is
+    left out, as absent."""
+    if not isinstance(usage, dict):
+        return {}
+    return {k: v for k in USAGE_KEYS if type(v := usage.get(k)) is int and v >= 0}
+
+
 @dataclass(slots=True)
 class Row:
     session_id: str
@@ -168,18 +177,20 @@ class Ledger:
             else [line.get("usage")]
         )
         for usage in usages:
-            if isinstance(usage, dict):
-                for key in USAGE_KEYS:
-                    if isinstance(usage.get(key), int):
-                        row.usage[key] += usage[key]
+            for key, count in tokens(usage).items():
+                row.usage[key] += count
         cost = line.get("total_cost_usd")
-        models = per_model if isinstance(per_model, dict) else {}
-        own = Ledger._price(row, models, line.get("usage"), quiet=True)
+        models = (
+            {m: tokens(u) if isinstance(u, dict) else u for m, u in per_model.items()}
+            if isinstance(per_model, dict)
+            else {}
+        )
+        own = Ledger._price(row, models, tokens(line.get("usage")), quiet=True)
         row.priced_all = None if own is None or row.priced_all is None else row.priced_all + own
         if (stated := stated_cost(cost)) is not None:
             Ledger._stated(row, stated, own)
         else:
-            priced = Ledger._price(row, models, line.get("usage"))
+            priced = Ledger._price(row, models, tokens(line.get("usage")))
             if priced is not None:
                 row.computed_cost += priced
                 row.priced_runs += 1
