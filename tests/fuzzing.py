@@ -333,16 +333,16 @@ def m_value(rng: random.Random, data: bytes, _: list[bytes]) -> bytes:
     path = rng.choice(keyed) if keyed and rng.random() < 0.7 else rng.choice(paths)
     key = path[-1] if path and isinstance(path[-1], str) else None
     original = _get(rec, path)
-    edge = _edge(rng, key, original)
-    if rng.random() < 0.1 and path and isinstance(path[-1], str):
-        parent = _get(rec, path[:-1])
-        del parent[path[-1]]  # a key gone instead
-        lines[i] = orjson.dumps(rec)
-    else:
-        try:
+    try:
+        edge = _edge(rng, key, original)
+        if rng.random() < 0.1 and path and isinstance(path[-1], str):
+            parent = _get(rec, path[:-1])
+            del parent[path[-1]]  # a key gone instead
+            lines[i] = orjson.dumps(rec)
+        else:
             lines[i] = orjson.dumps(_set(rec, path, _MARK)).replace(_MARK_JSON, edge, 1)
-        except TypeError:  # a record an earlier mutation nested too deep to write
-            return m_flip(rng, data, _)
+    except TypeError:  # a record an earlier mutation nested too deep to write
+        return m_flip(rng, data, _)
     return b"\n".join(lines)
 
 
