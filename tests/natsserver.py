@@ -143,10 +143,12 @@ class Server:
 
 class Slow:
     """A loopback TCP proxy to ``port`` whose answers come ``delay`` seconds late
-    (every byte, in order): a server far away, or one whose acks lag, for the
-    client in front of it. Not a mock: the server behind it is real, and it
-    forwards what both sides write untouched. A fault injector, a thread per
-    direction and connection; closed with :meth:`close`."""
+    (every byte, in order; ``delay`` may be changed at any time): a server far
+    away, or one whose acks lag, for the client in front of it. :meth:`cut` drops
+    every connection and what it held back (answers lost with their connection).
+    Not a mock: the server behind it is real, and it forwards what both sides
+    write untouched. A fault injector, a thread per direction and connection;
+    closed with :meth:`close`."""
 
     def __init__(self, port: int, delay: float) -> None:
         import threading
@@ -154,7 +156,7 @@ class Slow:
         self.target, self.delay = port, delay
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self._listener.getsockname()[1])
-        self._open: list[socket.socket] = [self._listener]
+        self._open: list[socket.socket] = []
         threading.Thread(target=self._accept, daemon=True).start()
 
     @property
@@ -167,17 +169,18 @@ class Slow:
         while True:
             try:
                 client, _ = self._listener.accept()
-                server = socket.create_connection(("127.0.0.1", self.target))
             except OSError:
-                return
+                return  # closed
+            try:
+                server = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:  # the server is down: so is the connection
+                client.close()
+                continue
             self._open += [client, server]
-            threading.Thread(target=self._copy, args=(client, server, 0.0), daemon=True).start()
-            threading.Thread(
-                target=self._copy, args=(server, client, self.delay), daemon=True
-            ).start()
+            threading.Thread(target=self._copy, args=(client, server, False), daemon=True).start()
+            threading.Thread(target=self._copy, args=(server, client, True), daemon=True).start()
 
-    @staticmethod
-    def _copy(source: socket.socket, sink: socket.socket, delay: float) -> None:
+    def _copy(self, source: socket.socket, sink: socket.socket, late: bool) -> None:
         import queue
         import threading
 
@@ -201,14 +204,23 @@ class Slow:
                 data = source.recv(65536)
             except OSError:
                 data = b""
-            due.put((time.monotonic() + delay, data))
+            due.put((time.monotonic() + (self.delay if late else 0.0), data))
             if not data:
                 return
 
-    def close(self) -> None:
+    def cut(self) -> None:
+        """Drop every connection now, and what it held back."""
         for s in self._open:
             with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
                 s.close()
+        self._open = []
+
+    def close(self) -> None:
+        self.cut()
+        with contextlib.suppress(OSError):
+            self._listener.close()
 
 
 def cluster(root: Path, n: int = 3) -> list[Server]:

@@ -213,6 +213,65 @@ def test_a_line_given_twice_to_one_send_is_sent_once(
     assert (sender.stored, sender.repeated, sender.batches) == (2, 3, 1)  # in one batch
 
 
+def test_a_line_whose_ack_was_lost_is_not_sent_again_while_its_fate_is_unknown(
+    tmp_path: Path, server: natsserver.Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server stores a line, then dies before its ack reaches the sender (the
+    proxy in between holds the answers, then drops the connection), and stays
+    down past the duplicate window (1 s). While nothing answers, the line's fate
+    is unknown: sending it again then (into the client's buffer, written at the
+    reconnect) stored it a second time, the server having forgotten its id. It
+    is sent again only once the subject's last message says it is not there."""
+    import nats
+    from nats.js.api import StorageType, StreamConfig
+
+    monkeypatch.setattr(jetstream, "ACK_WAIT", 0.3)  # (5 s: a test of minutes)
+    config = bus.BusConfig(servers=(server.url,), host="h")
+    (line,) = messages.lines_of(config, _lines_of_one_session(1))
+    slow = natsserver.Slow(server.port, 0.0)
+
+    async def run() -> jetstream.Sender:
+        direct = await nats.connect(server.url)
+        await direct.jetstream().add_stream(
+            StreamConfig(
+                name="STREAMV1",
+                subjects=["streamv1.>"],
+                storage=StorageType.FILE,
+                duplicate_window=1.0,
+                allow_atomic=True,
+            )
+        )
+        nc = await nats.connect(
+            slow.url, reconnect_time_wait=0.1, max_reconnect_attempts=-1, connect_timeout=2
+        )
+        try:
+            js = nc.jetstream(timeout=0.3)
+            sender = jetstream.Sender(js, config, nc=nc)
+            slow.delay = 3600.0  # answers held: the ack never comes
+            sending = asyncio.create_task(sender.send([line], fresh=False))
+            for _ in range(100):  # until the server holds the line
+                if (await direct.jetstream().stream_info("STREAMV1")).state.messages:
+                    break
+                await asyncio.sleep(0.05)
+            await direct.close()
+            server.stop(signal.SIGKILL)
+            slow.cut()
+            await asyncio.sleep(2.5)  # down past the window; the sender asks meanwhile
+            slow.delay = 0.0
+            server.start()
+            await asyncio.wait_for(sending, 20)
+            return sender
+        finally:
+            await nc.close()
+
+    try:
+        sender = asyncio.run(run())
+    finally:
+        slow.close()
+    assert [m["data"] for m in natsserver.stored(server.url)] == [line.data]
+    assert (sender.stored, sender.skipped) == (0, 1)  # found stored, by its id
+
+
 def _messages(url: str) -> int:
     """How many messages the stream holds (0 while there is no stream)."""
     import nats

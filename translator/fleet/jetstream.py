@@ -319,15 +319,21 @@ class Sender:
     async def _stored_meanwhile(self, lines: Sequence[Line], reason: str, delay: float) -> bool:
         """After a send of unknown fate (one line, or an atomic batch: all or none of
         it is stored): said, ``delay`` waited, then was it stored? It was when the
-        subject's last message is its last line (the ack was what got lost). Still
-        unreachable, or not stored: False, send it again."""
+        subject's last message is its last line (the ack was what got lost). Not
+        stored: False, send it again. While nothing answers the question is asked
+        again, never taken for a no: a line sent again then (nats-py holds it for
+        the reconnect) was stored twice when the server had stored it, lost the ack
+        and come back past its duplicate window (#39)."""
         if self.on_retry is not None:
             self.on_retry(reason)
         await asyncio.sleep(delay)
-        try:
-            stored = await self.last_id(lines[0].subject) == lines[-1].msg_id
-        except Exception:
-            return False
+        last = await retrying(
+            lambda: self.last_id(lines[0].subject),
+            self.on_retry,
+            what=f"stream {self.config.stream}: ",
+            first=delay,
+        )
+        stored = last == lines[-1].msg_id
         if stored:
             self.skipped += len(lines)
         return stored
