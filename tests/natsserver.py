@@ -143,8 +143,9 @@ class Server:
 
 class Slow:
     """A loopback TCP proxy to ``port`` whose answers come ``delay`` seconds late
-    (every byte, in order; ``delay`` may be changed at any time): a server far
-    away, or one whose acks lag, for the client in front of it. :meth:`cut` drops
+    (every byte, in order; ``delay`` may be changed at any time; publishes may be
+    made late too, :attr:`publishes`): a server far away, or one whose acks lag,
+    for the client in front of it. :meth:`cut` drops
     every connection and what it held back (answers lost with their connection).
     Not a mock: the server behind it is real, and it forwards what both sides
     write untouched. A fault injector, a thread per direction and connection;
@@ -154,6 +155,11 @@ class Slow:
         import threading
 
         self.target, self.delay = port, delay
+        #: Publishes (what the client writes that holds ``HPUB <subjects>``) reach
+        #: the server this late, the rest (API requests: a last-message question)
+        #: on time: a server whose stream stores behind its API answers, as a
+        #: loaded one may (its publishes and its API requests are queued apart).
+        self.publishes, self.subjects = 0.0, b"streamv1."
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self._listener.getsockname()[1])
         self._open: list[socket.socket] = []
@@ -180,33 +186,43 @@ class Slow:
             threading.Thread(target=self._copy, args=(client, server, False), daemon=True).start()
             threading.Thread(target=self._copy, args=(server, client, True), daemon=True).start()
 
-    def _copy(self, source: socket.socket, sink: socket.socket, late: bool) -> None:
+    def _copy(self, source: socket.socket, sink: socket.socket, answers: bool) -> None:
         import queue
         import threading
 
-        due: queue.Queue[tuple[float, bytes]] = queue.Queue()
+        lock = threading.Lock()
+        now: queue.Queue[tuple[float, bytes]] = queue.Queue()
+        held: queue.Queue[tuple[float, bytes]] = queue.Queue()
 
-        def write() -> None:
+        def write(due: queue.Queue[tuple[float, bytes]]) -> None:
             while True:
                 at, data = due.get()
                 time.sleep(max(0.0, at - time.monotonic()))
                 try:
-                    if not data:
-                        sink.shutdown(socket.SHUT_WR)
-                        return
-                    sink.sendall(data)
+                    with lock:
+                        if not data:
+                            sink.shutdown(socket.SHUT_WR)
+                            return
+                        sink.sendall(data)
                 except OSError:
                     return
 
-        threading.Thread(target=write, daemon=True).start()
+        for due in (now, held):
+            threading.Thread(target=write, args=(due,), daemon=True).start()
         while True:
             try:
                 data = source.recv(65536)
             except OSError:
                 data = b""
-            due.put((time.monotonic() + (self.delay if late else 0.0), data))
             if not data:
+                now.put((0.0, b""))
+                held.put((0.0, b""))
                 return
+            if answers:
+                late = self.delay
+            else:
+                late = self.publishes if b"HPUB " + self.subjects in data else 0.0
+            (held if late else now).put((time.monotonic() + late, data))
 
     def cut(self) -> None:
         """Drop every connection now, and what it held back."""

@@ -272,6 +272,55 @@ def test_a_line_whose_ack_was_lost_is_not_sent_again_while_its_fate_is_unknown(
     assert (sender.stored, sender.skipped) == (0, 1)  # found stored, by its id
 
 
+def test_a_resend_is_refused_when_the_first_send_was_stored_after_the_check(
+    tmp_path: Path, server: natsserver.Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded server may answer the last-message question before it stores a
+    publish queued ahead of it (its stream and its API are served apart): the
+    check says "not there", the line goes again, and a copy stored past the
+    duplicate window is a second copy. Here every publish reaches the server 2 s
+    late, the questions on time, with a 1 s window and ACK_WAIT 0.3 s: the sender
+    asks, sends again, again... Each send again carries the subject's last
+    sequence as the check saw it (Nats-Expected-Last-Subject-Sequence), so the
+    server refuses it once the first send is stored."""
+    import nats
+    from nats.js.api import StorageType, StreamConfig
+
+    monkeypatch.setattr(jetstream, "ACK_WAIT", 0.3)
+    config = bus.BusConfig(servers=(server.url,), host="h")
+    data = _lines_of_one_session(3)
+    lines = messages.lines_of(config, data)
+    slow = natsserver.Slow(server.port, 0.0)
+
+    async def run() -> jetstream.Sender:
+        nc = await nats.connect(slow.url, connect_timeout=2)
+        try:
+            js = nc.jetstream(timeout=2)
+            await js.add_stream(
+                StreamConfig(
+                    name="STREAMV1",
+                    subjects=["streamv1.>"],
+                    storage=StorageType.FILE,
+                    duplicate_window=1.0,
+                    allow_atomic=True,
+                )
+            )
+            sender = jetstream.Sender(js, config, nc=nc)
+            slow.publishes = 2.0
+            await asyncio.wait_for(sender.send(lines[:1], fresh=False), 20)  # one line
+            await asyncio.wait_for(sender.send(lines[1:], fresh=False), 20)  # a batch
+            return sender
+        finally:
+            await nc.close()
+
+    try:
+        asyncio.run(run())
+        time.sleep(2.5)  # (whatever is still on its way has come)
+    finally:
+        slow.close()
+    assert [m["data"] for m in natsserver.stored(server.url)] == data
+
+
 def _messages(url: str) -> int:
     """How many messages the stream holds (0 while there is no stream)."""
     import nats
