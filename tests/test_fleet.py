@@ -171,6 +171,156 @@ def _send(url: str, data: list[bytes], *, atomic_stream: bool, before: int = 0) 
     return asyncio.run(run())
 
 
+def test_a_line_given_twice_to_one_send_is_sent_once(
+    tmp_path: Path, server: natsserver.Server
+) -> None:
+    """The sender's half of the rule (the daemon's publisher hands it whatever its
+    batch holds): a line twice in one send is sent once. Before, the batch holding
+    an id twice was refused whole, its lines went one per round trip, and with the
+    acks later than the duplicate window (0.3 s against 0.2 s) the copy was stored."""
+    import nats
+    from nats.js.api import StorageType, StreamConfig
+
+    config = bus.BusConfig(servers=(server.url,), host="h")
+    a, b = _lines_of_one_session(2)
+    lines = messages.lines_of(config, [a, b, a, b, a])
+    slow = natsserver.Slow(server.port, 0.3)
+
+    async def run() -> jetstream.Sender:
+        nc = await nats.connect(slow.url, connect_timeout=5)
+        try:
+            js = nc.jetstream(timeout=5)
+            await js.add_stream(
+                StreamConfig(
+                    name="STREAMV1",
+                    subjects=["streamv1.>"],
+                    storage=StorageType.FILE,
+                    duplicate_window=0.2,
+                    allow_atomic=True,
+                )
+            )
+            sender = jetstream.Sender(js, config, nc=nc)
+            await sender.send(lines, fresh=False)
+            return sender
+        finally:
+            await nc.close()
+
+    try:
+        sender = asyncio.run(run())
+    finally:
+        slow.close()
+    assert [m["data"] for m in natsserver.stored(server.url)] == [a, b]
+    assert (sender.stored, sender.repeated, sender.batches) == (2, 3, 1)  # in one batch
+
+
+def test_a_line_whose_ack_was_lost_is_not_sent_again_while_its_fate_is_unknown(
+    tmp_path: Path, server: natsserver.Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server stores a line, then dies before its ack reaches the sender (the
+    proxy in between holds the answers, then drops the connection), and stays
+    down past the duplicate window (1 s). While nothing answers, the line's fate
+    is unknown: sending it again then (into the client's buffer, written at the
+    reconnect) stored it a second time, the server having forgotten its id. It
+    is sent again only once the subject's last message says it is not there."""
+    import nats
+    from nats.js.api import StorageType, StreamConfig
+
+    monkeypatch.setattr(jetstream, "ACK_WAIT", 0.3)  # (5 s: a test of minutes)
+    config = bus.BusConfig(servers=(server.url,), host="h")
+    (line,) = messages.lines_of(config, _lines_of_one_session(1))
+    slow = natsserver.Slow(server.port, 0.0)
+
+    async def run() -> jetstream.Sender:
+        direct = await nats.connect(server.url)
+        await direct.jetstream().add_stream(
+            StreamConfig(
+                name="STREAMV1",
+                subjects=["streamv1.>"],
+                storage=StorageType.FILE,
+                duplicate_window=1.0,
+                allow_atomic=True,
+            )
+        )
+        nc = await nats.connect(
+            slow.url, reconnect_time_wait=0.1, max_reconnect_attempts=-1, connect_timeout=2
+        )
+        try:
+            js = nc.jetstream(timeout=0.3)
+            sender = jetstream.Sender(js, config, nc=nc)
+            slow.delay = 3600.0  # answers held: the ack never comes
+            sending = asyncio.create_task(sender.send([line], fresh=False))
+            for _ in range(100):  # until the server holds the line
+                if (await direct.jetstream().stream_info("STREAMV1")).state.messages:
+                    break
+                await asyncio.sleep(0.05)
+            await direct.close()
+            server.stop(signal.SIGKILL)
+            slow.cut()
+            await asyncio.sleep(2.5)  # down past the window; the sender asks meanwhile
+            slow.delay = 0.0
+            server.start()
+            await asyncio.wait_for(sending, 20)
+            return sender
+        finally:
+            await nc.close()
+
+    try:
+        sender = asyncio.run(run())
+    finally:
+        slow.close()
+    assert [m["data"] for m in natsserver.stored(server.url)] == [line.data]
+    assert (sender.stored, sender.skipped) == (0, 1)  # found stored, by its id
+
+
+def test_a_resend_is_refused_when_the_first_send_was_stored_after_the_check(
+    tmp_path: Path, server: natsserver.Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded server may answer the last-message question before it stores a
+    publish queued ahead of it (its stream and its API are served apart): the
+    check says "not there", the line goes again, and a copy stored past the
+    duplicate window is a second copy. Here every publish reaches the server 2 s
+    late, the questions on time, with a 1 s window and ACK_WAIT 0.3 s: the sender
+    asks, sends again, again... Each send again carries the subject's last
+    sequence as the check saw it (Nats-Expected-Last-Subject-Sequence), so the
+    server refuses it once the first send is stored."""
+    import nats
+    from nats.js.api import StorageType, StreamConfig
+
+    monkeypatch.setattr(jetstream, "ACK_WAIT", 0.3)
+    config = bus.BusConfig(servers=(server.url,), host="h")
+    data = _lines_of_one_session(3)
+    lines = messages.lines_of(config, data)
+    slow = natsserver.Slow(server.port, 0.0)
+
+    async def run() -> jetstream.Sender:
+        nc = await nats.connect(slow.url, connect_timeout=2)
+        try:
+            js = nc.jetstream(timeout=2)
+            await js.add_stream(
+                StreamConfig(
+                    name="STREAMV1",
+                    subjects=["streamv1.>"],
+                    storage=StorageType.FILE,
+                    duplicate_window=1.0,
+                    allow_atomic=True,
+                )
+            )
+            sender = jetstream.Sender(js, config, nc=nc)
+            slow.publishes = 2.0
+            await asyncio.wait_for(sender.send(lines[:1], fresh=False), 20)  # one line
+            await asyncio.wait_for(sender.send(lines[1:], fresh=False), 20)  # a batch
+            return sender
+        finally:
+            await nc.close()
+
+    try:
+        asyncio.run(run())
+        time.sleep(2.5)  # (whatever is still on its way has come)
+    finally:
+        slow.close()
+    assert [m["data"] for m in natsserver.stored(server.url)] == data
+
+
 def _messages(url: str) -> int:
     """How many messages the stream holds (0 while there is no stream)."""
     import nats
@@ -698,6 +848,52 @@ def test_convert_publish_twice_stores_nothing_twice_even_past_the_window(
     assert again.returncode == 0, again.stderr
     assert natsserver.stored(server.url) == stored
     assert b"published=0" in again.stderr
+
+
+def test_a_line_twice_in_one_conversion_is_stored_once_past_the_window(
+    streamv1_bin: str, tmp_path: Path, server: natsserver.Server
+) -> None:
+    """Two files holding one session's lines (a copied session file): the converted
+    file has each line twice, under one subject. The server's duplicate window
+    alone let the second copy be stored whenever it came past the window: under
+    load (a full-suite run, 2 cores), 4 lines of the corpus above were stored
+    twice. Here the acks come 0.3 s late (:class:`natsserver.Slow`) and the window
+    is 0.2 s, so nothing but the sender's own rule can keep the copies out."""
+    copies = []
+    for name in ("a", "b"):
+        copies.append(tmp_path / f"{name}.jsonl")
+        shutil.copy(SESSION / "thinking.jsonl", copies[-1])
+    local = subprocess.run(
+        [streamv1_bin, "convert", *map(str, copies)], capture_output=True, check=True
+    ).stdout.splitlines()
+    assert len(local) == 2 * len(set(local)) > 2  # (each line twice, or it proves nothing)
+    slow = natsserver.Slow(server.port, 0.3)
+    try:
+        proc = subprocess.run(
+            [
+                streamv1_bin,
+                "convert",
+                *map(str, copies),
+                "--publish",
+                slow.url,
+                "--host",
+                "archive",
+                "--nats-duplicate-window",
+                "0.2",
+            ],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        slow.close()
+    assert proc.returncode == 0, proc.stderr
+    stored = [m["data"] for m in natsserver.stored(server.url)]
+    assert len(stored) == len(set(stored)), f"{len(stored)} stored, {len(set(stored))} distinct"
+    assert sorted(stored) == sorted(set(local))  # each line once
+    assert stored == list(dict.fromkeys(local))  # in order, each at its first place
+    half = len(local) // 2
+    assert f"published={half} already_stored={half} ".encode() in proc.stderr
 
 
 def test_no_server_is_one_line(streamv1_bin: str, tmp_path: Path) -> None:

@@ -5,8 +5,11 @@ sent again, the server drops it inside its duplicate window. Beyond the window, 
 line is stored twice either: within one subject lines are sent one at a time, in
 order, so the only line whose fate can be unknown is the one in flight; when a send
 fails, or a subject is first used after a start, the subject's last stored message
-is asked for and compared by id (:class:`Sender`). This holds while one publisher
-writes each host's subjects (docs/fleet.md).
+is asked for and compared by id, and the line goes again only on that message's
+sequence (:meth:`Sender._settled`). A line given twice is sent
+once (by a send; across sends, by ``convert --publish``), the window being no
+help for copies further apart than it. This holds while one publisher writes each
+host's subjects (docs/fleet.md).
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ class Sender:
         self.stored = 0
         self.duplicates = 0  # the server said: already stored (inside its window)
         self.skipped = 0  # already stored, found by asking for the last message
+        self.repeated = 0  # a line given twice to one send: sent once
         self.source = source
         #: Lines the server can never take (over its max_payload with their headers,
         #: or the stream's max_msg_size, or a subject over its control line): not sent.
@@ -79,10 +83,23 @@ class Sender:
 
     async def send(self, lines: Sequence[Line], fresh: bool = True) -> None:
         """Store every line (retrying until it is); returns when all are. A line
-        the server can never take is said, counted and stepped over first."""
+        the server can never take is said, counted and stepped over first; one
+        given twice (the same id) is sent once. Across calls, a line given again
+        is the caller's to leave out (``convert --publish`` remembers what it
+        sent): past the duplicate window, nothing else would."""
         await self._ask_stream()
         by_subject: dict[str, list[Line]] = {}
+        ids: dict[str, set[str]] = {}
         for line in self._sendable(lines):
+            # A line twice among them (one session's lines in two converted files)
+            # goes once: left to the server's duplicate window, the second copy was
+            # stored whenever it came past the window (4 lines under load, #39), and
+            # a batch holding an id twice is refused whole (line by line).
+            seen = ids.setdefault(line.subject, set())
+            if line.msg_id in seen:
+                self.repeated += 1
+                continue
+            seen.add(line.msg_id)
             by_subject.setdefault(line.subject, []).append(line)
         await asyncio.gather(
             *(self._subject(subject, group, fresh) for subject, group in by_subject.items())
@@ -177,10 +194,11 @@ class Sender:
         stored meanwhile (the server refuses a batch holding a known id) or one
         over max_payload."""
         delay, incomplete = 0.1, 0
+        expect: int | None = None  # sent again: on the last sequence the check saw
         while True:
             try:
                 async with self._in_flight:
-                    reply = await self._send_batch(lines)
+                    reply = await self._send_batch(lines, expect)
             except Exception as exc:
                 from nats.errors import MaxPayloadError
 
@@ -190,7 +208,7 @@ class Sender:
                     raise BusError(
                         f"publish to {lines[0].subject} refused: {reason_of(exc)}"
                     ) from exc
-                if await self._stored_meanwhile(lines, reason_of(exc), delay):
+                if (expect := await self._settled(lines, reason_of(exc), delay)) is None:
                     return
                 delay = min(delay * 2, RETRY_MAX)
                 continue
@@ -200,6 +218,10 @@ class Sender:
                 self.batches += 1
                 return
             code = error.get("err_code")
+            if code == _WRONG_LAST:  # stored meanwhile, or something else was
+                if (expect := await self._settled(lines, _description(error), delay)) is None:
+                    return
+                continue
             if code == _INCOMPLETE and incomplete < 3:
                 # The server let the batch go before its commit (too many open at
                 # once, or a dropped line): nothing of it is stored; again.
@@ -217,15 +239,17 @@ class Sender:
                 )
             # Anything else is waited out, as a single line's would be (503: no
             # leader yet, a cluster changing its mind).
-            if await self._stored_meanwhile(lines, str(error.get("description") or error), delay):
+            if (expect := await self._settled(lines, _description(error), delay)) is None:
                 return
             delay = min(delay * 2, RETRY_MAX)
         for line in lines:
             await self._one(line)
 
-    async def _send_batch(self, lines: list[Line]) -> dict[str, Any]:
+    async def _send_batch(self, lines: list[Line], expect: int | None = None) -> dict[str, Any]:
         """Publish the lines with the batch headers, the last one as the commit (a
-        request: the server answers it, for the whole batch).
+        request: the server answers it, for the whole batch). ``expect``: the
+        batch is stored only if the subject's last sequence is this one (a batch
+        sent again, :meth:`_settled`); it goes with ``publish``, as is rare.
 
         The lines before the commit go as frames written here, joined, handed to
         the client in one call: nats-py's ``publish`` encodes each header of each
@@ -243,7 +267,14 @@ class Sender:
         batch = uuid.uuid4().hex
         *before, commit = lines
         send = getattr(nc, "_send_command", None)
-        if send is not None and before and nc.is_connected and not nc.is_draining_pubs:
+        guard = {} if expect is None else {EXPECTED_HEADER: str(expect)}
+        if (
+            send is not None
+            and before
+            and expect is None
+            and nc.is_connected
+            and not nc.is_draining_pubs
+        ):
             from nats.errors import MaxPayloadError
 
             limit = nc.max_payload
@@ -255,10 +286,16 @@ class Sender:
                 await nc.publish(
                     line.subject,
                     line.data,
-                    headers={**line.headers, "Nats-Batch-Id": batch, "Nats-Batch-Sequence": str(n)},
+                    headers={
+                        **line.headers,
+                        **(guard if n == 1 else {}),
+                        "Nats-Batch-Id": batch,
+                        "Nats-Batch-Sequence": str(n),
+                    },
                 )
         headers = {
             **commit.headers,
+            **(guard if not before else {}),
             "Nats-Batch-Id": batch,
             "Nats-Batch-Sequence": str(len(lines)),
             "Nats-Batch-Commit": "1",
@@ -269,6 +306,7 @@ class Sender:
 
     async def _one(self, line: Line) -> None:
         delay = 0.1
+        headers = dict(line.headers)  # sent again: on the last sequence the check saw
         while True:
             try:
                 ack = await self.js.publish(
@@ -276,7 +314,7 @@ class Sender:
                     line.data,
                     timeout=ACK_WAIT,
                     stream=self.config.stream,
-                    headers=dict(line.headers),
+                    headers=headers,
                 )
             except Exception as exc:
                 from nats.errors import MaxPayloadError
@@ -288,11 +326,14 @@ class Sender:
                     # (the stream's max_msg_size, lowered since it was asked)
                     self._stepped_over(line, f"refused by the stream: {reason_of(exc)}")
                     return
-                if refused_for_good(exc):
+                wrong_last = getattr(exc, "err_code", None) == _WRONG_LAST
+                if not wrong_last and refused_for_good(exc):
                     raise BusError(f"publish to {line.subject} refused: {reason_of(exc)}") from exc
-                if await self._stored_meanwhile([line], reason_of(exc), delay):
+                if (expect := await self._settled([line], reason_of(exc), delay)) is None:
                     return
-                delay = min(delay * 2, RETRY_MAX)
+                headers = {**line.headers, EXPECTED_HEADER: str(expect)}
+                if not wrong_last:
+                    delay = min(delay * 2, RETRY_MAX)
                 continue
             if ack.duplicate:
                 self.duplicates += 1
@@ -300,21 +341,33 @@ class Sender:
                 self.stored += 1
             return
 
-    async def _stored_meanwhile(self, lines: Sequence[Line], reason: str, delay: float) -> bool:
+    async def _settled(self, lines: Sequence[Line], reason: str, delay: float) -> int | None:
         """After a send of unknown fate (one line, or an atomic batch: all or none of
         it is stored): said, ``delay`` waited, then was it stored? It was when the
-        subject's last message is its last line (the ack was what got lost). Still
-        unreachable, or not stored: False, send it again."""
+        subject's last message is its last line (the ack was what got lost): None.
+        Not stored: the subject's last sequence, which the lines are sent again on.
+
+        While nothing answers the question is asked again, never taken for a no: a
+        line sent again then (nats-py holds it for the reconnect) was stored twice
+        when the server had stored it, lost the ack and come back past its window.
+        And a "not there" holds only for when it was said: a loaded server may
+        answer before it stores a send queued ahead of the question (its stream
+        and its API are served apart). So the lines go again only on that last
+        sequence (Nats-Expected-Last-Subject-Sequence): stored meanwhile, the
+        server refuses them, and the question is asked again (#39)."""
         if self.on_retry is not None:
             self.on_retry(reason)
         await asyncio.sleep(delay)
-        try:
-            stored = await self.last_id(lines[0].subject) == lines[-1].msg_id
-        except Exception:
-            return False
-        if stored:
+        seq, last = await retrying(
+            lambda: self._last(lines[0].subject),
+            self.on_retry,
+            what=f"stream {self.config.stream}: ",
+            first=delay,
+        )
+        if last == lines[-1].msg_id:
             self.skipped += len(lines)
-        return stored
+            return None
+        return seq
 
     async def stored_ids(self, subject: str) -> set[str]:
         """Every message id the subject holds (headers only, an ephemeral consumer):
@@ -359,15 +412,18 @@ class Sender:
 
     async def last_id(self, subject: str) -> str | None:
         """The id of the subject's last stored message (None: it holds none)."""
+        return (await self._last(subject))[1]
+
+    async def _last(self, subject: str) -> tuple[int, str | None]:
+        """The sequence and id of the subject's last stored message (0, None: none)."""
         from nats.js.errors import NotFoundError
 
         try:
             msg = await self.js.get_last_msg(self.config.stream, subject)
         except NotFoundError:
-            return None
-        headers = msg.headers or {}
-        value = headers.get("Nats-Msg-Id")
-        return str(value) if value is not None else None
+            return 0, None
+        value = (msg.headers or {}).get("Nats-Msg-Id")
+        return int(msg.seq or 0), str(value) if value is not None else None
 
 
 #: At most this many lines in one atomic batch (the server's limit, 1,000) and
@@ -391,6 +447,15 @@ _INCOMPLETE = 10176
 _BATCH_ONLY = frozenset({10199, 10201, _INCOMPLETE, _TOO_LARGE})
 #: "atomic publish is disabled" (nats-server 2.15.1, a stream without allow_atomic).
 _DISABLED = 10174
+#: "wrong last sequence": a send on the subject's last sequence (:data:`EXPECTED_HEADER`)
+#: found another (what it was sent again for was stored meanwhile, or else).
+_WRONG_LAST = 10071
+#: A send again goes only on the subject's last sequence (:meth:`Sender._settled`).
+EXPECTED_HEADER = "Nats-Expected-Last-Subject-Sequence"
+
+
+def _description(error: dict[str, Any]) -> str:
+    return str(error.get("description") or error)
 
 
 def _chunk(lines: Sequence[Line], start: int) -> list[Line]:

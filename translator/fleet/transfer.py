@@ -181,9 +181,14 @@ async def _publish_file(path: Path, bus: BusConfig, source: str) -> dict[str, in
         batch: list[messages.Line] = []
         for _, line in _numbered(path, bus):
             lines += 1
-            if line.msg_id in held.get(line.subject, ()):
+            ids = held.setdefault(line.subject, set())
+            if line.msg_id in ids:
                 skipped += 1
                 continue
+            # Remembered once sent: a line the file holds twice (one session's lines
+            # in two input files), its copies sends apart, was stored twice when they
+            # were further apart than the server's duplicate window (#39).
+            ids.add(line.msg_id)
             batch.append(line)
             if len(batch) >= FILE_BATCH:
                 await sender.send(batch, fresh=False)
@@ -191,7 +196,7 @@ async def _publish_file(path: Path, bus: BusConfig, source: str) -> dict[str, in
         await sender.send(batch, fresh=False)
         return {
             "published": sender.stored,
-            "already_stored": skipped + sender.duplicates + sender.skipped,
+            "already_stored": skipped + sender.duplicates + sender.skipped + sender.repeated,
             "too_large": sender.too_large,
             "lines": lines,
         }
