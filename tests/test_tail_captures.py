@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -26,37 +28,42 @@ from streamv1.translator.tail.output import OutputSink
 from streamv1.translator.timefmt import normalize_ts
 
 
-def _writes(files: list[Path], root: Path, rng: random.Random) -> list[tuple[Path, bytes]]:
-    """Every line of every file, each file in its own order, the files merged by
-    the times of their next records (a line with no time goes with the line before
-    it in its file), each line cut in one to three pieces: the appends the CLI
-    made, roughly."""
+def _pieces(
+    files: list[bytes], time_of: Callable[[Any], str | None], rng: random.Random
+) -> list[tuple[int, bytes]]:
+    """Every line of every file (by index), each file in its own order, the files
+    merged by the times of their next records (``time_of`` a record; a line with
+    none goes with the line before it in its file), each line cut in one to three
+    pieces: the appends the CLI made, roughly. The three sources' tests share it."""
     queues: list[list[tuple[str, bytes]]] = []
-    targets: list[Path] = []
-    for src in files:
-        targets.append(root / src.relative_to(_projects(src)))
+    for data in files:
         last, lines = "", []
-        for raw in src.read_bytes().splitlines(keepends=True):
-            try:
-                rec = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                rec = None
-            ts = normalize_ts(rec.get("timestamp")) if isinstance(rec, dict) else None
-            last = ts or last
+        for raw in data.splitlines(keepends=True):
+            with contextlib.suppress(orjson.JSONDecodeError):
+                last = time_of(orjson.loads(raw)) or last
             lines.append((last, raw))
         queues.append(lines)
-    out: list[tuple[Path, bytes]] = []
+    out: list[tuple[int, bytes]] = []
     heads = [0] * len(queues)
-    while True:
-        live = [k for k in range(len(queues)) if heads[k] < len(queues[k])]
-        if not live:
-            return out
+    while live := [k for k in range(len(queues)) if heads[k] < len(queues[k])]:
         k = min(live, key=lambda i: (queues[i][heads[i]][0], i))
         raw = queues[k][heads[k]][1]
         heads[k] += 1
         cuts = sorted(rng.sample(range(1, len(raw)), min(len(raw) - 1, rng.randint(0, 2))))
-        for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True):
-            out.append((targets[k], raw[a:b]))
+        out += [(k, raw[a:b]) for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
+    return out
+
+
+def _timestamp(record: Any) -> str | None:
+    """A Claude Code or Codex record's time: its ``timestamp``."""
+    return normalize_ts(record.get("timestamp")) if isinstance(record, dict) else None
+
+
+def _writes(files: list[Path], root: Path, rng: random.Random) -> list[tuple[Path, bytes]]:
+    """:func:`_pieces` of a Claude capture's durable files, at their places below ``root``."""
+    targets = [root / src.relative_to(_projects(src)) for src in files]
+    pieces = _pieces([src.read_bytes() for src in files], _timestamp, rng)
+    return [(targets[k], piece) for k, piece in pieces]
 
 
 def _projects(path: Path) -> Path:
@@ -339,26 +346,8 @@ def _gemini_time(record: object) -> str | None:
 
 
 def _gemini_writes(files: list[tuple[Path, Path]], rng: random.Random) -> list[tuple[int, bytes]]:
-    """Every record of every file, each file in its own order, the files merged by
-    the times of their next records (a record with no time goes with the one before
-    it in its file), each record cut in one to three pieces: the CLI's appends."""
-    queues: list[list[tuple[str, bytes]]] = []
-    for src, _ in files:
-        last, records = "", []
-        for raw in src.read_bytes().splitlines(keepends=True):
-            with contextlib.suppress(orjson.JSONDecodeError):
-                last = _gemini_time(orjson.loads(raw)) or last
-            records.append((last, raw))
-        queues.append(records)
-    out: list[tuple[int, bytes]] = []
-    heads = [0] * len(queues)
-    while live := [k for k in range(len(queues)) if heads[k] < len(queues[k])]:
-        k = min(live, key=lambda i: (queues[i][heads[i]][0], i))
-        raw = queues[k][heads[k]][1]
-        heads[k] += 1
-        cuts = sorted(rng.sample(range(1, len(raw)), min(len(raw) - 1, rng.randint(0, 2))))
-        out += [(k, raw[a:b]) for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
-    return out
+    """:func:`_pieces` of a case's chat files, by the records' Gemini times."""
+    return _pieces([src.read_bytes() for src, _ in files], _gemini_time, rng)
 
 
 def _last_may_change(src: Path) -> bool:
